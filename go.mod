@@ -1,0 +1,3 @@
+module github.com/sharq-dev/sharq
+
+go 1.26

@@ -1,0 +1,82 @@
+// Package executor defines how the engine runs job attempts: the Executor
+// interface that the local (processes), kube (Kubernetes) and simulated
+// backends implement. It sits on the shell side of the core/shell boundary.
+package executor
+
+import (
+	"context"
+	"time"
+)
+
+// Attempt is one try of a service job on the capacity the scheduler gave it.
+type Attempt struct {
+	// ID names the attempt uniquely (it becomes the training job name);
+	// Start and Stop are idempotent by ID.
+	ID      string
+	JobID   string
+	JobName string
+	// Payload is the SageMaker CreateTrainingJob request (PascalCase JSON).
+	Payload []byte
+	// Instances is the capacity dispatched to the attempt, per instance type.
+	Instances []Instances
+	// WaitFor lists attempts (preempted victims) that must have exited
+	// before this attempt may start: their capacity is the one it gets.
+	WaitFor []string
+	// Timeout stops the attempt after this long running (0: none); it then
+	// fails with "Attempt duration exceeded".
+	Timeout time.Duration
+}
+
+// Instances is a count of one instance type.
+type Instances struct {
+	Type  string
+	Count int
+}
+
+// State is where an attempt is.
+type State string
+
+const (
+	Starting  State = "STARTING"  // resources acquired, processes starting
+	Running   State = "RUNNING"   // the job's processes run
+	Succeeded State = "SUCCEEDED" // all processes exited 0
+	Failed    State = "FAILED"    // a process failed, or the attempt could not start
+	Stopped   State = "STOPPED"   // stopped on request (Stop), or timed out
+	Lost      State = "LOST"      // the executor lost the attempt (e.g. machine reboot)
+)
+
+// Terminal tells whether the attempt has ended.
+func (s State) Terminal() bool {
+	return s == Succeeded || s == Failed || s == Stopped || s == Lost
+}
+
+// Update reports an attempt's change of state.
+type Update struct {
+	AttemptID string
+	JobID     string
+	State     State
+	// Reason explains a terminal state, e.g. "exit code 2: <last stderr
+	// lines>" or "Attempt duration exceeded".
+	Reason   string
+	ExitCode int
+	At       time.Time
+}
+
+// Executor runs attempts. Implementations are safe for concurrent use.
+type Executor interface {
+	// Start begins an attempt. It returns quickly; progress arrives on
+	// Updates. Starting an attempt that exists is a no-op.
+	Start(ctx context.Context, a Attempt) error
+	// Stop asks the attempt to end: SIGTERM (or the backend's equivalent),
+	// then a hard kill after grace. Stopping an unknown or ended attempt is
+	// a no-op.
+	Stop(ctx context.Context, attemptID string, grace time.Duration) error
+	// Updates delivers state changes in the order they happened per attempt.
+	Updates() <-chan Update
+	// Attempts lists what the executor knows after a restart: live attempts
+	// with their current state and those that ended while nobody listened.
+	Attempts(ctx context.Context) ([]Update, error)
+	// Close releases the executor's resources. Running attempts of a local
+	// executor keep running (they are supervised by their own processes).
+	Close() error
+}

@@ -1,0 +1,86 @@
+// Package store is sharq's durable record: the Store interface, a
+// conformance suite every backend passes (storetest), and the backends
+// (sqlite: embedded default; postgres: shared by several replicas).
+package store
+
+import (
+	"context"
+	"errors"
+)
+
+// ErrNotFound is returned when a job or resource does not exist.
+var ErrNotFound = errors.New("not found")
+
+// Resource is a configuration object: a scheduling policy, service
+// environment, job queue or quota share. Doc is the engine's JSON encoding.
+type Resource struct {
+	Kind string // "scheduling-policy", "service-environment", "job-queue", "quota-share"
+	ARN  string // unique key
+	Doc  []byte
+}
+
+// Job is a service job's durable record. The indexed fields serve listing;
+// Doc is the engine's JSON encoding of the whole job.
+type Job struct {
+	ID        string
+	Name      string
+	Queue     string // job queue ARN
+	Share     string // quota share name, empty when none
+	Status    string // SUBMITTED, RUNNABLE, ..., SUCCEEDED, FAILED
+	CreatedAt int64  // epoch milliseconds
+	// EndedAt is when the job reached SUCCEEDED or FAILED (epoch ms), 0
+	// while it lives; retention purges by it.
+	EndedAt int64
+	Doc     []byte
+}
+
+// Batch is what one scheduling cycle changed. It is written atomically.
+type Batch struct {
+	Resources        []Resource // upserted
+	DeletedResources []string   // ARNs
+	Jobs             []Job      // upserted
+	// Meta holds small named values the engine keeps (counters, versions).
+	Meta map[string]string
+}
+
+// JobFilter selects jobs for ListJobs. Empty fields match everything.
+type JobFilter struct {
+	Queue    string
+	Share    string
+	Statuses []string
+	// NamePrefix matches Name case-insensitively; Exact requires equality
+	// instead (still case-insensitive).
+	NamePrefix string
+	NameExact  bool
+	// CreatedAfter/CreatedBefore bound CreatedAt (epoch ms, exclusive);
+	// 0 means unbounded.
+	CreatedAfter  int64
+	CreatedBefore int64
+	// Limit caps the page (1..1000); After is the cursor ListJobs returned.
+	Limit int
+	After string
+}
+
+// Store is the durable record. Implementations are safe for concurrent use.
+type Store interface {
+	// Commit writes the batch atomically and durably (synced) before it
+	// returns. Concurrent commits may share one transaction and one sync
+	// (group commit); each returns only once its own batch is durable.
+	Commit(ctx context.Context, b *Batch) error
+	// Resources returns every resource, ordered by ARN.
+	Resources(ctx context.Context) ([]Resource, error)
+	// Jobs calls fn for every stored job, in CreatedAt then ID order,
+	// stopping at fn's first error, which it returns.
+	Jobs(ctx context.Context, fn func(Job) error) error
+	// Job returns one job, or ErrNotFound.
+	Job(ctx context.Context, id string) (Job, error)
+	// ListJobs returns jobs matching f newest first (CreatedAt desc, then ID
+	// desc) and the cursor of the next page ("" when none).
+	ListJobs(ctx context.Context, f JobFilter) ([]Job, string, error)
+	// Meta returns a value stored through Batch.Meta, or "" when unset.
+	Meta(ctx context.Context, key string) (string, error)
+	// PurgeEnded deletes jobs that ended before the given time (epoch ms)
+	// and returns how many went.
+	PurgeEnded(ctx context.Context, before int64) (int, error)
+	Close() error
+}
