@@ -15,6 +15,7 @@ const (
 	ReasonBorrowable
 	// Waiting.
 	ReasonBlocked       // behind the head Job of its share
+	ReasonShareFull     // share (not borrowing) at its limit of Limit Unit
 	ReasonAtLimit       // share at its limit of Limit Unit, nothing lendable
 	ReasonAtBorrowLimit // share at its limit and at its borrow limit
 	ReasonCapacity      // Unit in use by other shares within their limits or reserved
@@ -64,11 +65,16 @@ func (r Reason) String() string {
 			return fmt.Sprintf("blocked behind job %s", r.Job)
 		}
 		return fmt.Sprintf("blocked behind job %s in share %s", r.Job, r.Share)
+	case ReasonShareFull:
+		return fmt.Sprintf("%s at its limit of %d %s", r.Share, r.Limit, r.Unit)
 	case ReasonAtLimit:
 		return fmt.Sprintf("%s at its limit of %d %s and nothing lendable", r.Share, r.Limit, r.Unit)
 	case ReasonAtBorrowLimit:
 		return fmt.Sprintf("%s at its limit of %d %s and at its borrow limit", r.Share, r.Limit, r.Unit)
 	case ReasonCapacity:
+		if r.Unit == "" {
+			return "waiting for capacity"
+		}
 		return fmt.Sprintf("waiting for %d %s: capacity in use by other shares within their limits or reserved", r.Need, r.Unit)
 	case ReasonHeldBack:
 		return "preempted in this scheduling cycle; eligible again in the next"

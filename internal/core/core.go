@@ -1,0 +1,513 @@
+package core
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+)
+
+// Bad input. Apply wraps these with the details.
+var (
+	ErrInvalid  = errors.New("invalid")
+	ErrNotFound = errors.New("not found")
+	ErrConflict = errors.New("conflict")
+)
+
+// MaxPriority is the highest schedulingPriority.
+const MaxPriority = 9999
+
+// Core is the quota-share scheduler. It is not safe for concurrent use;
+// the engine owns it. Equal event sequences give byte-equal decisions.
+type Core struct {
+	envs   map[string]*env
+	queues map[string]*queue
+	jobs   map[string]*job
+
+	units   []string // interned unit names
+	unitIdx map[string]int32
+
+	rng       uint64 // treap priorities
+	cycle     uint64
+	now       int64
+	dirtyEnvs []*env
+	pending   []Decision // decided by Apply (deletions), reported by the next Step
+	newInfeas []*job     // jobs that became infeasible, reported by the next Step
+}
+
+// New returns an empty core.
+func New() *Core {
+	return &Core{
+		envs:    map[string]*env{},
+		queues:  map[string]*queue{},
+		jobs:    map[string]*job{},
+		unitIdx: map[string]int32{},
+		rng:     0x9E3779B97F4A7C15,
+	}
+}
+
+func invalid(format string, args ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{ErrInvalid}, args...)...)
+}
+
+// Apply applies one event. A bad event returns an error wrapping ErrInvalid,
+// ErrNotFound or ErrConflict and changes nothing.
+func (c *Core) Apply(ev Event) error {
+	switch e := ev.(type) {
+	case PutEnv:
+		return c.putEnv(e)
+	case DeleteEnv:
+		return c.deleteEnv(e)
+	case PutQueue:
+		return c.putQueue(e)
+	case DeleteQueue:
+		return c.deleteQueue(e)
+	case PutShare:
+		return c.putShare(e)
+	case DeleteShare:
+		return c.deleteShare(e)
+	case Submit:
+		return c.submit(e, false, 0)
+	case Restore:
+		return c.submit(e.Submit, true, e.DispatchedAt)
+	case SetPriority:
+		return c.setPriority(e)
+	case Terminate:
+		return c.terminate(e)
+	case AttemptEnded:
+		return c.attemptEnded(e)
+	case nil:
+		return invalid("nil event")
+	}
+	return invalid("unknown event %T", ev)
+}
+
+// unit interns a unit name, growing every per-unit slice when it is new.
+func (c *Core) unit(name string) int32 {
+	if u, ok := c.unitIdx[name]; ok {
+		return u
+	}
+	u := int32(len(c.units))
+	c.units = append(c.units, name)
+	c.unitIdx[name] = u
+	for _, e := range c.envs {
+		e.grow(len(c.units))
+	}
+	return u
+}
+
+func (e *env) grow(n int) {
+	for _, p := range []*[]int{&e.limit, &e.use, &e.sumLimit, &e.lenderLimit, &e.reserveIdle, &e.lenderIdle, &e.borrowed} {
+		*p = growInts(*p, n)
+	}
+	for len(e.waiters) < n {
+		e.waiters = append(e.waiters, nil)
+	}
+	for _, q := range e.queues {
+		for _, s := range q.shares {
+			s.limit = growInts(s.limit, n)
+			s.use = growInts(s.use, n)
+		}
+	}
+}
+
+func growInts(s []int, n int) []int {
+	for len(s) < n {
+		s = append(s, 0)
+	}
+	return s
+}
+
+// checkUnits validates a list of capacity amounts.
+func checkUnits(what string, us []UnitCount, minCount int) error {
+	seen := map[string]bool{}
+	for _, u := range us {
+		if u.Unit == "" {
+			return invalid("%s: capacity unit is empty", what)
+		}
+		if u.Count < minCount {
+			return invalid("%s: %s count %d is below %d", what, u.Unit, u.Count, minCount)
+		}
+		if seen[u.Unit] {
+			return invalid("%s: capacity unit %s is listed twice", what, u.Unit)
+		}
+		seen[u.Unit] = true
+	}
+	return nil
+}
+
+// limitsOf turns capacity amounts into a per-unit slice.
+func (c *Core) limitsOf(us []UnitCount) []int {
+	for _, u := range us {
+		c.unit(u.Unit)
+	}
+	l := make([]int, len(c.units))
+	for _, u := range us {
+		l[c.unitIdx[u.Unit]] = u.Count
+	}
+	return l
+}
+
+func (c *Core) putEnv(ev PutEnv) error {
+	if ev.Name == "" {
+		return invalid("service environment name is empty")
+	}
+	if err := checkUnits("service environment "+ev.Name, ev.Limits, 0); err != nil {
+		return err
+	}
+	e := c.envs[ev.Name]
+	if e == nil {
+		e = &env{name: ev.Name}
+		c.envs[ev.Name] = e
+		e.grow(len(c.units))
+	}
+	e.limit = c.limitsOf(ev.Limits)
+	e.disabled = ev.Disabled
+	c.reconfigure(e)
+	return nil
+}
+
+func (c *Core) deleteEnv(ev DeleteEnv) error {
+	e := c.envs[ev.Name]
+	if e == nil {
+		return fmt.Errorf("%w: service environment %s", ErrNotFound, ev.Name)
+	}
+	if len(e.queues) > 0 {
+		return fmt.Errorf("%w: service environment %s is used by job queue %s", ErrConflict, e.name, e.queues[0].name)
+	}
+	delete(c.envs, ev.Name)
+	return nil
+}
+
+func (c *Core) putQueue(ev PutQueue) error {
+	if ev.Name == "" {
+		return invalid("job queue name is empty")
+	}
+	e := c.envs[ev.Env]
+	if e == nil {
+		return fmt.Errorf("%w: service environment %s", ErrNotFound, ev.Env)
+	}
+	q := c.queues[ev.Name]
+	if q != nil && q.quota != ev.QuotaShares {
+		return fmt.Errorf("%w: job queue %s cannot switch between quota shares and FIFO", ErrConflict, q.name)
+	}
+	for _, o := range e.queues {
+		if o != q && (ev.QuotaShares || o.quota) {
+			return fmt.Errorf("%w: service environment %s already serves job queue %s", ErrConflict, e.name, o.name)
+		}
+	}
+	if q != nil && q.env != e {
+		if q.hasJobs() {
+			return fmt.Errorf("%w: job queue %s has jobs; its service environment cannot change", ErrConflict, q.name)
+		}
+		old := q.env
+		old.queues = slices.DeleteFunc(old.queues, func(x *queue) bool { return x == q })
+		old.quota = false
+		c.reconfigure(old)
+		q.env = nil
+	}
+	if q == nil {
+		q = &queue{name: ev.Name, quota: ev.QuotaShares}
+		c.queues[ev.Name] = q
+		if !ev.QuotaShares {
+			q.shares = []*share{c.newShare(q, "")}
+		}
+	}
+	if q.env == nil {
+		q.env = e
+		e.queues = append(e.queues, q)
+		slices.SortFunc(e.queues, func(a, b *queue) int { return cmp.Compare(a.name, b.name) })
+		e.quota = ev.QuotaShares
+		for _, s := range q.shares {
+			s.limit = growInts(s.limit, len(c.units))
+			s.use = growInts(s.use, len(c.units))
+		}
+	}
+	q.prio, q.disabled = ev.Priority, ev.Disabled
+	c.reconfigure(e)
+	return nil
+}
+
+func (q *queue) hasJobs() bool {
+	for _, s := range q.shares {
+		if s.runnable.Len()+s.infeasible.Len()+s.dispatched.Len() > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+func (c *Core) newShare(q *queue, name string) *share {
+	return &share{
+		q: q, name: name,
+		limit:      make([]int, len(c.units)),
+		use:        make([]int, len(c.units)),
+		runnable:   newJobSet(queueLess, &c.rng),
+		infeasible: newJobSet(queueLess, &c.rng),
+		dispatched: newJobSet(dispatchLess, &c.rng),
+	}
+}
+
+func (c *Core) deleteQueue(ev DeleteQueue) error {
+	q := c.queues[ev.Name]
+	if q == nil {
+		return fmt.Errorf("%w: job queue %s", ErrNotFound, ev.Name)
+	}
+	if !q.disabled {
+		return fmt.Errorf("%w: job queue %s must be DISABLED before it is deleted", ErrConflict, q.name)
+	}
+	code := ReasonQueueDeleted
+	if q.quota {
+		code = ReasonShareDeleted
+	}
+	for _, s := range q.shares {
+		c.failAll(s, code)
+	}
+	e := q.env
+	e.queues = slices.DeleteFunc(e.queues, func(x *queue) bool { return x == q })
+	if len(e.queues) == 0 {
+		e.quota = false
+	}
+	delete(c.queues, q.name)
+	c.reconfigure(e)
+	return nil
+}
+
+func (c *Core) putShare(ev PutShare) error {
+	q := c.queues[ev.Queue]
+	if q == nil {
+		return fmt.Errorf("%w: job queue %s", ErrNotFound, ev.Queue)
+	}
+	if !q.quota {
+		return fmt.Errorf("%w: job queue %s has no quota share scheduling policy", ErrConflict, q.name)
+	}
+	if ev.Name == "" {
+		return invalid("quota share name is empty")
+	}
+	if err := checkUnits("quota share "+ev.Name, ev.Limits, 0); err != nil {
+		return err
+	}
+	if ev.Strategy < Reserve || ev.Strategy > LendAndBorrow {
+		return invalid("quota share %s: unknown strategy %d", ev.Name, ev.Strategy)
+	}
+	if ev.BorrowLimit < UnlimitedBorrow {
+		return invalid("quota share %s: borrowLimit %d is below -1", ev.Name, ev.BorrowLimit)
+	}
+	s := q.share(ev.Name)
+	if s == nil {
+		s = c.newShare(q, ev.Name)
+		q.shares = append(q.shares, s)
+		slices.SortFunc(q.shares, func(a, b *share) int { return cmp.Compare(a.name, b.name) })
+	}
+	s.limit = c.limitsOf(ev.Limits)
+	s.strategy, s.borrowLimit = ev.Strategy, ev.BorrowLimit
+	s.inShare, s.disabled = ev.InSharePreemption, ev.Disabled
+	c.reconfigure(q.env)
+	return nil
+}
+
+func (q *queue) share(name string) *share {
+	i, ok := slices.BinarySearchFunc(q.shares, name, func(s *share, n string) int { return cmp.Compare(s.name, n) })
+	if !ok {
+		return nil
+	}
+	return q.shares[i]
+}
+
+func (c *Core) deleteShare(ev DeleteShare) error {
+	q := c.queues[ev.Queue]
+	if q == nil {
+		return fmt.Errorf("%w: job queue %s", ErrNotFound, ev.Queue)
+	}
+	s := q.share(ev.Name)
+	if s == nil || !q.quota {
+		return fmt.Errorf("%w: quota share %s", ErrNotFound, ev.Name)
+	}
+	if !s.disabled {
+		return fmt.Errorf("%w: quota share %s must be DISABLED before it is deleted", ErrConflict, s.name)
+	}
+	c.failAll(s, ReasonShareDeleted)
+	c.unregisterWaiter(s)
+	q.shares = slices.DeleteFunc(q.shares, func(x *share) bool { return x == s })
+	c.reconfigure(q.env)
+	return nil
+}
+
+// failAll removes every job of a share that is being deleted.
+func (c *Core) failAll(s *share, code ReasonCode) {
+	var all []*job
+	for _, set := range []*jobSet{&s.dispatched, &s.runnable, &s.infeasible} {
+		set.Each(func(j *job) bool { all = append(all, j); return true })
+	}
+	sort.Slice(all, func(a, b int) bool { return all[a].id < all[b].id })
+	for _, j := range all {
+		c.removeJob(j)
+		c.pending = append(c.pending, Decision{Kind: Fail, Job: j.id, Queue: s.q.name, Share: s.name, Reason: Reason{Code: code, Share: s.name}})
+	}
+}
+
+func (c *Core) submit(ev Submit, restore bool, dispatchedAt int64) error {
+	if ev.Job == "" {
+		return invalid("job ID is empty")
+	}
+	if _, dup := c.jobs[ev.Job]; dup {
+		return fmt.Errorf("%w: job %s already exists", ErrConflict, ev.Job)
+	}
+	if ev.Priority < 0 || ev.Priority > MaxPriority {
+		return invalid("schedulingPriority %d is outside 0-%d", ev.Priority, MaxPriority)
+	}
+	if ev.PreemptionRetries < -1 {
+		return invalid("preemptionRetriesBeforeTermination %d is negative", ev.PreemptionRetries)
+	}
+	s, err := c.submitShare(ev, restore)
+	if err != nil {
+		return err
+	}
+	demand, err := c.demandOf(ev.Demand)
+	if err != nil {
+		return err
+	}
+	j := &job{
+		id: ev.Job, sh: s, demand: demand,
+		prio: int32(ev.Priority), retries: int32(ev.PreemptionRetries), preempted: int32(ev.Preempted),
+		queuedAt: ev.QueuedAt,
+	}
+	c.jobs[j.id] = j
+	if restore {
+		j.dispatchedAt = dispatchedAt
+		c.hold(j)
+		return nil
+	}
+	c.enqueue(j)
+	return nil
+}
+
+func (c *Core) submitShare(ev Submit, restore bool) (*share, error) {
+	q := c.queues[ev.Queue]
+	if q == nil {
+		return nil, fmt.Errorf("%w: job queue %s", ErrNotFound, ev.Queue)
+	}
+	if !q.quota {
+		if ev.Share != "" {
+			return nil, invalid("job queue %s has no quota share scheduling policy; quotaShareName must not be given", q.name)
+		}
+		return q.shares[0], nil
+	}
+	if ev.Share == "" {
+		return nil, invalid("job queue %s has a quota share scheduling policy; quotaShareName is required", q.name)
+	}
+	s := q.share(ev.Share)
+	if s == nil {
+		return nil, fmt.Errorf("%w: quota share %s in job queue %s", ErrNotFound, ev.Share, q.name)
+	}
+	if !restore && s.disabled {
+		return nil, fmt.Errorf("%w: quota share %s is DISABLED", ErrConflict, s.name)
+	}
+	if !restore && q.disabled {
+		return nil, fmt.Errorf("%w: job queue %s is DISABLED", ErrConflict, q.name)
+	}
+	return s, nil
+}
+
+// demandOf validates a job's demand and interns it, summing repeated units
+// (instance groups of one type) and sorting by unit name.
+func (c *Core) demandOf(us []UnitCount) ([]need, error) {
+	if len(us) == 0 {
+		return nil, invalid("job requests no capacity")
+	}
+	sum := map[string]int{}
+	for _, u := range us {
+		if u.Unit == "" {
+			return nil, invalid("capacity unit is empty")
+		}
+		if u.Count < 1 {
+			return nil, invalid("%s count %d is below 1", u.Unit, u.Count)
+		}
+		sum[u.Unit] += u.Count
+		if sum[u.Unit] > 1<<30 {
+			return nil, invalid("%s count is too large", u.Unit)
+		}
+	}
+	names := make([]string, 0, len(sum))
+	for n := range sum {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	d := make([]need, len(names))
+	for i, n := range names {
+		d[i] = need{u: c.unit(n), n: int32(sum[n])}
+	}
+	return d, nil
+}
+
+func (c *Core) setPriority(ev SetPriority) error {
+	j := c.jobs[ev.Job]
+	if j == nil {
+		return fmt.Errorf("%w: job %s", ErrNotFound, ev.Job)
+	}
+	if ev.Priority < 0 || ev.Priority > MaxPriority {
+		return invalid("schedulingPriority %d is outside 0-%d", ev.Priority, MaxPriority)
+	}
+	if int32(ev.Priority) == j.prio {
+		return nil
+	}
+	switch j.state {
+	case dispatched:
+		// Who borrows and who may be a victim is re-derived: look again at the
+		// whole pool.
+		j.sh.dispatched.Delete(j)
+		j.prio = int32(ev.Priority)
+		j.sh.dispatched.Insert(j)
+		c.markPool(j.sh.q.env)
+	case runnable:
+		c.dequeue(j)
+		j.prio = int32(ev.Priority)
+		c.enqueue(j)
+	case infeasible:
+		j.sh.infeasible.Delete(j)
+		j.prio = int32(ev.Priority)
+		j.sh.infeasible.Insert(j)
+	}
+	return nil
+}
+
+func (c *Core) terminate(ev Terminate) error {
+	j := c.jobs[ev.Job]
+	if j == nil {
+		return fmt.Errorf("%w: job %s", ErrNotFound, ev.Job)
+	}
+	c.removeJob(j)
+	return nil
+}
+
+func (c *Core) attemptEnded(ev AttemptEnded) error {
+	j := c.jobs[ev.Job]
+	if j == nil {
+		return fmt.Errorf("%w: job %s", ErrNotFound, ev.Job)
+	}
+	if j.state != dispatched {
+		return fmt.Errorf("%w: job %s is not dispatched", ErrConflict, ev.Job)
+	}
+	if !ev.Requeue {
+		c.removeJob(j)
+		return nil
+	}
+	c.release(j)
+	c.enqueue(j)
+	return nil
+}
+
+// removeJob takes a job out of the core, freeing what it holds.
+func (c *Core) removeJob(j *job) {
+	switch j.state {
+	case dispatched:
+		c.release(j)
+	case runnable:
+		c.dequeue(j)
+	case infeasible:
+		j.sh.infeasible.Delete(j)
+	}
+	j.state = 0
+	delete(c.jobs, j.id)
+}

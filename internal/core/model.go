@@ -1,0 +1,150 @@
+package core
+
+// need is an amount of one unit, by the unit's interned index.
+type need struct {
+	u int32
+	n int32
+}
+
+type jobState uint8
+
+const (
+	runnable   jobState = iota + 1 // feasible, waiting in its share's order
+	infeasible                     // RUNNABLE, but can never be placed as configured
+	dispatched                     // SCHEDULED, STARTING or RUNNING: holds capacity
+)
+
+type job struct {
+	node
+	id           string
+	sh           *share
+	demand       []need // sorted by unit name, no duplicates
+	prio         int32
+	retries      int32 // preemptionRetriesBeforeTermination; -1 unset
+	preempted    int32
+	state        jobState
+	removed      bool   // tentatively removed while choosing victims
+	heldCycle    uint64 // the cycle in which it was last preempted
+	queuedAt     int64
+	dispatchedAt int64
+	why          ReasonCode // why it is infeasible
+}
+
+// uses reports how many instances of unit u the job needs.
+func (j *job) uses(u int32) int {
+	for _, d := range j.demand {
+		if d.u == u {
+			return int(d.n)
+		}
+	}
+	return 0
+}
+
+// queueLess orders a share's RUNNABLE jobs: 1) priority desc, 2) queue time
+// asc, 3) job ID.
+func queueLess(a, b *job) bool {
+	if a.prio != b.prio {
+		return a.prio > b.prio
+	}
+	if a.queuedAt != b.queuedAt {
+		return a.queuedAt < b.queuedAt
+	}
+	return a.id < b.id
+}
+
+// dispatchLess orders a share's dispatched jobs: 1) priority desc, 2)
+// dispatch time asc, 3) job ID. The first fill the share's limit and are
+// own; the rest borrow. Its reverse is the victim order.
+func dispatchLess(a, b *job) bool {
+	if a.prio != b.prio {
+		return a.prio > b.prio
+	}
+	if a.dispatchedAt != b.dispatchedAt {
+		return a.dispatchedAt < b.dispatchedAt
+	}
+	return a.id < b.id
+}
+
+// victimLess orders preemption victims: 1) lower priority, 2) most recently
+// dispatched, 3) job ID.
+func victimLess(a, b *job) bool {
+	if a.prio != b.prio {
+		return a.prio < b.prio
+	}
+	if a.dispatchedAt != b.dispatchedAt {
+		return a.dispatchedAt > b.dispatchedAt
+	}
+	return a.id < b.id
+}
+
+// env is a service environment: one pool of capacity. Its quota-share queue
+// (at most one) or FIFO queues draw from it. Slices are indexed by unit.
+type env struct {
+	name     string
+	disabled bool
+	limit    []int
+	queues   []*queue // by name
+	quota    bool     // its queue schedules by quota share
+
+	use         []int // held by dispatched jobs
+	sumLimit    []int // Σ limit(s) over all shares
+	lenderLimit []int // Σ limit(s) over LEND and LEND_AND_BORROW shares
+	reserveIdle []int // Σ ownIdle(s) over RESERVE shares
+	lenderIdle  []int // Σ ownIdle(s) over LEND and LEND_AND_BORROW shares
+	borrowed    []int // Σ borrowed(s) over all shares
+
+	// waiters[u] are the clean shares whose head needs u: freeing u may let
+	// them move, so they are marked dirty.
+	waiters [][]*share
+	dirty   []*share
+	queued  bool // in Core.dirtyEnvs
+}
+
+type queue struct {
+	name     string
+	env      *env
+	quota    bool
+	prio     int
+	disabled bool
+	shares   []*share // by name; a FIFO queue has one unnamed share
+}
+
+type share struct {
+	q           *queue
+	name        string
+	limit       []int
+	strategy    Strategy // 0 for a FIFO queue's share
+	borrowLimit int
+	inShare     bool
+	disabled    bool
+
+	use        []int
+	runnable   jobSet // feasible RUNNABLE jobs, queueLess
+	infeasible jobSet // queueLess
+	dispatched jobSet // dispatchLess
+
+	dirty    bool
+	waitOn   []int32 // units it is registered on in env.waiters
+	lastWait Reason  // the reason last reported for lastHead
+	lastHead *job
+}
+
+func (s *share) lender() bool { return s.strategy == Lend || s.strategy == LendAndBorrow }
+
+func (s *share) ownIdle(u int32) int { return max(0, s.limit[u]-s.use[u]) }
+
+func (s *share) borrowedOf(u int32) int { return max(0, s.use[u]-s.limit[u]) }
+
+// borrowCap is how many instances of u the share may borrow; -1 is no cap.
+func (s *share) borrowCap(u int32) int {
+	if s.strategy != LendAndBorrow {
+		return 0
+	}
+	if s.borrowLimit < 0 {
+		return -1
+	}
+	return s.limit[u] * s.borrowLimit / 100
+}
+
+// head is the share's first feasible RUNNABLE job, or nil.
+func (s *share) head() *job { return s.runnable.Min() }

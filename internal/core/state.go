@@ -1,0 +1,242 @@
+package core
+
+import (
+	"cmp"
+	"slices"
+)
+
+// adjust changes share s's use of unit u by delta, keeping the pool's
+// aggregates (idle, lendable, borrowed) in step.
+func (s *share) adjust(u int32, delta int) {
+	e := s.q.env
+	idle, bor := s.ownIdle(u), s.borrowedOf(u)
+	s.use[u] += delta
+	e.use[u] += delta
+	if s.strategy == 0 {
+		return
+	}
+	dIdle, dBor := s.ownIdle(u)-idle, s.borrowedOf(u)-bor
+	if s.strategy == Reserve {
+		e.reserveIdle[u] += dIdle
+	} else {
+		e.lenderIdle[u] += dIdle
+	}
+	e.borrowed[u] += dBor
+}
+
+// hold makes j dispatched, charging its demand to its share.
+func (c *Core) hold(j *job) {
+	j.state = dispatched
+	j.sh.dispatched.Insert(j)
+	for _, d := range j.demand {
+		j.sh.adjust(d.u, int(d.n))
+	}
+}
+
+// release frees what dispatched job j holds. Heads waiting for those units
+// may now move.
+func (c *Core) release(j *job) {
+	s := j.sh
+	s.dispatched.Delete(j)
+	for _, d := range j.demand {
+		s.adjust(d.u, -int(d.n))
+		c.markWaiters(s.q.env, d.u)
+	}
+	c.markShare(s)
+	j.state = 0
+}
+
+// enqueue makes j RUNNABLE in its share (or infeasible, set aside).
+func (c *Core) enqueue(j *job) {
+	s := j.sh
+	if why := c.infeasibility(s, j); why != ReasonNone {
+		j.state, j.why = infeasible, why
+		s.infeasible.Insert(j)
+		c.newInfeas = append(c.newInfeas, j)
+		return
+	}
+	j.state, j.why = runnable, ReasonNone
+	old := s.head()
+	s.runnable.Insert(j)
+	if old == nil || queueLess(j, old) {
+		c.markShare(s)
+	}
+}
+
+// dequeue takes RUNNABLE j out of its share's order.
+func (c *Core) dequeue(j *job) {
+	s := j.sh
+	if s.head() == j {
+		c.markShare(s)
+	}
+	s.runnable.Delete(j)
+	j.state = 0
+}
+
+// infeasibility tells why job j can never be placed in share s as the pool
+// is configured, or ReasonNone (spec 1.1 and 2.2).
+func (c *Core) infeasibility(s *share, j *job) ReasonCode {
+	e := s.q.env
+	for _, d := range j.demand {
+		if int(d.n) > e.limit[d.u] {
+			return ReasonEnvMaxResource
+		}
+	}
+	if s.strategy == 0 {
+		return ReasonNone
+	}
+	for _, d := range j.demand {
+		n, lim := int(d.n), s.limit[d.u]
+		if n <= lim {
+			continue
+		}
+		if s.strategy != LendAndBorrow {
+			return ReasonShareLimit
+		}
+		if bc := s.borrowCap(d.u); bc >= 0 && n > lim+bc {
+			return ReasonShareBorrowLimit
+		}
+		if n-lim > c.maxBorrowable(s, d.u) {
+			return ReasonBorrowable
+		}
+	}
+	return ReasonNone
+}
+
+// maxBorrowable is the most of u that other shares could ever lend to s:
+// their limits if they lend, plus SE capacity beyond all share limits.
+func (c *Core) maxBorrowable(s *share, u int32) int {
+	e := s.q.env
+	n := e.lenderLimit[u] + max(0, e.limit[u]-e.sumLimit[u])
+	if s.lender() {
+		n -= s.limit[u]
+	}
+	return n
+}
+
+// reconfigure recomputes a pool's aggregates after a configuration change,
+// re-checks which of its jobs are feasible and marks every share dirty.
+func (c *Core) reconfigure(e *env) {
+	for _, p := range [][]int{e.use, e.sumLimit, e.lenderLimit, e.reserveIdle, e.lenderIdle, e.borrowed} {
+		clear(p)
+	}
+	for _, q := range e.queues {
+		for _, s := range q.shares {
+			c.sumShare(e, s)
+		}
+	}
+	for _, q := range e.queues {
+		for _, s := range q.shares {
+			c.recheckFeasible(s)
+		}
+	}
+	c.markPool(e)
+}
+
+func (c *Core) sumShare(e *env, s *share) {
+	for u := range s.use {
+		lim, use := s.limit[u], s.use[u]
+		e.use[u] += use
+		if s.strategy == 0 {
+			continue
+		}
+		e.sumLimit[u] += lim
+		idle := max(0, lim-use)
+		if s.lender() {
+			e.lenderLimit[u] += lim
+			e.lenderIdle[u] += idle
+		} else {
+			e.reserveIdle[u] += idle
+		}
+		e.borrowed[u] += max(0, use-lim)
+	}
+}
+
+// recheckFeasible moves jobs between a share's runnable and infeasible sets
+// after the configuration changed.
+func (c *Core) recheckFeasible(s *share) {
+	var moves []*job
+	collect := func(j *job) bool {
+		if (c.infeasibility(s, j) == ReasonNone) != (j.state == runnable) || (j.state == infeasible && c.infeasibility(s, j) != j.why) {
+			moves = append(moves, j)
+		}
+		return true
+	}
+	s.runnable.Each(collect)
+	s.infeasible.Each(collect)
+	for _, j := range moves {
+		if j.state == runnable {
+			s.runnable.Delete(j)
+		} else {
+			s.infeasible.Delete(j)
+		}
+		c.enqueue(j)
+	}
+}
+
+// markShare notes that share s's head may be able to move.
+func (c *Core) markShare(s *share) {
+	if s.dirty {
+		return
+	}
+	s.dirty = true
+	e := s.q.env
+	e.dirty = append(e.dirty, s)
+	if !e.queued {
+		e.queued = true
+		c.dirtyEnvs = append(c.dirtyEnvs, e)
+	}
+}
+
+func (c *Core) markPool(e *env) {
+	for _, q := range e.queues {
+		for _, s := range q.shares {
+			c.markShare(s)
+		}
+	}
+}
+
+// markWaiters marks the shares whose head needs unit u.
+func (c *Core) markWaiters(e *env, u int32) {
+	for _, s := range e.waiters[u] {
+		c.markShare(s)
+	}
+}
+
+// registerWaiter records, when share s turns clean, which units its head
+// waits for.
+func (c *Core) registerWaiter(s *share, h *job) {
+	c.unregisterWaiter(s)
+	if h == nil {
+		return
+	}
+	e := s.q.env
+	for _, d := range h.demand {
+		e.waiters[d.u] = append(e.waiters[d.u], s)
+		s.waitOn = append(s.waitOn, d.u)
+	}
+}
+
+func (c *Core) unregisterWaiter(s *share) {
+	e := s.q.env
+	for _, u := range s.waitOn {
+		e.waiters[u] = slices.DeleteFunc(e.waiters[u], func(x *share) bool { return x == s })
+	}
+	s.waitOn = s.waitOn[:0]
+}
+
+// sortedUnits renders per-unit amounts of a job as UnitCounts, skipping
+// zeros, in the job's demand order (unit name).
+func (c *Core) unitCounts(j *job, amount func(need) int) []UnitCount {
+	var out []UnitCount
+	for _, d := range j.demand {
+		if n := amount(d); n > 0 {
+			out = append(out, UnitCount{Unit: c.units[d.u], Count: n})
+		}
+	}
+	return out
+}
+
+func shareCmp(a, b *share) int {
+	return cmp.Or(cmp.Compare(a.q.name, b.q.name), cmp.Compare(a.name, b.name))
+}
