@@ -1,0 +1,77 @@
+// Package engine is the shell around the scheduling core: the single writer
+// that applies API writes and executor reports to the core, runs its cycles,
+// commits each cycle's changes to the store before answering or acting, and
+// dispatches attempts to the executor. It keeps the AWS Batch records
+// (resources and service jobs) in memory and in the store, and rebuilds the
+// core from the store when it starts.
+package engine
+
+import (
+	"log/slog"
+	"time"
+
+	"github.com/sharq-dev/sharq/internal/executor"
+	"github.com/sharq-dev/sharq/internal/store"
+)
+
+// Clock tells the engine the time; the simulator replaces it.
+type Clock interface {
+	Now() time.Time
+}
+
+type wallClock struct{}
+
+func (wallClock) Now() time.Time { return time.Now() }
+
+// Options configures an engine.
+type Options struct {
+	Region    string // default us-east-1
+	AccountID string // default 000000000000
+	Partition string // default aws
+
+	Store    store.Store
+	Executor executor.Executor
+	Clock    Clock // default the wall clock
+	Logger   *slog.Logger
+
+	// MaxSharesPerQueue caps quota shares per job queue (AWS: 20).
+	MaxSharesPerQueue int
+	// MaxCapacityLimits caps capacity limits per share and per service
+	// environment (AWS: 5).
+	MaxCapacityLimits int
+	// Retention keeps ended jobs this long (default 7 days).
+	Retention time.Duration
+	// StopGrace is how long a stopped attempt may take to exit before it is
+	// killed (default 120 s, as SageMaker's StopTrainingJob gives).
+	StopGrace time.Duration
+}
+
+func (o *Options) setDefaults() {
+	if o.Region == "" {
+		o.Region = "us-east-1"
+	}
+	if o.AccountID == "" {
+		o.AccountID = "000000000000"
+	}
+	if o.Partition == "" {
+		o.Partition = "aws"
+	}
+	if o.Clock == nil {
+		o.Clock = wallClock{}
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.MaxSharesPerQueue == 0 {
+		o.MaxSharesPerQueue = 20
+	}
+	if o.MaxCapacityLimits == 0 {
+		o.MaxCapacityLimits = 5
+	}
+	if o.Retention == 0 {
+		o.Retention = 7 * 24 * time.Hour
+	}
+	if o.StopGrace == 0 {
+		o.StopGrace = 120 * time.Second
+	}
+}
