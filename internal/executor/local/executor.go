@@ -1,0 +1,318 @@
+package local
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/sharq-dev/sharq/internal/executor"
+)
+
+// ErrClosed is returned by Start after Close.
+var ErrClosed = errors.New("local executor closed")
+
+// phase is where an attempt is from the executor's point of view.
+type phase int
+
+const (
+	queued   phase = iota // waiting for WaitFor or GPUs; nothing runs
+	launched              // a supervisor was started (or found alive)
+	ended                 // a terminal state is recorded
+)
+
+// attempt is the executor's view of one attempt.
+//
+// Lock order: attempt.mu before Executor.mu.
+type attempt struct {
+	id, jobID, dir string
+	created        time.Time
+	waitFor        []string
+
+	// mu serialises the attempt's changes, so that its updates go out in
+	// the order they happened.
+	mu       sync.Mutex
+	plan     *plan          // while queued
+	grace    *time.Duration // the payload's grace override
+	child    bool           // the supervisor is our child: its exit is seen through Wait
+	reported int            // transitions of state.json already sent as updates
+	last     transition
+
+	// Guarded by Executor.mu.
+	phase phase
+	gpus  []int
+	wd    int // inotify watch, 0 when none
+}
+
+// Executor runs attempts as supervised local processes. It implements
+// executor.Executor.
+type Executor struct {
+	opts   Options
+	log    *slog.Logger
+	root   string // <DataDir>/attempts
+	bootID string
+	out    *outbox
+	watch  *watcher
+	done   chan struct{}
+	wg     sync.WaitGroup
+
+	mu       sync.Mutex
+	attempts map[string]*attempt
+	queue    []*attempt // queued attempts in arrival order
+	gpuOwner map[int]string
+	loaded   bool // reattach is done: WaitFor can be judged
+	closed   bool
+}
+
+var _ executor.Executor = (*Executor)(nil)
+
+// New opens the executor on opts.DataDir and reattaches to the attempts
+// found there (see the package doc).
+func New(opts Options) (*Executor, error) {
+	opts, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	e := &Executor{
+		opts:     opts,
+		log:      opts.Logger,
+		root:     filepath.Join(opts.DataDir, "attempts"),
+		bootID:   bootID(),
+		out:      newOutbox(),
+		done:     make(chan struct{}),
+		attempts: map[string]*attempt{},
+		gpuOwner: map[int]string{},
+	}
+	if err := os.MkdirAll(e.root, 0o755); err != nil {
+		return nil, fmt.Errorf("open data dir: %w", err)
+	}
+	if e.watch, err = newWatcher(); err != nil {
+		return nil, err
+	}
+	e.reattach()
+	e.mu.Lock()
+	e.loaded = true
+	e.mu.Unlock()
+	e.wg.Add(3)
+	go func() { defer e.wg.Done(); e.out.run(e.done) }()
+	go func() { defer e.wg.Done(); e.watch.run(e.onStateChange) }()
+	go func() { defer e.wg.Done(); e.poll() }()
+	e.admit()
+	return e, nil
+}
+
+// Start records the attempt and queues it for admission; a payload that
+// cannot run ends in Failed through Updates, not as an error.
+func (e *Executor) Start(ctx context.Context, a executor.Attempt) error {
+	if err := validID(a.ID); err != nil {
+		return fmt.Errorf("start: %w", err)
+	}
+	e.mu.Lock()
+	if e.closed {
+		e.mu.Unlock()
+		return ErrClosed
+	}
+	if _, ok := e.attempts[a.ID]; ok {
+		e.mu.Unlock()
+		return nil
+	}
+	at := &attempt{id: a.ID, jobID: a.JobID, dir: filepath.Join(e.root, a.ID), created: time.Now(), waitFor: a.WaitFor}
+	// NB: nobody else can hold the new attempt's lock yet; taking it here
+	// keeps Stop and Attempts waiting until it is recorded.
+	at.mu.Lock()
+	defer at.mu.Unlock()
+	e.attempts[a.ID] = at
+	e.mu.Unlock()
+
+	if err := e.persist(at, a); err != nil {
+		e.mu.Lock()
+		delete(e.attempts, a.ID)
+		e.mu.Unlock()
+		return err
+	}
+	e.enqueueLocked(at, a)
+	e.admit()
+	return nil
+}
+
+func validID(id string) error {
+	if id == "" || id == "." || id == ".." || strings.ContainsAny(id, "/\x00") {
+		return fmt.Errorf("attempt id %q cannot name a directory", id)
+	}
+	return nil
+}
+
+// persist makes the attempt survive a restart of the executor before Start
+// returns.
+func (e *Executor) persist(at *attempt, a executor.Attempt) error {
+	if err := os.Mkdir(at.dir, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+		return fmt.Errorf("start %s: %w", a.ID, err)
+	}
+	if err := writeJSON(at.dir, attemptFile, record{Attempt: a, Created: at.created}); err != nil {
+		return fmt.Errorf("start %s: %w", a.ID, err)
+	}
+	return nil
+}
+
+// enqueueLocked prepares the attempt and queues it, or fails it when its
+// payload cannot run. The caller holds at.mu.
+func (e *Executor) enqueueLocked(at *attempt, a executor.Attempt) {
+	p, err := e.prepare(a, at.dir)
+	if err != nil {
+		e.failLocked(at, err.Error())
+		return
+	}
+	at.plan, at.grace = p, p.spec.GraceOverride
+	e.mu.Lock()
+	at.phase = queued
+	e.queue = append(e.queue, at)
+	e.mu.Unlock()
+}
+
+// failLocked ends an attempt that has no supervisor with a Failed state.
+func (e *Executor) failLocked(at *attempt, reason string) {
+	e.endLocked(at, transition{State: executor.Failed, Reason: reason})
+}
+
+// endLocked records a terminal transition for an attempt without a live
+// supervisor and reports it.
+func (e *Executor) endLocked(at *attempt, t transition) {
+	st, err := readStatus(at.dir)
+	if err != nil {
+		e.log.Warn("read attempt state", "attempt", at.id, "err", err)
+	}
+	t.At = time.Now()
+	st.History = append(st.History, t)
+	if err := writeJSON(at.dir, stateFile, st); err != nil {
+		e.log.Error("record attempt end", "attempt", at.id, "err", err)
+	}
+	e.emitLocked(at, st)
+	e.finishLocked(at)
+}
+
+// Stop asks the attempt to end (see the package doc). Unknown and ended
+// attempts are left alone.
+func (e *Executor) Stop(ctx context.Context, attemptID string, grace time.Duration) error {
+	e.mu.Lock()
+	at := e.attempts[attemptID]
+	e.mu.Unlock()
+	if at == nil {
+		return nil
+	}
+	at.mu.Lock()
+	defer at.mu.Unlock()
+	if at.grace != nil {
+		grace = *at.grace
+	}
+	e.mu.Lock()
+	ph := at.phase
+	if ph == queued {
+		e.queue = slices.DeleteFunc(e.queue, func(q *attempt) bool { return q == at })
+	}
+	e.mu.Unlock()
+	switch ph {
+	case queued:
+		e.endLocked(at, transition{State: executor.Stopped, Reason: "Stopped"})
+		return nil
+	case launched:
+		return e.requestStop(at, grace)
+	}
+	return nil
+}
+
+// requestStop writes the stop request, then signals the supervisor if it
+// has announced itself. NB: the supervisor announces its pid only after it
+// can take the signal, and checks for a request after announcing, so a
+// request is never missed and the signal never kills it.
+func (e *Executor) requestStop(at *attempt, grace time.Duration) error {
+	if err := writeJSON(at.dir, stopFile, stopRequest{Reason: "Stopped", Grace: grace}); err != nil {
+		return fmt.Errorf("stop %s: %w", at.id, err)
+	}
+	st, err := readStatus(at.dir)
+	if err != nil {
+		return fmt.Errorf("stop %s: %w", at.id, err)
+	}
+	if st.Supervisor == 0 || st.ended() {
+		return nil
+	}
+	if !at.child {
+		// Not our child, so its pid may be reused once it is gone: signal
+		// only while its lock shows it alive.
+		if held, err := lockHeld(at.dir); err != nil || !held {
+			return err
+		}
+	}
+	if err := syscall.Kill(st.Supervisor, syscall.SIGTERM); err != nil && !errors.Is(err, syscall.ESRCH) {
+		return fmt.Errorf("stop %s: %w", at.id, err)
+	}
+	return nil
+}
+
+// Updates delivers state changes; it is closed by Close.
+func (e *Executor) Updates() <-chan executor.Update { return e.out.ch }
+
+// Attempts lists every attempt the executor knows with its current state,
+// ended ones included (until Retention removes them), sorted by ID.
+func (e *Executor) Attempts(ctx context.Context) ([]executor.Update, error) {
+	e.mu.Lock()
+	all := make([]*attempt, 0, len(e.attempts))
+	for _, at := range e.attempts {
+		all = append(all, at)
+	}
+	e.mu.Unlock()
+	ups := make([]executor.Update, 0, len(all))
+	for _, at := range all {
+		at.mu.Lock()
+		u := executor.Update{AttemptID: at.id, JobID: at.jobID, State: Scheduled, At: at.created}
+		if at.last.State != "" {
+			u.State, u.Reason, u.ExitCode, u.At = at.last.State, at.last.Reason, at.last.ExitCode, at.last.At
+		}
+		at.mu.Unlock()
+		ups = append(ups, u)
+	}
+	slices.SortFunc(ups, func(a, b executor.Update) int { return strings.Compare(a.AttemptID, b.AttemptID) })
+	return ups, nil
+}
+
+// LogPath returns the directory holding the attempt's logs,
+// <host>.stdout and <host>.stderr for hosts algo-1..algo-n. The files grow
+// while the attempt runs and stay until Retention removes the attempt.
+func (e *Executor) LogPath(attemptID string) (dir string, ok bool) {
+	e.mu.Lock()
+	at := e.attempts[attemptID]
+	e.mu.Unlock()
+	if at == nil {
+		return "", false
+	}
+	return filepath.Join(at.dir, logsDir), true
+}
+
+// Close stops watching. Supervisors and their jobs keep running; a new
+// executor on the same DataDir picks them up.
+func (e *Executor) Close() error {
+	e.mu.Lock()
+	if e.closed {
+		e.mu.Unlock()
+		return nil
+	}
+	e.closed = true
+	e.mu.Unlock()
+	close(e.done)
+	err := e.watch.close()
+	e.wg.Wait()
+	return err
+}
+
+func (e *Executor) isClosed() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.closed
+}

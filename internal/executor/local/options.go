@@ -1,0 +1,131 @@
+package local
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Options configures an Executor.
+type Options struct {
+	// DataDir holds the attempt directories and the default checkpoint
+	// directories. Required.
+	DataDir string
+	// GPUs lists the device indices attempts may use. Nil detects them with
+	// nvidia-smi (none when it is absent); a non-nil empty slice means none.
+	// Without GPUs, instances are plain slots and get no CUDA_VISIBLE_DEVICES.
+	GPUs []int
+	// GPUsPerInstance gives the GPUs of an instance type; its entries
+	// override DefaultGPUsPerInstance. Unknown types have none.
+	GPUsPerInstance map[string]int
+	// SupervisorCommand starts a supervisor; the attempt directory is
+	// appended. Default: this executable followed by SupervisorArg.
+	SupervisorCommand []string
+	// Env is the base environment of job processes. Nil means this
+	// process's environment, read once by New.
+	Env []string
+	// DefaultGrace is the grace period of timeouts and of the teardown of an
+	// attempt's other instances after one failed. Default 120 s, as
+	// SageMaker gives.
+	DefaultGrace time.Duration
+	// PollInterval is how often supervisors are checked for life, which
+	// bounds how late a vanished supervisor is noticed. Transitions arrive
+	// through inotify, not this poll. Default 250 ms.
+	PollInterval time.Duration
+	// Retention is how long ended attempts (state and logs) are kept.
+	// Default 72 h; negative keeps them forever.
+	Retention time.Duration
+	// Logger receives the executor's own diagnostics. Default: discarded.
+	Logger *slog.Logger
+}
+
+// DefaultGPUsPerInstance is the GPU count of common SageMaker instance types.
+var DefaultGPUsPerInstance = map[string]int{
+	"ml.g4dn.xlarge": 1, "ml.g4dn.12xlarge": 4,
+	"ml.g5.xlarge": 1, "ml.g5.2xlarge": 1, "ml.g5.4xlarge": 1, "ml.g5.8xlarge": 1,
+	"ml.g5.12xlarge": 4, "ml.g5.24xlarge": 4, "ml.g5.48xlarge": 8,
+	"ml.g6.xlarge": 1, "ml.g6.12xlarge": 4, "ml.g6.48xlarge": 8,
+	"ml.p3.2xlarge": 1, "ml.p3.8xlarge": 4, "ml.p3.16xlarge": 8,
+	"ml.p4d.24xlarge": 8, "ml.p5.48xlarge": 8,
+}
+
+// withDefaults fills unset options; it is the only place that reads the
+// process environment, so that the rest of the executor sees plain values.
+func (o Options) withDefaults() (Options, error) {
+	if o.DataDir == "" {
+		return o, errors.New("options: DataDir is required")
+	}
+	if len(o.SupervisorCommand) == 0 {
+		self, err := os.Executable()
+		if err != nil {
+			return o, fmt.Errorf("locate supervisor: %w", err)
+		}
+		o.SupervisorCommand = []string{self, SupervisorArg}
+	}
+	if o.Env == nil {
+		o.Env = os.Environ()
+	}
+	if o.DefaultGrace <= 0 {
+		o.DefaultGrace = 120 * time.Second
+	}
+	if o.PollInterval <= 0 {
+		o.PollInterval = 250 * time.Millisecond
+	}
+	if o.Retention == 0 {
+		o.Retention = 72 * time.Hour
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	perInst := make(map[string]int, len(DefaultGPUsPerInstance)+len(o.GPUsPerInstance))
+	for k, v := range DefaultGPUsPerInstance {
+		perInst[k] = v
+	}
+	for k, v := range o.GPUsPerInstance {
+		perInst[k] = v
+	}
+	o.GPUsPerInstance = perInst
+	if o.GPUs == nil {
+		gpus, err := detectGPUs()
+		if err != nil {
+			return o, err
+		}
+		o.GPUs = gpus
+	}
+	return o, nil
+}
+
+// detectGPUs asks nvidia-smi for the device indices. A machine without
+// nvidia-smi has no GPUs; one whose nvidia-smi fails is an error, because
+// running GPU jobs without isolation would be worse than not starting.
+func detectGPUs() ([]int, error) {
+	path, err := exec.LookPath("nvidia-smi")
+	if err != nil {
+		return []int{}, nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, path, "--query-gpu=index", "--format=csv,noheader").Output()
+	if err != nil {
+		return nil, fmt.Errorf("detect gpus: %w", err)
+	}
+	gpus := []int{}
+	for _, line := range strings.Split(string(out), "\n") {
+		if line = strings.TrimSpace(line); line == "" {
+			continue
+		}
+		i, err := strconv.Atoi(line)
+		if err != nil {
+			return nil, fmt.Errorf("detect gpus: parse %q: %w", line, err)
+		}
+		gpus = append(gpus, i)
+	}
+	return gpus, nil
+}

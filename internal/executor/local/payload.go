@@ -1,0 +1,195 @@
+package local
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// trainingJob is the part of a CreateTrainingJob request the local executor
+// uses.
+type trainingJob struct {
+	AlgorithmSpecification struct {
+		ContainerEntrypoint []string
+		ContainerArguments  []string
+	}
+	HyperParameters map[string]json.RawMessage
+	Environment     map[string]string
+	InputDataConfig []struct {
+		ChannelName string
+		DataSource  struct {
+			S3DataSource         *struct{ S3Uri string }
+			FileSystemDataSource *struct{ DirectoryPath string }
+		}
+	}
+	CheckpointConfig  *struct{ LocalPath string }
+	StoppingCondition struct {
+		MaxRuntimeInSeconds int64
+	}
+	ResourceConfig struct {
+		InstanceType  string
+		InstanceCount int
+	}
+}
+
+// graceEnv is the payload environment variable that overrides the caller's
+// grace period.
+const graceEnv = "SHARQ_STOP_GRACE_SECONDS"
+
+// errCannotStart marks payloads that cannot run; the attempt fails with a
+// reason instead of Start returning an error.
+var errCannotStart = errors.New("CannotStart")
+
+func cannotStart(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", errCannotStart, fmt.Sprintf(format, args...))
+}
+
+func parseJob(payload []byte) (*trainingJob, error) {
+	var j trainingJob
+	if err := json.Unmarshal(payload, &j); err != nil {
+		return nil, cannotStart("payload is not a valid CreateTrainingJob request: %v", err)
+	}
+	if len(j.AlgorithmSpecification.ContainerEntrypoint) == 0 {
+		return nil, cannotStart("no AlgorithmSpecification.ContainerEntrypoint in the payload (the local executor runs commands, not images)")
+	}
+	return &j, nil
+}
+
+// hyperParameters renders the hyperparameters as strings; SageMaker requires
+// strings, but a number or boolean is taken as written rather than refused.
+func (j *trainingJob) hyperParameters() map[string]string {
+	hps := make(map[string]string, len(j.HyperParameters))
+	for k, raw := range j.HyperParameters {
+		var s string
+		if json.Unmarshal(raw, &s) != nil {
+			s = string(raw)
+		}
+		hps[k] = s
+	}
+	return hps
+}
+
+// channels maps channel names to local directories: file:// URIs, plain
+// absolute paths and file-system data sources. S3 channels have no local
+// path and get no variable.
+func (j *trainingJob) channels() map[string]string {
+	ch := map[string]string{}
+	for _, c := range j.InputDataConfig {
+		ds := c.DataSource
+		switch {
+		case ds.FileSystemDataSource != nil && ds.FileSystemDataSource.DirectoryPath != "":
+			ch[c.ChannelName] = ds.FileSystemDataSource.DirectoryPath
+		case ds.S3DataSource != nil:
+			if p, ok := localPath(ds.S3DataSource.S3Uri); ok {
+				ch[c.ChannelName] = p
+			}
+		}
+	}
+	return ch
+}
+
+func localPath(uri string) (string, bool) {
+	if strings.HasPrefix(uri, "/") {
+		return uri, true
+	}
+	u, err := url.Parse(uri)
+	if err != nil || u.Scheme != "file" || u.Path == "" {
+		return "", false
+	}
+	return u.Path, true
+}
+
+// grace returns the payload's grace override, if any.
+func (j *trainingJob) grace() (*time.Duration, error) {
+	v, ok := j.Environment[graceEnv]
+	if !ok {
+		return nil, nil
+	}
+	secs, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+	if err != nil || secs < 0 {
+		return nil, cannotStart("%s=%q is not a number of seconds", graceEnv, v)
+	}
+	d := time.Duration(secs * float64(time.Second))
+	return &d, nil
+}
+
+// sortedKeys keeps generated environments in a stable order.
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// lookPath finds file in the job's PATH (not the executor's), as the
+// instance process will.
+func lookPath(file string, env []string) (string, error) {
+	if strings.Contains(file, "/") {
+		if isExecutable(file) {
+			return file, nil
+		}
+		return "", cannotStart("executable %q not found", file)
+	}
+	for _, dir := range filepath.SplitList(getenv(env, "PATH")) {
+		if dir == "" {
+			continue
+		}
+		if p := filepath.Join(dir, file); isExecutable(p) {
+			return p, nil
+		}
+	}
+	return "", cannotStart("executable %q not found", file)
+}
+
+func isExecutable(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 != 0
+}
+
+func getenv(env []string, key string) string {
+	for i := len(env) - 1; i >= 0; i-- {
+		if k, v, ok := strings.Cut(env[i], "="); ok && k == key {
+			return v
+		}
+	}
+	return ""
+}
+
+// envList builds an environment in which a later value replaces an earlier
+// one in place.
+type envList struct {
+	vars []string
+	at   map[string]int
+}
+
+func newEnvList(base []string) *envList {
+	e := &envList{at: make(map[string]int, len(base)+32)}
+	for _, kv := range base {
+		k, v, _ := strings.Cut(kv, "=")
+		e.set(k, v)
+	}
+	return e
+}
+
+func (e *envList) set(k, v string) {
+	if i, ok := e.at[k]; ok {
+		e.vars[i] = k + "=" + v
+		return
+	}
+	e.at[k] = len(e.vars)
+	e.vars = append(e.vars, k+"="+v)
+}
+
+func jsonString(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}

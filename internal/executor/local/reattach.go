@@ -1,0 +1,126 @@
+package local
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// reattach loads the attempts of a previous executor: 1) ended ones are
+// kept for Attempts (or removed past Retention), 2) live supervisors are
+// watched again, 3) attempts whose supervisor never started are queued
+// again, 4) attempts whose supervisor died without an end become Lost.
+func (e *Executor) reattach() {
+	ents, err := os.ReadDir(e.root)
+	if err != nil {
+		e.log.Error("scan attempts", "err", err)
+		return
+	}
+	for _, ent := range ents {
+		if ent.IsDir() {
+			e.load(ent.Name())
+		}
+	}
+}
+
+func (e *Executor) load(id string) {
+	dir := filepath.Join(e.root, id)
+	var rec record
+	if err := readJSON(filepath.Join(dir, attemptFile), &rec); err != nil {
+		if !errors.Is(err, fs.ErrNotExist) {
+			e.log.Warn("load attempt", "attempt", id, "err", err)
+		}
+		return // Start never completed: nobody was told of it
+	}
+	at := &attempt{id: id, jobID: rec.Attempt.JobID, dir: dir, created: rec.Created, waitFor: rec.Attempt.WaitFor, phase: launched}
+	at.mu.Lock()
+	defer at.mu.Unlock()
+	st, alive, err := e.liveStatus(dir)
+	if err != nil {
+		e.log.Warn("load attempt", "attempt", id, "err", err)
+	}
+	at.reported = len(st.History)
+	at.last, _ = st.last()
+	if st.ended() && e.expired(at.last.At) {
+		os.RemoveAll(dir)
+		return
+	}
+	e.mu.Lock()
+	e.attempts[id] = at
+	e.mu.Unlock()
+	switch {
+	case st.ended():
+		at.phase = ended
+	case alive:
+		e.adopt(at)
+	case len(st.History) == 0:
+		e.enqueueLocked(at, rec.Attempt)
+	default:
+		e.loseLocked(at, st, nil)
+	}
+}
+
+// liveStatus reads the state and whether the supervisor lives. NB: the
+// supervisor records its end before it releases the lock, so the state is
+// read again once the lock is seen free.
+func (e *Executor) liveStatus(dir string) (status, bool, error) {
+	st, err := readStatus(dir)
+	if err != nil || st.ended() {
+		return st, false, err
+	}
+	held, err := lockHeld(dir)
+	if err != nil || held {
+		return st, held, err
+	}
+	st, err = readStatus(dir)
+	return st, false, err
+}
+
+// adopt watches a live supervisor started by a previous executor and takes
+// back the GPUs its instances hold.
+func (e *Executor) adopt(at *attempt) {
+	var spec launchSpec
+	if err := readJSON(filepath.Join(at.dir, launchFile), &spec); err != nil {
+		e.log.Warn("read launch spec", "attempt", at.id, "err", err)
+	}
+	at.grace = spec.GraceOverride
+	e.mu.Lock()
+	for _, h := range spec.Hosts {
+		for _, g := range h.GPUs {
+			e.gpuOwner[g] = at.id
+			at.gpus = append(at.gpus, g)
+		}
+	}
+	e.mu.Unlock()
+	e.watchLocked(at)
+	// A transition between the read above and the watch has no event.
+	st, _ := readStatus(at.dir)
+	e.emitLocked(at, st)
+	if st.ended() {
+		e.finishLocked(at)
+	}
+}
+
+func (e *Executor) expired(at time.Time) bool {
+	return e.opts.Retention > 0 && time.Since(at) > e.opts.Retention
+}
+
+// sweep removes ended attempts past their retention.
+func (e *Executor) sweep() {
+	e.mu.Lock()
+	var old []*attempt
+	for id, at := range e.attempts {
+		if at.phase == ended && e.expired(at.created) {
+			old = append(old, at)
+			delete(e.attempts, id)
+		}
+	}
+	e.mu.Unlock()
+	for _, at := range old {
+		if err := os.RemoveAll(at.dir); err != nil {
+			e.log.Warn("remove attempt", "attempt", at.id, "err", err)
+		}
+	}
+}
