@@ -41,6 +41,9 @@ type Options struct {
 	MaxCapacityLimits int
 	// Retention keeps ended jobs this long (default 7 days).
 	Retention time.Duration
+	// NewID makes job IDs (default: random UUIDs). The simulator makes them
+	// deterministic.
+	NewID func() string
 	// StopGrace is how long a stopped attempt may take to exit before it is
 	// killed (default 120 s, as SageMaker's StopTrainingJob gives).
 	StopGrace time.Duration
@@ -70,6 +73,9 @@ func (o *Options) setDefaults() {
 	}
 	if o.Retention == 0 {
 		o.Retention = 7 * 24 * time.Hour
+	}
+	if o.NewID == nil {
+		o.NewID = newUUID
 	}
 	if o.StopGrace == 0 {
 		o.StopGrace = 120 * time.Second

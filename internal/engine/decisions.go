@@ -1,0 +1,302 @@
+package engine
+
+import (
+	"crypto/sha256"
+	"fmt"
+	"encoding/hex"
+	"strings"
+	"time"
+
+	"github.com/sharq-dev/sharq/internal/core"
+	"github.com/sharq-dev/sharq/internal/executor"
+)
+
+// maxRecentPreemptions is how many preempted attempts a job keeps.
+const maxRecentPreemptions = 10
+
+// applyDecisions turns one core cycle's decisions into record changes and
+// executor actions.
+func (e *Engine) applyDecisions(ds core.Decisions, now time.Time) {
+	// Victims preempted for a job must exit before its attempt starts.
+	waitFor := map[string][]string{}
+	for _, d := range ds.List {
+		j := e.jobs[d.Job]
+		if j == nil {
+			continue
+		}
+		switch d.Kind {
+		case core.Dispatch:
+			e.dispatched(j, d, waitFor[d.Job], now)
+		case core.Preempt:
+			if a := j.Internal.AttemptID; a != "" {
+				waitFor[d.For] = append(waitFor[d.For], a)
+			}
+			e.preempted(j, d, now)
+		case core.Fail:
+			e.fail(j, d.Reason.String(), now)
+		case core.Wait:
+			e.waiting(j, d, now)
+		}
+	}
+}
+
+func (e *Engine) dispatched(j *jobRec, d core.Decision, waitFor []string, now time.Time) {
+	j.Internal.AttemptSeq++
+	id := attemptName(j.JobName, j.JobID, j.Internal.AttemptSeq)
+	j.Internal.AttemptID = id
+	j.Internal.DispatchedAt = now.UnixNano()
+	j.Status = StatusScheduled
+	j.StatusReason = ""
+	j.ScheduledAt = ms(now)
+	j.StartedAt, j.StoppedAt = 0, 0
+	rid := ServiceResourceID{Name: "TrainingJobArn", Value: e.trainingJobArn(id)}
+	j.LatestAttempt = &LatestAttempt{ServiceResourceID: rid}
+	j.Attempts = append(j.Attempts, Attempt{ServiceResourceID: rid})
+	delete(e.waits, j.JobID)
+	e.attempts[id] = j.JobID
+	e.touch(j)
+	a := executor.Attempt{ID: id, JobID: j.JobID, JobName: j.JobName, Payload: []byte(j.ServiceRequestPayload), WaitFor: waitFor}
+	for _, u := range j.Internal.Demand {
+		a.Instances = append(a.Instances, executor.Instances{Type: u.Unit, Count: u.Count})
+	}
+	if tc := j.TimeoutConfig; tc != nil && tc.AttemptDurationSeconds > 0 {
+		a.Timeout = time.Duration(tc.AttemptDurationSeconds) * time.Second
+	}
+	e.tx.starts = append(e.tx.starts, a)
+}
+
+// attemptName names an attempt's training job as AWS Batch does: "AWSBatch",
+// the job name and 32 hex digits, within SageMaker's 63 characters.
+func attemptName(name, id string, seq int) string {
+	sum := sha256.Sum256([]byte(fmt.Sprintf("%s/%d", id, seq)))
+	if len(name) > 63-8-32 {
+		name = name[:63-8-32]
+	}
+	return "AWSBatch" + name + hex.EncodeToString(sum[:16])
+}
+
+// endAttempt closes the current attempt record and forgets the live attempt.
+func (e *Engine) endAttempt(j *jobRec, reason string, now time.Time) {
+	if a := j.currentAttempt(); a != nil && a.StoppedAt == 0 {
+		a.StoppedAt = ms(now)
+		a.StatusReason = reason
+	}
+	if id := j.Internal.AttemptID; id != "" {
+		delete(e.attempts, id)
+	}
+}
+
+func (e *Engine) preempted(j *jobRec, d core.Decision, now time.Time) {
+	reason := d.Reason.String()
+	if id := j.Internal.AttemptID; id != "" {
+		e.tx.stops = append(e.tx.stops, id)
+	}
+	e.endAttempt(j, reason, now)
+	ps := j.PreemptionSummary
+	if ps == nil {
+		ps = &PreemptionSummary{}
+		j.PreemptionSummary = ps
+	}
+	ps.PreemptedAttemptCount++
+	if a := j.currentAttempt(); a != nil {
+		ps.RecentPreemptedAttempts = append([]Attempt{*a}, ps.RecentPreemptedAttempts...)
+		if len(ps.RecentPreemptedAttempts) > maxRecentPreemptions {
+			ps.RecentPreemptedAttempts = ps.RecentPreemptedAttempts[:maxRecentPreemptions]
+		}
+	}
+	j.Internal.AttemptID = ""
+	j.StatusReason = reason
+	if d.Requeued {
+		j.Status = StatusRunnable
+	}
+	e.touch(j)
+}
+
+// fail ends a job as FAILED.
+func (e *Engine) fail(j *jobRec, reason string, now time.Time) {
+	if dispatchedStatus(j.Status) && j.Internal.AttemptID != "" {
+		e.tx.stops = append(e.tx.stops, j.Internal.AttemptID)
+	}
+	e.endAttempt(j, reason, now)
+	e.finish(j, StatusFailed, reason, now)
+}
+
+func (e *Engine) finish(j *jobRec, status, reason string, now time.Time) {
+	j.Internal.AttemptID = ""
+	j.Status = status
+	j.StatusReason = reason
+	j.StoppedAt = ms(now)
+	j.Internal.EndedAt = ms(now)
+	delete(e.waits, j.JobID)
+	e.touch(j)
+}
+
+func (e *Engine) waiting(j *jobRec, d core.Decision, now time.Time) {
+	if j.Status == StatusSubmitted {
+		j.Status = StatusRunnable
+		e.touch(j)
+	}
+	if !d.Reason.Misconfiguration() {
+		delete(e.waits, j.JobID)
+		return
+	}
+	r := d.Reason.String()
+	if w, ok := e.waits[j.JobID]; !ok || w.reason != r {
+		e.waits[j.JobID] = waitMark{reason: r, since: ms(now)}
+	}
+	if j.StatusReason != r {
+		j.StatusReason = r
+		e.touch(j)
+	}
+}
+
+// handleUpdate applies an executor report about an attempt.
+func (e *Engine) handleUpdate(u executor.Update, now time.Time) {
+	id, ok := e.attempts[u.AttemptID]
+	j := e.jobs[id]
+	if !ok || j == nil || j.Internal.AttemptID != u.AttemptID {
+		return // an attempt the engine already closed (preempted, terminated)
+	}
+	at := now
+	if !u.At.IsZero() {
+		at = u.At
+	}
+	switch u.State {
+	case executor.Starting:
+		if j.Status == StatusScheduled {
+			j.Status = StatusStarting
+			e.touch(j)
+		}
+	case executor.Running:
+		if j.Status != StatusRunning {
+			j.Status = StatusRunning
+			j.StartedAt = ms(at)
+			if a := j.currentAttempt(); a != nil {
+				a.StartedAt = ms(at)
+			}
+			e.touch(j)
+		}
+	case executor.Succeeded:
+		e.mustCore(core.AttemptEnded{Job: j.JobID})
+		reason := "Training job completed"
+		e.endAttempt(j, reason, at)
+		e.finish(j, StatusSucceeded, reason, at)
+	case executor.Lost:
+		// Not the job's fault: requeue without using a retry attempt.
+		e.mustCore(core.AttemptEnded{Job: j.JobID, Requeue: true})
+		e.endAttempt(j, u.Reason, at)
+		e.requeued(j, u.Reason)
+	case executor.Failed, executor.Stopped:
+		reason := u.Reason
+		if reason == "" {
+			reason = "Attempt " + strings.ToLower(string(u.State))
+		}
+		e.endAttempt(j, reason, at)
+		if e.retry(j, reason) {
+			e.mustCore(core.AttemptEnded{Job: j.JobID, Requeue: true})
+			j.Internal.Entries++
+			e.requeued(j, reason)
+			return
+		}
+		e.mustCore(core.AttemptEnded{Job: j.JobID})
+		e.finish(j, StatusFailed, reason, at)
+	}
+}
+
+func (e *Engine) requeued(j *jobRec, reason string) {
+	j.Internal.AttemptID = ""
+	j.Status = StatusRunnable
+	j.StatusReason = reason
+	e.touch(j)
+}
+
+// retry decides whether a failed attempt is tried again: the first
+// evaluateOnExit rule whose glob matches the reason decides; with no match,
+// retry while attempts remain.
+func (e *Engine) retry(j *jobRec, reason string) bool {
+	rs := j.RetryStrategy
+	if rs == nil || j.Internal.Entries >= rs.Attempts {
+		return false
+	}
+	for _, r := range rs.EvaluateOnExit {
+		if globMatch(r.OnStatusReason, reason) {
+			return strings.EqualFold(r.Action, "RETRY")
+		}
+	}
+	return true
+}
+
+// globMatch matches s against a pattern where * stands for any run of
+// characters; an empty pattern matches everything.
+func globMatch(pattern, s string) bool {
+	if pattern == "" {
+		return true
+	}
+	parts := strings.Split(pattern, "*")
+	if !strings.HasPrefix(s, parts[0]) {
+		return false
+	}
+	s = s[len(parts[0]):]
+	for i, p := range parts[1:] {
+		if i == len(parts)-2 {
+			return strings.HasSuffix(s, p)
+		}
+		k := strings.Index(s, p)
+		if k < 0 {
+			return false
+		}
+		s = s[k+len(p):]
+	}
+	return s == ""
+}
+
+// mustCore applies an event the engine has already validated; a refusal
+// is a broken invariant.
+func (e *Engine) mustCore(ev core.Event) {
+	if err := e.core.Apply(ev); err != nil {
+		panic("engine: core refused " + err.Error())
+	}
+}
+
+// housekeeping runs every second: time limit actions and retention.
+func (e *Engine) housekeeping(now time.Time) error {
+	nowMs := ms(now)
+	for id, w := range e.waits {
+		j := e.jobs[id]
+		if j == nil || j.Status != StatusRunnable {
+			delete(e.waits, id)
+			continue
+		}
+		q := e.queues[j.Internal.Queue]
+		if q == nil {
+			continue
+		}
+		for _, a := range q.JobStateTimeLimitActions {
+			if a.State == StatusRunnable && strings.HasPrefix(w.reason, a.Reason) && nowMs-w.since >= int64(a.MaxTimeSeconds)*1000 {
+				if err := e.core.Apply(core.Terminate{Job: id}); err == nil {
+					e.fail(j, "Terminated by JobStateTimeLimit action due to reason: "+a.Reason, now)
+				}
+				break
+			}
+		}
+	}
+	if now.Sub(e.lastPurge) >= time.Minute {
+		e.lastPurge = now
+		e.purge(now)
+	}
+	return nil
+}
+
+// purge forgets jobs that ended longer ago than the retention.
+func (e *Engine) purge(now time.Time) {
+	before := ms(now.Add(-e.opts.Retention))
+	for id, j := range e.jobs {
+		if terminal(j.Status) && j.Internal.EndedAt > 0 && j.Internal.EndedAt < before {
+			delete(e.jobs, id)
+			if t := j.Internal.ClientToken; t != "" && e.tokens[t] == id {
+				delete(e.tokens, t)
+			}
+		}
+	}
+	e.tx.purgeBefore = before
+}

@@ -1,0 +1,383 @@
+package engine
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"time"
+
+	"github.com/sharq-dev/sharq/internal/core"
+)
+
+// trainingRequest is the part of a CreateTrainingJob request that decides
+// what capacity a job needs.
+type trainingRequest struct {
+	ResourceConfig *struct {
+		InstanceType   string `json:"InstanceType"`
+		InstanceCount  *int   `json:"InstanceCount"`
+		InstanceGroups []struct {
+			InstanceType      string `json:"InstanceType"`
+			InstanceCount     int    `json:"InstanceCount"`
+			InstanceGroupName string `json:"InstanceGroupName"`
+		} `json:"InstanceGroups"`
+	} `json:"ResourceConfig"`
+}
+
+// demandOf reads the capacity a CreateTrainingJob request asks for: the
+// instance type × count, or each instance group's.
+func demandOf(payload string) ([]core.UnitCount, error) {
+	var req trainingRequest
+	if err := json.Unmarshal([]byte(payload), &req); err != nil {
+		return nil, invalidf("serviceRequestPayload is not a valid CreateTrainingJob request: %v", err)
+	}
+	rc := req.ResourceConfig
+	if rc == nil {
+		return nil, invalidf("serviceRequestPayload is not a valid CreateTrainingJob request: ResourceConfig is required")
+	}
+	var out []core.UnitCount
+	if len(rc.InstanceGroups) > 0 {
+		for _, g := range rc.InstanceGroups {
+			if !instanceType.MatchString(g.InstanceType) {
+				return nil, invalidf("serviceRequestPayload: ResourceConfig.InstanceGroups[].InstanceType %q is not a SageMaker Training instance type", g.InstanceType)
+			}
+			if g.InstanceCount < 1 {
+				return nil, invalidf("serviceRequestPayload: ResourceConfig.InstanceGroups[].InstanceCount must be at least 1")
+			}
+			out = append(out, core.UnitCount{Unit: g.InstanceType, Count: g.InstanceCount})
+		}
+		return mergeUnits(out), nil
+	}
+	if rc.InstanceType == "" {
+		return nil, invalidf("serviceRequestPayload: ResourceConfig.InstanceType is required")
+	}
+	if !instanceType.MatchString(rc.InstanceType) {
+		return nil, invalidf("serviceRequestPayload: ResourceConfig.InstanceType %q is not a SageMaker Training instance type", rc.InstanceType)
+	}
+	n := 1
+	if rc.InstanceCount != nil {
+		n = *rc.InstanceCount
+	}
+	if n < 1 {
+		return nil, invalidf("serviceRequestPayload: ResourceConfig.InstanceCount must be at least 1")
+	}
+	return []core.UnitCount{{Unit: rc.InstanceType, Count: n}}, nil
+}
+
+// mergeUnits sums repeated instance types, keeping first-seen order.
+func mergeUnits(us []core.UnitCount) []core.UnitCount {
+	var out []core.UnitCount
+	for _, u := range us {
+		found := false
+		for i := range out {
+			if out[i].Unit == u.Unit {
+				out[i].Count += u.Count
+				found = true
+			}
+		}
+		if !found {
+			out = append(out, u)
+		}
+	}
+	return out
+}
+
+func capacityUsage(us []core.UnitCount) []CapacityUsage {
+	out := make([]CapacityUsage, len(us))
+	for i, u := range us {
+		out[i] = CapacityUsage{CapacityUnit: u.Unit, Quantity: float64(u.Count)}
+	}
+	return out
+}
+
+// requestHash identifies a submission for clientToken idempotency.
+func requestHash(in SubmitServiceJobInput) string {
+	in.ClientToken = ""
+	sum := sha256.Sum256(mustJSON(in))
+	return hex.EncodeToString(sum[:8])
+}
+
+func (e *Engine) SubmitServiceJob(ctx context.Context, in SubmitServiceJobInput) (ServiceJob, error) {
+	demand, err := demandOf(in.ServiceRequestPayload)
+	if err != nil {
+		return ServiceJob{}, err
+	}
+	hash := requestHash(in)
+	var out ServiceJob
+	err = e.do(ctx, func(now time.Time) error {
+		if id, ok := e.tokens[in.ClientToken]; ok && in.ClientToken != "" {
+			j := e.jobs[id]
+			if j.Internal.RequestHash != hash {
+				return invalidf("clientToken %s was already used for a different request", in.ClientToken)
+			}
+			out = j.ServiceJob
+			return nil
+		}
+		j, err := e.newJob(in, demand, now)
+		if err != nil {
+			return err
+		}
+		j.Internal.RequestHash = hash
+		out = j.ServiceJob
+		return nil
+	})
+	return out, err
+}
+
+func (e *Engine) newJob(in SubmitServiceJobInput, demand []core.UnitCount, now time.Time) (*jobRec, error) {
+	q, err := e.findQueue(in.JobQueue)
+	if err != nil {
+		return nil, err
+	}
+	if q.State != stateEnabled {
+		return nil, invalidf("Job queue %s is DISABLED and does not accept jobs", q.JobQueueName)
+	}
+	if err := e.checkShareArgs(q, in); err != nil {
+		return nil, err
+	}
+	queued := max(now.UnixNano(), e.lastQ+1)
+	id := e.opts.NewID()
+	prio := 0
+	if in.SchedulingPriority != nil {
+		prio = *in.SchedulingPriority
+	}
+	j := &jobRec{ServiceJob: ServiceJob{
+		JobID: id, JobName: in.JobName, JobArn: e.arn("service-job/" + id), JobQueue: q.JobQueueArn,
+		ServiceJobType: in.ServiceJobType, Status: StatusSubmitted, CreatedAt: queued / 1e6,
+		SchedulingPriority: prio, QuotaShareName: in.QuotaShareName, ShareIdentifier: in.ShareIdentifier,
+		ServiceRequestPayload: in.ServiceRequestPayload, RetryStrategy: in.RetryStrategy, TimeoutConfig: in.TimeoutConfig,
+		PreemptionConfiguration: in.PreemptionConfiguration, Tags: in.Tags, CapacityUsage: capacityUsage(demand),
+	}}
+	j.Internal = jobInternal{Queue: q.JobQueueName, QueuedAt: queued, Demand: demand, Entries: 1, ClientToken: in.ClientToken}
+	if err := coreErr(e.core.Apply(e.submitEvent(j))); err != nil {
+		return nil, err
+	}
+	e.lastQ = queued
+	e.jobs[id] = j
+	if in.ClientToken != "" {
+		e.tokens[in.ClientToken] = id
+	}
+	e.tx.submitted = append(e.tx.submitted, j)
+	e.touch(j)
+	return j, nil
+}
+
+func (e *Engine) checkShareArgs(q *queueRec, in SubmitServiceJobInput) error {
+	switch {
+	case q.quota && in.QuotaShareName == "":
+		return invalidf("quotaShareName must be specified: job queue %s has a quota share scheduling policy", q.JobQueueName)
+	case !q.quota && in.QuotaShareName != "":
+		return invalidf("quotaShareName must not be specified: job queue %s does not have a quota share scheduling policy", q.JobQueueName)
+	case q.quota && in.ShareIdentifier != "":
+		return invalidf("shareIdentifier must not be specified: job queue %s does not have a fair share scheduling policy", q.JobQueueName)
+	}
+	if q.quota {
+		s := q.shares[in.QuotaShareName]
+		if s == nil {
+			return notFoundf("Quota share %s does not exist in job queue %s", in.QuotaShareName, q.JobQueueName)
+		}
+		if s.State != stateEnabled {
+			return invalidf("Quota share %s is DISABLED and does not accept jobs", in.QuotaShareName)
+		}
+	}
+	return nil
+}
+
+func (e *Engine) submitEvent(j *jobRec) core.Submit {
+	return core.Submit{
+		Job: j.JobID, Queue: j.Internal.Queue, Share: j.QuotaShareName, Demand: j.Internal.Demand,
+		Priority: j.SchedulingPriority, QueuedAt: j.Internal.QueuedAt, PreemptionRetries: j.retries(),
+		Preempted: preemptedCount(j),
+	}
+}
+
+func preemptedCount(j *jobRec) int {
+	if j.PreemptionSummary == nil {
+		return 0
+	}
+	return j.PreemptionSummary.PreemptedAttemptCount
+}
+
+func (e *Engine) findJob(idOrArn string) (*jobRec, error) {
+	j := e.jobs[jobID(idOrArn)]
+	if j == nil {
+		return nil, notFoundf("Job %s does not exist", idOrArn)
+	}
+	return j, nil
+}
+
+func (e *Engine) UpdateServiceJob(ctx context.Context, id string, priority int) (ServiceJob, error) {
+	var out ServiceJob
+	err := e.do(ctx, func(time.Time) error {
+		j, err := e.findJob(id)
+		if err != nil {
+			return err
+		}
+		if terminal(j.Status) {
+			return invalidf("Job %s is in a terminal state (%s); its priority cannot change", j.JobID, j.Status)
+		}
+		if err := coreErr(e.core.Apply(core.SetPriority{Job: j.JobID, Priority: priority})); err != nil {
+			return err
+		}
+		j.SchedulingPriority = priority
+		e.touch(j)
+		out = j.ServiceJob
+		return nil
+	})
+	return out, err
+}
+
+func (e *Engine) TerminateServiceJob(ctx context.Context, id, reason string) error {
+	return e.do(ctx, func(now time.Time) error { return e.terminate(id, reason, now) })
+}
+
+func (e *Engine) terminate(id, reason string, now time.Time) error {
+	j, err := e.findJob(id)
+	if err != nil {
+		return err
+	}
+	if terminal(j.Status) {
+		return nil
+	}
+	if err := coreErr(e.core.Apply(core.Terminate{Job: j.JobID})); err != nil {
+		return err
+	}
+	j.IsTerminated = true
+	e.fail(j, reason, now)
+	return nil
+}
+
+func (e *Engine) TerminateServiceJobs(ctx context.Context, ids []string, reason string) ([]string, []TerminateError, error) {
+	ok := []string{}
+	bad := []TerminateError{}
+	err := e.do(ctx, func(now time.Time) error {
+		for _, id := range ids {
+			if err := e.terminate(id, reason, now); err != nil {
+				bad = append(bad, TerminateError{Job: id, Code: "ClientException", Message: ErrorMessage(err)})
+				continue
+			}
+			ok = append(ok, jobID(id))
+		}
+		return nil
+	})
+	return ok, bad, err
+}
+
+func (e *Engine) DescribeServiceJob(ctx context.Context, id string) (ServiceJob, error) {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	j, err := e.findJob(id)
+	if err != nil {
+		return ServiceJob{}, err
+	}
+	return e.view(j), nil
+}
+
+// view is a job as clients see it: a RUNNABLE job's statusReason is why it
+// waits right now.
+func (e *Engine) view(j *jobRec) ServiceJob {
+	sj := j.ServiceJob
+	if sj.Status == StatusRunnable {
+		if st, ok := e.core.Job(j.JobID); ok && !st.Dispatched {
+			sj.StatusReason = st.Reason.String()
+		}
+	}
+	return sj
+}
+
+// JobPosition reports a RUNNABLE job's place in its share and why it waits.
+func (e *Engine) JobPosition(id string) (core.JobStatus, bool) {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	return e.core.Job(jobID(id))
+}
+
+func (e *Engine) GetJobQueueSnapshot(ctx context.Context, jobQueue string) (QueueSnapshot, error) {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	q, err := e.findQueue(jobQueue)
+	if err != nil {
+		return QueueSnapshot{}, err
+	}
+	now := ms(e.opts.Clock.Now())
+	var snap QueueSnapshot
+	front := &FrontOfQueue{Jobs: []FrontOfQueueJob{}, LastUpdatedAt: now}
+	for _, id := range e.core.QueueFront(q.JobQueueName, 100) {
+		front.Jobs = append(front.Jobs, e.frontJob(id))
+	}
+	snap.FrontOfQueue = front
+	util := &QueueUtilization{TotalCapacityUsage: []CapacityUsage{}, LastUpdatedAt: now}
+	total := map[string]int{}
+	var order []string
+	var top []QuotaShareCapacity
+	for _, su := range e.core.Usage(q.JobQueueName) {
+		var cu []CapacityUsage
+		used := 0
+		for _, u := range su.Units {
+			if u.Used > 0 {
+				cu = append(cu, CapacityUsage{CapacityUnit: u.Unit, Quantity: float64(u.Used)})
+				if _, seen := total[u.Unit]; !seen {
+					order = append(order, u.Unit)
+				}
+				total[u.Unit] += u.Used
+				used += u.Used
+			}
+		}
+		if q.quota && used > 0 {
+			top = append(top, QuotaShareCapacity{QuotaShareName: su.Share, CapacityUsage: cu})
+		}
+	}
+	for _, u := range order {
+		util.TotalCapacityUsage = append(util.TotalCapacityUsage, CapacityUsage{CapacityUnit: u, Quantity: float64(total[u])})
+	}
+	if q.quota {
+		sortShareCapacity(top)
+		util.QuotaShareUtilization = &QuotaShareUtilization{TopCapacityUtilization: nonNilTop(top)}
+		fq := &FrontOfQuotaShares{QuotaShares: map[string][]FrontOfQueueJob{}, LastUpdatedAt: now}
+		for name := range q.shares {
+			fq.QuotaShares[name] = []FrontOfQueueJob{}
+			for _, id := range e.core.ShareFront(q.JobQueueName, name, 1) {
+				fq.QuotaShares[name] = append(fq.QuotaShares[name], e.frontJob(id))
+			}
+		}
+		snap.FrontOfQuotaShares = fq
+	}
+	snap.QueueUtilization = util
+	return snap, nil
+}
+
+func nonNilTop(t []QuotaShareCapacity) []QuotaShareCapacity {
+	if t == nil {
+		return []QuotaShareCapacity{}
+	}
+	return t
+}
+
+func (e *Engine) frontJob(id string) FrontOfQueueJob {
+	fj := FrontOfQueueJob{JobArn: e.arn("service-job/" + id)}
+	if j := e.jobs[id]; j != nil {
+		fj.EarliestTimeAtPosition = j.CreatedAt
+	}
+	return fj
+}
+
+// sortShareCapacity orders shares by total usage, descending, then name.
+func sortShareCapacity(top []QuotaShareCapacity) {
+	sum := func(q QuotaShareCapacity) float64 {
+		t := 0.0
+		for _, c := range q.CapacityUsage {
+			t += c.Quantity
+		}
+		return t
+	}
+	for i := 1; i < len(top); i++ {
+		for k := i; k > 0; k-- {
+			a, b := top[k-1], top[k]
+			if sum(a) > sum(b) || sum(a) == sum(b) && a.QuotaShareName < b.QuotaShareName {
+				break
+			}
+			top[k-1], top[k] = b, a
+		}
+	}
+}
+

@@ -1,0 +1,167 @@
+package engine
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/sharq-dev/sharq/internal/store"
+)
+
+// ListServiceJobs lists jobs newest first. With no status and no filter it
+// lists RUNNING jobs; a filter replaces the status, except QUOTA_SHARE_NAME
+// and SHARE_IDENTIFIER, which combine with it.
+func (e *Engine) ListServiceJobs(ctx context.Context, in ListServiceJobsInput) ([]ServiceJob, string, error) {
+	f := store.JobFilter{After: in.NextToken, Limit: in.MaxResults}
+	if f.Limit <= 0 || f.Limit > 100 {
+		f.Limit = 100
+	}
+	if in.JobQueue != "" {
+		e.mu.RLock()
+		q, err := e.findQueue(in.JobQueue)
+		e.mu.RUnlock()
+		if err != nil {
+			return nil, "", err
+		}
+		f.Queue = q.JobQueueArn
+	}
+	status := in.JobStatus
+	if len(in.Filters) == 0 && status == "" {
+		status = StatusRunning
+	}
+	for _, flt := range in.Filters {
+		if len(flt.Values) == 0 {
+			return nil, "", invalidf("filter %s needs a value", flt.Name)
+		}
+		v := flt.Values[0]
+		switch flt.Name {
+		case "JOB_NAME":
+			status = ""
+			f.NamePrefix, f.NameExact = strings.TrimSuffix(v, "*"), !strings.HasSuffix(v, "*")
+		case "BEFORE_CREATED_AT", "AFTER_CREATED_AT":
+			status = ""
+			t, err := strconv.ParseInt(v, 10, 64)
+			if err != nil {
+				return nil, "", invalidf("filter %s takes epoch milliseconds, not %q", flt.Name, v)
+			}
+			if flt.Name == "BEFORE_CREATED_AT" {
+				f.CreatedBefore = t
+			} else {
+				f.CreatedAfter = t
+			}
+		case "QUOTA_SHARE_NAME":
+			f.Share = v
+		case "SHARE_IDENTIFIER":
+			// Fair-share queues are not served; no job carries one.
+			return []ServiceJob{}, "", nil
+		default:
+			return nil, "", invalidf("unknown filter name %s", flt.Name)
+		}
+	}
+	if status != "" {
+		f.Statuses = []string{status}
+	}
+	rows, next, err := e.opts.Store.ListJobs(ctx, f)
+	if err != nil {
+		return nil, "", &Error{Code: Internal, Message: "internal error", Err: err}
+	}
+	out := make([]ServiceJob, 0, len(rows))
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	for _, r := range rows {
+		if j := e.jobs[r.ID]; j != nil {
+			out = append(out, e.view(j))
+			continue
+		}
+		var j jobRec
+		if jsonErr := unmarshal(r.Doc, &j); jsonErr == nil {
+			out = append(out, j.ServiceJob)
+		}
+	}
+	return out, next, nil
+}
+
+// --- tags
+
+// tagsOf finds the tags of the resource or job an ARN names.
+func (e *Engine) tagsOf(arn string) (*map[string]string, func(), error) {
+	if p := e.policies[arn]; p != nil {
+		return &p.Tags, func() { e.touchResource(kindPolicy, arn, p.SchedulingPolicy) }, nil
+	}
+	if name := resourceName(arn, "service-environment"); name != "" && strings.HasPrefix(arn, "arn:") {
+		if se := e.envs[name]; se != nil {
+			return &se.Tags, func() { e.touchResource(kindEnv, arn, se.ServiceEnvironment) }, nil
+		}
+	}
+	if rest := resourceName(arn, "job-queue"); rest != "" && strings.HasPrefix(arn, "arn:") {
+		if strings.Contains(rest, "/quota-share/") {
+			if _, s, err := e.findShare(arn); err == nil {
+				return &s.Tags, func() { e.touchResource(kindShare, arn, s.QuotaShare) }, nil
+			}
+		} else if q := e.queues[rest]; q != nil {
+			return &q.Tags, func() { e.touchResource(kindQueue, arn, q.JobQueue) }, nil
+		}
+	}
+	if strings.Contains(arn, ":service-job/") {
+		if j := e.jobs[jobID(arn)]; j != nil {
+			return &j.Tags, func() { e.touch(j) }, nil
+		}
+	}
+	return nil, nil, notFoundf("Resource %s does not exist", arn)
+}
+
+func (e *Engine) TagResource(ctx context.Context, arn string, tags map[string]string) error {
+	return e.do(ctx, func(time.Time) error {
+		t, save, err := e.tagsOf(arn)
+		if err != nil {
+			return err
+		}
+		if *t == nil {
+			*t = map[string]string{}
+		}
+		if n := len(*t) + len(tags); n > 50 {
+			for k := range tags {
+				if _, ok := (*t)[k]; ok {
+					n--
+				}
+			}
+			if n > 50 {
+				return invalidf("A resource can have at most 50 tags")
+			}
+		}
+		for k, v := range tags {
+			(*t)[k] = v
+		}
+		save()
+		return nil
+	})
+}
+
+func (e *Engine) UntagResource(ctx context.Context, arn string, keys []string) error {
+	return e.do(ctx, func(time.Time) error {
+		t, save, err := e.tagsOf(arn)
+		if err != nil {
+			return err
+		}
+		for _, k := range keys {
+			delete(*t, k)
+		}
+		save()
+		return nil
+	})
+}
+
+func (e *Engine) ListTagsForResource(ctx context.Context, arn string) (map[string]string, error) {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	t, _, err := e.tagsOf(arn)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	for k, v := range *t {
+		out[k] = v
+	}
+	return out, nil
+}

@@ -1,0 +1,330 @@
+package engine
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/sharq-dev/sharq/internal/core"
+	"github.com/sharq-dev/sharq/internal/executor"
+	"github.com/sharq-dev/sharq/internal/store"
+)
+
+// Engine is the single writer around the core. Create it with New and run
+// it with Run; its methods are safe for concurrent use.
+type Engine struct {
+	opts Options
+	log  interface {
+		Info(string, ...any)
+		Warn(string, ...any)
+		Error(string, ...any)
+		Debug(string, ...any)
+	}
+
+	ops     chan *op
+	stopped chan struct{}
+	failed  error
+
+	// mu guards everything below. The loop holds it to write; API reads
+	// take it shared.
+	mu       sync.RWMutex
+	core     *core.Core
+	policies map[string]*policyRec // by ARN
+	envs     map[string]*envRec    // by name
+	queues   map[string]*queueRec  // by name
+	jobs     map[string]*jobRec    // by ID, ended ones included until purged
+	attempts map[string]string     // live attempt ID → job ID
+	tokens   map[string]string     // clientToken → job ID
+	waits    map[string]waitMark   // infeasible jobs, for time limit actions
+	lastQ    int64                 // last queue time handed out (ns)
+	lastPurge time.Time
+	tx       *tx
+	cycles   uint64
+}
+
+// waitMark records since when a job waits for a misconfiguration reason.
+type waitMark struct {
+	reason string
+	since  int64 // ms
+}
+
+// op is a change run inside the loop with mu held.
+type op struct {
+	fn   func(now time.Time) error
+	done chan error // nil for internal changes nobody waits for
+	err  error
+}
+
+// tx collects what one cycle changed: records to commit and executor
+// actions to take once they are durable.
+type tx struct {
+	now       time.Time
+	jobs      map[string]*jobRec
+	resources map[string]store.Resource
+	deleted   []string
+	submitted []*jobRec
+	starts    []executor.Attempt
+	stops     []string
+	// purgeBefore, when set, purges ended jobs from the store after commit.
+	purgeBefore int64
+}
+
+func newTx(now time.Time) *tx {
+	return &tx{now: now, jobs: map[string]*jobRec{}, resources: map[string]store.Resource{}}
+}
+
+// New opens an engine over the store, rebuilding its state from it and
+// reconciling with what the executor reports.
+func New(ctx context.Context, opts Options) (*Engine, error) {
+	opts.setDefaults()
+	if opts.Store == nil {
+		return nil, errors.New("engine: no store")
+	}
+	e := &Engine{
+		opts:     opts,
+		log:      opts.Logger,
+		ops:      make(chan *op, 8192),
+		stopped:  make(chan struct{}),
+		core:     core.New(),
+		policies: map[string]*policyRec{},
+		envs:     map[string]*envRec{},
+		queues:   map[string]*queueRec{},
+		jobs:     map[string]*jobRec{},
+		attempts: map[string]string{},
+		tokens:   map[string]string{},
+		waits:    map[string]waitMark{},
+	}
+	if err := e.load(ctx); err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+// do runs fn inside the loop and waits until its cycle is durable.
+func (e *Engine) do(ctx context.Context, fn func(now time.Time) error) error {
+	o := &op{fn: fn, done: make(chan error, 1)}
+	select {
+	case e.ops <- o:
+	case <-e.stopped:
+		return e.stoppedErr()
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	select {
+	case err := <-o.done:
+		return err
+	case <-e.stopped:
+		return e.stoppedErr()
+	}
+}
+
+func (e *Engine) stoppedErr() error {
+	return &Error{Code: Internal, Message: "internal error", Err: errors.New("engine stopped")}
+}
+
+// post queues an internal change without waiting for it.
+func (e *Engine) post(fn func(now time.Time) error) {
+	select {
+	case e.ops <- &op{fn: fn}:
+	case <-e.stopped:
+	}
+}
+
+// Run schedules until ctx ends. It returns the first fatal error (a failed
+// commit), after which every call fails: the process should restart and
+// rebuild from the store.
+func (e *Engine) Run(ctx context.Context) error {
+	defer close(e.stopped)
+	var updates <-chan executor.Update
+	if e.opts.Executor != nil {
+		updates = e.opts.Executor.Updates()
+	}
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	e.post(func(time.Time) error { return nil }) // a first cycle settles what load restored
+	for {
+		var batch []*op
+		select {
+		case <-ctx.Done():
+			return nil
+		case o := <-e.ops:
+			batch = append(batch, o)
+		case u := <-updates:
+			batch = append(batch, &op{fn: func(now time.Time) error { e.handleUpdate(u, now); return nil }})
+		case <-tick.C:
+			batch = append(batch, &op{fn: e.housekeeping})
+		}
+		batch = e.drain(batch, updates)
+		// A cycle that has begun finishes: its changes are committed even
+		// when the engine is being stopped.
+		if err := e.cycle(context.WithoutCancel(ctx), batch); err != nil {
+			e.log.Error("cycle failed; stopping", "err", err)
+			return err
+		}
+	}
+}
+
+// drain adds whatever else is already waiting, so one commit covers many
+// requests (group commit).
+func (e *Engine) drain(batch []*op, updates <-chan executor.Update) []*op {
+	for len(batch) < 4096 {
+		select {
+		case o := <-e.ops:
+			batch = append(batch, o)
+		case u := <-updates:
+			batch = append(batch, &op{fn: func(now time.Time) error { e.handleUpdate(u, now); return nil }})
+		default:
+			return batch
+		}
+	}
+	return batch
+}
+
+// cycle applies a batch of changes, runs the core, commits, answers and
+// then acts: persist first, then act.
+func (e *Engine) cycle(ctx context.Context, batch []*op) error {
+	e.mu.Lock()
+	now := e.opts.Clock.Now()
+	e.tx = newTx(now)
+	for _, o := range batch {
+		o.err = o.fn(now)
+	}
+	e.step(now)
+	t := e.tx
+	e.tx = nil
+	b := e.storeBatch(t)
+	e.cycles++
+	e.mu.Unlock()
+
+	if err := e.opts.Store.Commit(ctx, b); err != nil {
+		err = fmt.Errorf("commit cycle: %w", err)
+		for _, o := range batch {
+			if o.done != nil {
+				o.done <- &Error{Code: Internal, Message: "internal error", Err: err}
+			}
+		}
+		return err
+	}
+	for _, o := range batch {
+		if o.done != nil {
+			o.done <- o.err
+		}
+	}
+	e.act(ctx, t)
+	if t.purgeBefore > 0 {
+		if _, err := e.opts.Store.PurgeEnded(ctx, t.purgeBefore); err != nil {
+			e.log.Warn("purge ended jobs", "err", err)
+		}
+	}
+	return nil
+}
+
+// step runs core cycles until no head is held back.
+func (e *Engine) step(now time.Time) {
+	for i := 0; i < 8; i++ {
+		ds := e.core.Step(now)
+		e.applyDecisions(ds, now)
+		if !ds.More {
+			break
+		}
+	}
+	for _, j := range e.tx.submitted {
+		if j.Status == StatusSubmitted {
+			j.Status = StatusRunnable
+		}
+	}
+}
+
+func (e *Engine) storeBatch(t *tx) *store.Batch {
+	b := &store.Batch{DeletedResources: t.deleted}
+	for _, r := range t.resources {
+		b.Resources = append(b.Resources, r)
+	}
+	for _, j := range t.jobs {
+		b.Jobs = append(b.Jobs, store.Job{
+			ID: j.JobID, Name: j.JobName, Queue: j.JobQueue, Share: j.QuotaShareName,
+			Status: j.Status, CreatedAt: j.CreatedAt, EndedAt: j.Internal.EndedAt, Doc: mustJSON(j),
+		})
+	}
+	return b
+}
+
+// act tells the executor what the committed cycle decided: stops first, so
+// capacity is being freed before new attempts ask for it.
+func (e *Engine) act(ctx context.Context, t *tx) {
+	ex := e.opts.Executor
+	if ex == nil {
+		return
+	}
+	for _, id := range t.stops {
+		if err := ex.Stop(ctx, id, e.opts.StopGrace); err != nil {
+			e.log.Warn("stop attempt", "attempt", id, "err", err)
+		}
+	}
+	for _, a := range t.starts {
+		if err := ex.Start(ctx, a); err != nil {
+			e.log.Warn("start attempt", "attempt", a.ID, "job", a.JobID, "err", err)
+			id, aid := a.JobID, a.ID
+			e.post(func(now time.Time) error {
+				e.handleUpdate(executor.Update{AttemptID: aid, JobID: id, State: executor.Failed, Reason: "CannotStart: " + err.Error(), ExitCode: -1, At: now}, now)
+				return nil
+			})
+		}
+	}
+}
+
+// touch marks a job record changed in this cycle.
+func (e *Engine) touch(j *jobRec) { e.tx.jobs[j.JobID] = j }
+
+func (e *Engine) touchResource(kind, arn string, doc any) {
+	e.tx.resources[arn] = store.Resource{Kind: kind, ARN: arn, Doc: mustJSON(doc)}
+}
+
+func (e *Engine) deleteResource(arn string) {
+	delete(e.tx.resources, arn)
+	e.tx.deleted = append(e.tx.deleted, arn)
+}
+
+func ms(t time.Time) int64 { return t.UnixMilli() }
+
+// newUUID returns a random version 4 UUID.
+func newUUID() string {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic("engine: no randomness: " + err.Error())
+	}
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
+}
+
+// coreErr turns a core error into a client error.
+func coreErr(err error) error {
+	if err == nil {
+		return nil
+	}
+	msg := err.Error()
+	switch {
+	case errors.Is(err, core.ErrNotFound):
+		return &Error{Code: NotFound, Message: trimPrefix(msg, "not found: ") + " does not exist"}
+	case errors.Is(err, core.ErrConflict):
+		return &Error{Code: Conflict, Message: trimPrefix(msg, "conflict: ")}
+	case errors.Is(err, core.ErrInvalid):
+		return &Error{Code: Invalid, Message: trimPrefix(msg, "invalid: ")}
+	}
+	return err
+}
+
+func trimPrefix(s, p string) string {
+	if len(s) >= len(p) && s[:len(p)] == p {
+		return s[len(p):]
+	}
+	return s
+}
+
+type timeT = time.Time
+
+func secs(n int) time.Duration { return time.Duration(n) * time.Second }
