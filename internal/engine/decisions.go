@@ -2,8 +2,8 @@ package engine
 
 import (
 	"crypto/sha256"
-	"fmt"
 	"encoding/hex"
+	"fmt"
 	"strings"
 	"time"
 

@@ -380,4 +380,3 @@ func sortShareCapacity(top []QuotaShareCapacity) {
 		}
 	}
 }
-

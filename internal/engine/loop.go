@@ -30,19 +30,19 @@ type Engine struct {
 
 	// mu guards everything below. The loop holds it to write; API reads
 	// take it shared.
-	mu       sync.RWMutex
-	core     *core.Core
-	policies map[string]*policyRec // by ARN
-	envs     map[string]*envRec    // by name
-	queues   map[string]*queueRec  // by name
-	jobs     map[string]*jobRec    // by ID, ended ones included until purged
-	attempts map[string]string     // live attempt ID → job ID
-	tokens   map[string]string     // clientToken → job ID
-	waits    map[string]waitMark   // infeasible jobs, for time limit actions
-	lastQ    int64                 // last queue time handed out (ns)
+	mu        sync.RWMutex
+	core      *core.Core
+	policies  map[string]*policyRec // by ARN
+	envs      map[string]*envRec    // by name
+	queues    map[string]*queueRec  // by name
+	jobs      map[string]*jobRec    // by ID, ended ones included until purged
+	attempts  map[string]string     // live attempt ID → job ID
+	tokens    map[string]string     // clientToken → job ID
+	waits     map[string]waitMark   // infeasible jobs, for time limit actions
+	lastQ     int64                 // last queue time handed out (ns)
 	lastPurge time.Time
-	tx       *tx
-	cycles   uint64
+	tx        *tx
+	cycles    uint64
 }
 
 // waitMark records since when a job waits for a misconfiguration reason.
