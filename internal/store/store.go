@@ -11,6 +11,10 @@ import (
 // ErrNotFound is returned when a job or resource does not exist.
 var ErrNotFound = errors.New("not found")
 
+// ErrInvalidCursor is returned by ListJobs when After is not a cursor a
+// previous ListJobs returned, so the API can answer with a client error.
+var ErrInvalidCursor = errors.New("invalid cursor")
+
 // Resource is a configuration object: a scheduling policy, service
 // environment, job queue or quota share. Doc is the engine's JSON encoding.
 type Resource struct {
@@ -34,11 +38,15 @@ type Job struct {
 	Doc     []byte
 }
 
-// Batch is what one scheduling cycle changed. It is written atomically.
+// Batch is what one scheduling cycle changed. It is written atomically:
+// all of it or, when Commit fails, none of it. Within a batch the later of
+// two entries with the same key wins, and DeletedResources apply after
+// Resources, so an ARN in both ends deleted. Empty IDs, ARNs and Meta keys
+// are rejected.
 type Batch struct {
-	Resources        []Resource // upserted
-	DeletedResources []string   // ARNs
-	Jobs             []Job      // upserted
+	Resources        []Resource // upserted by ARN
+	DeletedResources []string   // ARNs; deleting an absent one is not an error
+	Jobs             []Job      // upserted by ID
 	// Meta holds small named values the engine keeps (counters, versions).
 	Meta map[string]string
 }
@@ -48,15 +56,18 @@ type JobFilter struct {
 	Queue    string
 	Share    string
 	Statuses []string
-	// NamePrefix matches Name case-insensitively; Exact requires equality
-	// instead (still case-insensitive).
+	// NamePrefix matches Name case-insensitively (both sides through
+	// strings.ToLower); NameExact requires equality instead (still
+	// case-insensitive). An empty NamePrefix matches every name.
 	NamePrefix string
 	NameExact  bool
 	// CreatedAfter/CreatedBefore bound CreatedAt (epoch ms, exclusive);
 	// 0 means unbounded.
 	CreatedAfter  int64
 	CreatedBefore int64
-	// Limit caps the page (1..1000); After is the cursor ListJobs returned.
+	// Limit caps the page (1..1000): 0 or less means 100, more than 1000
+	// means 1000. After is the cursor ListJobs returned for the previous
+	// page, with the same filter; "" starts at the newest job.
 	Limit int
 	After string
 }
@@ -65,7 +76,9 @@ type JobFilter struct {
 type Store interface {
 	// Commit writes the batch atomically and durably (synced) before it
 	// returns. Concurrent commits may share one transaction and one sync
-	// (group commit); each returns only once its own batch is durable.
+	// (group commit); each returns only once its own batch is durable, and
+	// one failing batch does not fail the others. On error nothing of b was
+	// written; a ctx already done fails with its error.
 	Commit(ctx context.Context, b *Batch) error
 	// Resources returns every resource, ordered by ARN.
 	Resources(ctx context.Context) ([]Resource, error)
@@ -75,12 +88,16 @@ type Store interface {
 	// Job returns one job, or ErrNotFound.
 	Job(ctx context.Context, id string) (Job, error)
 	// ListJobs returns jobs matching f newest first (CreatedAt desc, then ID
-	// desc) and the cursor of the next page ("" when none).
+	// desc) and the cursor of the next page ("" when none). Paging visits
+	// every matching job once, even when equal CreatedAt values straddle a
+	// page boundary. A malformed f.After gives ErrInvalidCursor.
 	ListJobs(ctx context.Context, f JobFilter) ([]Job, string, error)
 	// Meta returns a value stored through Batch.Meta, or "" when unset.
 	Meta(ctx context.Context, key string) (string, error)
-	// PurgeEnded deletes jobs that ended before the given time (epoch ms)
-	// and returns how many went.
+	// PurgeEnded deletes jobs that ended before the given time (epoch ms,
+	// EndedAt > 0 && EndedAt < before) and returns how many went.
 	PurgeEnded(ctx context.Context, before int64) (int, error)
+	// Close waits for commits in flight and releases the store; Commit
+	// fails afterwards. Calling Close again does nothing.
 	Close() error
 }
