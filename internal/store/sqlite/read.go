@@ -1,0 +1,117 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+
+	"github.com/sharq-dev/sharq/internal/store"
+)
+
+const jobColumns = `id, name, queue, share, status, created_at, ended_at, doc`
+
+// scanner is a *sql.Row or *sql.Rows.
+type scanner interface{ Scan(dest ...any) error }
+
+func scanJob(sc scanner) (store.Job, error) {
+	var j store.Job
+	err := sc.Scan(&j.ID, &j.Name, &j.Queue, &j.Share, &j.Status, &j.CreatedAt, &j.EndedAt, &j.Doc)
+	return j, err
+}
+
+// Resources returns every resource, ordered by ARN.
+func (s *Store) Resources(ctx context.Context) ([]store.Resource, error) {
+	rows, err := s.readers.QueryContext(ctx, `SELECT kind, arn, doc FROM resources ORDER BY arn`)
+	if err != nil {
+		return nil, fmt.Errorf("list resources: %w", err)
+	}
+	defer rows.Close()
+	var out []store.Resource
+	for rows.Next() {
+		var r store.Resource
+		if err := rows.Scan(&r.Kind, &r.ARN, &r.Doc); err != nil {
+			return nil, fmt.Errorf("list resources: %w", err)
+		}
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list resources: %w", err)
+	}
+	return out, nil
+}
+
+// Jobs streams every job in (CreatedAt, ID) order from one read
+// transaction, so fn sees a consistent snapshot even while commits go on.
+// Rows are not buffered: memory stays flat however many jobs there are.
+func (s *Store) Jobs(ctx context.Context, fn func(store.Job) error) error {
+	rows, err := s.readers.QueryContext(ctx, `SELECT `+jobColumns+` FROM jobs ORDER BY created_at, id`)
+	if err != nil {
+		return fmt.Errorf("stream jobs: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		j, err := scanJob(rows)
+		if err != nil {
+			return fmt.Errorf("stream jobs: %w", err)
+		}
+		if err := fn(j); err != nil {
+			return err
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("stream jobs: %w", err)
+	}
+	return nil
+}
+
+// Job returns one job, or an error wrapping store.ErrNotFound.
+func (s *Store) Job(ctx context.Context, id string) (store.Job, error) {
+	row := s.readers.QueryRowContext(ctx, `SELECT `+jobColumns+` FROM jobs WHERE id = ?`, id)
+	j, err := scanJob(row)
+	if errors.Is(err, sql.ErrNoRows) {
+		return store.Job{}, fmt.Errorf("get job %q: %w", id, store.ErrNotFound)
+	}
+	if err != nil {
+		return store.Job{}, fmt.Errorf("get job %q: %w", id, err)
+	}
+	return j, nil
+}
+
+// Meta returns the value stored under key, or "" when unset.
+func (s *Store) Meta(ctx context.Context, key string) (string, error) {
+	var v string
+	err := s.readers.QueryRowContext(ctx, `SELECT v FROM meta WHERE k = ?`, key).Scan(&v)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("get meta %q: %w", key, err)
+	}
+	return v, nil
+}
+
+// purgeChunk bounds one PurgeEnded transaction, so commits queued behind a
+// large purge wait for one chunk, not for all of it.
+const purgeChunk = 5000
+
+// PurgeEnded deletes jobs with 0 < EndedAt < before, in chunks.
+func (s *Store) PurgeEnded(ctx context.Context, before int64) (int, error) {
+	const del = `DELETE FROM jobs WHERE rowid IN (
+		SELECT rowid FROM jobs WHERE ended_at > 0 AND ended_at < ? LIMIT ?)`
+	total := 0
+	for {
+		res, err := s.writer.ExecContext(ctx, del, before, purgeChunk)
+		if err != nil {
+			return total, fmt.Errorf("purge ended jobs: %w", err)
+		}
+		n, err := res.RowsAffected()
+		if err != nil {
+			return total, fmt.Errorf("purge ended jobs: %w", err)
+		}
+		total += int(n)
+		if n < purgeChunk {
+			return total, nil
+		}
+	}
+}

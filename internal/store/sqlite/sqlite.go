@@ -1,0 +1,193 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	_ "modernc.org/sqlite" // registers the "sqlite" driver
+
+	"github.com/sharq-dev/sharq/internal/store"
+)
+
+// ErrClosed is returned by Commit after Close.
+var ErrClosed = errors.New("store closed")
+
+// Store is store.Store on one SQLite file. It is safe for concurrent use.
+type Store struct {
+	opts    options
+	writer  *sql.DB // one connection: SQLite has one writer at a time anyway
+	readers *sql.DB // read-only connections
+	stmts   *writeStmts
+
+	mu      sync.RWMutex // guards closed and sends on reqs
+	closed  bool
+	reqs    chan *request
+	stopped chan struct{} // closed when the write loop has drained reqs
+
+	batches, txs atomic.Int64
+
+	// beforeWrite, when set, runs before each group is written; tests use
+	// it to hold the writer while commits queue up.
+	beforeWrite func()
+}
+
+var _ store.Store = (*Store)(nil)
+
+// Option configures Open.
+type Option func(*options)
+
+type options struct {
+	readers     int
+	busyTimeout time.Duration
+	maxGroup    int
+}
+
+// WithReaders sets how many read connections may be open at once
+// (default: the number of CPUs, at least 4). Each concurrent Jobs, ListJobs
+// or Job call holds one while it runs.
+func WithReaders(n int) Option { return func(o *options) { o.readers = max(n, 1) } }
+
+// WithBusyTimeout sets how long a connection waits for a lock held by
+// another process on the same file before failing (default 5s).
+func WithBusyTimeout(d time.Duration) Option { return func(o *options) { o.busyTimeout = d } }
+
+// WithMaxGroup caps how many Commit batches share one transaction (default
+// 1024). A larger group amortises the sync further but makes its commits
+// wait for more rows to be written.
+func WithMaxGroup(n int) Option { return func(o *options) { o.maxGroup = max(n, 1) } }
+
+func defaultOptions() options {
+	return options{
+		readers:     max(runtime.NumCPU(), 4),
+		busyTimeout: 5 * time.Second,
+		maxGroup:    1024,
+	}
+}
+
+// Open opens the database file at path, creating it and its parent
+// directories if needed, and brings its schema up to date.
+func Open(path string, opts ...Option) (*Store, error) {
+	o := defaultOptions()
+	for _, opt := range opts {
+		opt(&o)
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("open store: %w", err)
+	}
+	if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
+		return nil, fmt.Errorf("open store: %w", err)
+	}
+	s, err := openDBs(abs, o)
+	if err != nil {
+		return nil, fmt.Errorf("open store: %w", err)
+	}
+	go s.run()
+	return s, nil
+}
+
+// openDBs opens the writer, migrates, then opens the readers: readers
+// must not see a database whose schema is still being created.
+func openDBs(path string, o options) (*Store, error) {
+	writer, err := openDB(path, o, false)
+	if err != nil {
+		return nil, err
+	}
+	ctx := context.Background()
+	if err := migrate(ctx, writer); err != nil {
+		return nil, errors.Join(err, writer.Close())
+	}
+	stmts, err := prepareWrites(ctx, writer)
+	if err != nil {
+		return nil, errors.Join(err, writer.Close())
+	}
+	readers, err := openDB(path, o, true)
+	if err != nil {
+		return nil, errors.Join(err, stmts.close(), writer.Close())
+	}
+	return &Store{
+		opts:    o,
+		writer:  writer,
+		readers: readers,
+		stmts:   stmts,
+		reqs:    make(chan *request, o.maxGroup),
+		stopped: make(chan struct{}),
+	}, nil
+}
+
+// openDB opens a pool on path. Every connection gets the pragmas through
+// the DSN, so a connection the pool reopens gets them too.
+func openDB(path string, o options, readOnly bool) (*sql.DB, error) {
+	q := url.Values{}
+	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", o.busyTimeout.Milliseconds()))
+	q.Add("_pragma", "journal_mode(WAL)")
+	// NB: FULL, not NORMAL: in WAL mode NORMAL does not sync the WAL at
+	// commit, so a power loss could drop acknowledged commits.
+	q.Add("_pragma", "synchronous(FULL)")
+	q.Add("_pragma", "foreign_keys(1)")
+	q.Set("_txlock", "immediate")
+	if readOnly {
+		q.Add("_pragma", "query_only(1)")
+	}
+	dsn := (&url.URL{Scheme: "file", Path: path, RawQuery: q.Encode()}).String()
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, err
+	}
+	n := 1
+	if readOnly {
+		n = o.readers
+	}
+	db.SetMaxOpenConns(n)
+	db.SetMaxIdleConns(n)
+	db.SetConnMaxLifetime(0)
+	db.SetConnMaxIdleTime(0)
+	if err := db.Ping(); err != nil {
+		return nil, errors.Join(err, db.Close())
+	}
+	return db, nil
+}
+
+// Close waits for queued commits to be written, then closes the
+// connections. Calling it again does nothing.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	close(s.reqs)
+	s.mu.Unlock()
+	<-s.stopped
+
+	// PRAGMA optimize keeps the planner's statistics current; SQLite
+	// recommends it before closing a long-lived connection.
+	_, err := s.writer.Exec(`PRAGMA optimize`)
+	err = errors.Join(err, s.stmts.close(), s.readers.Close(), s.writer.Close())
+	if err != nil {
+		return fmt.Errorf("close store: %w", err)
+	}
+	return nil
+}
+
+// Stats counts the write path's work since Open. Batches/Transactions is
+// the mean group size: how many commits shared one sync.
+type Stats struct {
+	Batches      int64 // Commit batches written
+	Transactions int64 // transactions that wrote them
+}
+
+// Stats returns the write counters.
+func (s *Store) Stats() Stats {
+	return Stats{Batches: s.batches.Load(), Transactions: s.txs.Load()}
+}
