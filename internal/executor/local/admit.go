@@ -151,7 +151,7 @@ func (e *Executor) lostTransition(at *attempt, st status, exitErr error) transit
 	case st.BootID != "" && st.BootID != e.bootID:
 		reason = "attempt processes vanished (host restarted)"
 	case exitErr != nil:
-		reason = fmt.Sprintf("attempt processes vanished (supervisor %v)", exitErr)
+		reason = fmt.Sprintf("attempt processes vanished (supervisor exited: %v)", exitErr)
 	}
 	return transition{State: executor.Lost, Reason: reason}
 }
