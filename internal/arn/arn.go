@@ -29,8 +29,17 @@ const (
 	ServiceJob         Kind = "service-job"
 )
 
-// ErrMalformed is wrapped by every error Parse returns.
+// ErrMalformed matches (errors.Is) every error Parse returns.
 var ErrMalformed = errors.New("malformed ARN")
+
+// ParseError tells why a string is not a Batch resource ARN.
+type ParseError struct {
+	Input  string
+	Reason string
+}
+
+func (e *ParseError) Error() string        { return fmt.Sprintf("%v %q: %s", ErrMalformed, e.Input, e.Reason) }
+func (e *ParseError) Is(target error) bool { return target == ErrMalformed }
 
 // Partitions are the AWS partitions an ARN may name.
 var Partitions = []string{"aws", "aws-cn", "aws-us-gov"}
@@ -162,9 +171,7 @@ func ValidName(s string) bool {
 	return true
 }
 
-func malformed(s, why string) error {
-	return fmt.Errorf("%w %s: %s", ErrMalformed, quote(s), why)
-}
+func malformed(s, why string) error { return &ParseError{Input: s, Reason: why} }
 
 func quote(s string) string { return fmt.Sprintf("%q", s) }
 

@@ -119,3 +119,14 @@ func TestValidName(t *testing.T) {
 		}
 	}
 }
+
+func TestParseError(t *testing.T) {
+	_, err := Parse("arn:aws:batch:us-east-1:123:job-queue/HQ")
+	var pe *ParseError
+	if !errors.As(err, &pe) || pe.Reason != "account is not 12 digits" || pe.Input != "arn:aws:batch:us-east-1:123:job-queue/HQ" {
+		t.Fatalf("Parse error = %#v", err)
+	}
+	if got, want := err.Error(), `malformed ARN "arn:aws:batch:us-east-1:123:job-queue/HQ": account is not 12 digits`; got != want {
+		t.Errorf("Error() = %s, want %s", got, want)
+	}
+}

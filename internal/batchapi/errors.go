@@ -1,0 +1,104 @@
+package batchapi
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/sharq-dev/sharq/internal/engine"
+)
+
+// The two errors AWS Batch models for every operation.
+const (
+	clientException = "ClientException"
+	serverException = "ServerException"
+)
+
+// apiError is an error as the client sees it.
+type apiError struct {
+	status  int
+	code    string
+	message string
+	allow   string // the Allow header of a 405
+}
+
+func (e *apiError) Error() string { return e.code + ": " + e.message }
+
+// clientErrorf is a ClientException for a request that is wrong as sent.
+func clientErrorf(format string, args ...any) error {
+	return &apiError{status: http.StatusBadRequest, code: clientException, message: fmt.Sprintf(format, args...)}
+}
+
+// toAPIError maps an error to what the client is told: the handler's own
+// errors as they are, the engine's client-facing codes as ClientException
+// with the engine's message, anything else as a ServerException that hides
+// its cause.
+func toAPIError(err error) *apiError {
+	var ae *apiError
+	if errors.As(err, &ae) {
+		return ae
+	}
+	switch engine.ErrorCode(err) {
+	case engine.Invalid, engine.NotFound, engine.Conflict:
+		return &apiError{status: http.StatusBadRequest, code: clientException, message: engine.ErrorMessage(err)}
+	}
+	return &apiError{status: http.StatusInternalServerError, code: serverException, message: "internal error"}
+}
+
+// writeError answers err as AWS does: the code in X-Amzn-ErrorType (which
+// the Go SDK and botocore read first) and in the body's __type, the text
+// in the body's message. It returns the status written.
+func (s *server) writeError(w http.ResponseWriter, op, id string, err error) int {
+	ae := toAPIError(err)
+	if ae.code == serverException {
+		s.log.Error("request failed", "op", op, "request_id", id, "err", err)
+	}
+	h := w.Header()
+	h["X-Amzn-ErrorType"] = []string{ae.code}
+	h.Set("Content-Type", "application/json")
+	if ae.allow != "" {
+		h.Set("Allow", ae.allow)
+	}
+	body, _ := json.Marshal(struct {
+		Type    string `json:"__type"`
+		Message string `json:"message"`
+	}{ae.code, ae.message})
+	h.Set("Content-Length", fmt.Sprint(len(body)))
+	w.WriteHeader(ae.status)
+	w.Write(body)
+	return ae.status
+}
+
+// jsonType names, for a message, the JSON type that decodes into a Go
+// type of the given kind.
+func jsonType(kind string) string {
+	switch {
+	case strings.HasPrefix(kind, "int"), strings.HasPrefix(kind, "uint"):
+		return "an integer"
+	case strings.HasPrefix(kind, "float"):
+		return "a number"
+	case kind == "string":
+		return "a string"
+	case kind == "bool":
+		return "a boolean"
+	case kind == "slice", kind == "array":
+		return "an array"
+	}
+	return "an object"
+}
+
+// article turns json.UnmarshalTypeError's Value ("string", "number 1.5")
+// into words for a message.
+func article(value string) string {
+	switch value {
+	case "object", "array":
+		return "an " + value
+	case "bool":
+		return "a boolean"
+	case "string", "number":
+		return "a " + value
+	}
+	return strings.TrimPrefix(value, "number ")
+}

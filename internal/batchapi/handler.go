@@ -1,0 +1,309 @@
+package batchapi
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"runtime/debug"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/sharq-dev/sharq/internal/arn"
+	"github.com/sharq-dev/sharq/internal/engine"
+)
+
+// Options configures the handler.
+type Options struct {
+	// Region and AccountID are those of the engine's ARNs (defaults
+	// us-east-1 and 000000000000, as the engine's); the handler uses them to
+	// recognise its own service-job ARNs where a job ID is expected.
+	Region    string
+	AccountID string
+	// Logger receives one Debug line per request and the causes of
+	// ServerExceptions. Default: discard.
+	Logger *slog.Logger
+	// MaxRequestBytes caps a request body (default 1 MiB). SubmitServiceJob
+	// has AWS's own cap of 30 KiB whatever this is.
+	MaxRequestBytes int64
+}
+
+func (o *Options) setDefaults() {
+	if o.Region == "" {
+		o.Region = "us-east-1"
+	}
+	if o.AccountID == "" {
+		o.AccountID = "000000000000"
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.MaxRequestBytes <= 0 {
+		o.MaxRequestBytes = 1 << 20
+	}
+}
+
+// backend is the engine as the handler uses it; tests substitute a fake to
+// check the wire shapes without a store.
+type backend interface {
+	CreateSchedulingPolicy(context.Context, engine.CreateSchedulingPolicyInput) (engine.SchedulingPolicy, error)
+	UpdateSchedulingPolicy(context.Context, engine.UpdateSchedulingPolicyInput) error
+	DeleteSchedulingPolicy(ctx context.Context, arn string) error
+	DescribeSchedulingPolicies(ctx context.Context, arns []string) ([]engine.SchedulingPolicy, error)
+	ListSchedulingPolicies(context.Context, engine.Page) ([]engine.SchedulingPolicy, string, error)
+	CreateServiceEnvironment(context.Context, engine.CreateServiceEnvironmentInput) (engine.ServiceEnvironment, error)
+	UpdateServiceEnvironment(context.Context, engine.UpdateServiceEnvironmentInput) (engine.ServiceEnvironment, error)
+	DeleteServiceEnvironment(ctx context.Context, nameOrArn string) error
+	DescribeServiceEnvironments(ctx context.Context, namesOrArns []string, p engine.Page) ([]engine.ServiceEnvironment, string, error)
+	CreateJobQueue(context.Context, engine.CreateJobQueueInput) (engine.JobQueue, error)
+	UpdateJobQueue(context.Context, engine.UpdateJobQueueInput) (engine.JobQueue, error)
+	DeleteJobQueue(ctx context.Context, nameOrArn string) error
+	DescribeJobQueues(ctx context.Context, namesOrArns []string, p engine.Page) ([]engine.JobQueue, string, error)
+	CreateQuotaShare(context.Context, engine.CreateQuotaShareInput) (engine.QuotaShare, error)
+	UpdateQuotaShare(context.Context, engine.UpdateQuotaShareInput) (engine.QuotaShare, error)
+	DeleteQuotaShare(ctx context.Context, arn string) error
+	DescribeQuotaShare(ctx context.Context, arn string) (engine.QuotaShare, error)
+	ListQuotaShares(ctx context.Context, jobQueue string, p engine.Page) ([]engine.QuotaShare, string, error)
+	SubmitServiceJob(context.Context, engine.SubmitServiceJobInput) (engine.ServiceJob, error)
+	UpdateServiceJob(ctx context.Context, jobID string, priority int) (engine.ServiceJob, error)
+	TerminateServiceJob(ctx context.Context, jobID, reason string) error
+	TerminateServiceJobs(ctx context.Context, jobIDs []string, reason string) ([]string, []engine.TerminateError, error)
+	DescribeServiceJob(ctx context.Context, jobID string) (engine.ServiceJob, error)
+	ListServiceJobs(context.Context, engine.ListServiceJobsInput) ([]engine.ServiceJob, string, error)
+	GetJobQueueSnapshot(ctx context.Context, jobQueue string) (engine.QueueSnapshot, error)
+	TagResource(ctx context.Context, arn string, tags map[string]string) error
+	UntagResource(ctx context.Context, arn string, keys []string) error
+	ListTagsForResource(ctx context.Context, arn string) (map[string]string, error)
+}
+
+var _ backend = (*engine.Engine)(nil)
+
+// New returns the AWS Batch API handler in front of eng.
+func New(eng *engine.Engine, opts Options) http.Handler {
+	return newServer(eng, opts)
+}
+
+func newServer(b backend, opts Options) *server {
+	opts.setDefaults()
+	return &server{
+		eng:  b,
+		opts: opts,
+		base: arn.Base{Partition: arn.PartitionOf(opts.Region), Region: opts.Region, AccountID: opts.AccountID},
+		log:  opts.Logger,
+	}
+}
+
+type server struct {
+	eng  backend
+	opts Options
+	base arn.Base
+	log  *slog.Logger
+}
+
+// operation is one API operation: how it is reached and what it does.
+type operation struct {
+	name    string // AWS's name, for logs and messages
+	method  string
+	maxBody int64 // 0: Options.MaxRequestBytes
+	// run decodes, checks, calls the engine and returns the output to
+	// encode (noBody for an empty 200).
+	run func(s *server, r *http.Request, body []byte) (any, error)
+}
+
+// noBody is the output of operations that answer 200 with an empty body.
+type noBody struct{}
+
+// jsonOp makes an operation whose input is the JSON body decoded into In.
+func jsonOp[In any](name string, fn func(*server, context.Context, *In) (any, error)) operation {
+	return operation{name: name, method: http.MethodPost, run: func(s *server, r *http.Request, body []byte) (any, error) {
+		var in In
+		if err := decodeJSON(body, &in); err != nil {
+			return nil, err
+		}
+		return fn(s, r.Context(), &in)
+	}}
+}
+
+func (op operation) withMaxBody(n int64) operation {
+	op.maxBody = n
+	return op
+}
+
+// operations maps /v1/<lowercased name> to each body-only operation.
+var operations = indexByPath(
+	jsonOp("CreateSchedulingPolicy", (*server).createSchedulingPolicy),
+	jsonOp("UpdateSchedulingPolicy", (*server).updateSchedulingPolicy),
+	jsonOp("DeleteSchedulingPolicy", (*server).deleteSchedulingPolicy),
+	jsonOp("DescribeSchedulingPolicies", (*server).describeSchedulingPolicies),
+	jsonOp("ListSchedulingPolicies", (*server).listSchedulingPolicies),
+	jsonOp("CreateServiceEnvironment", (*server).createServiceEnvironment),
+	jsonOp("UpdateServiceEnvironment", (*server).updateServiceEnvironment),
+	jsonOp("DeleteServiceEnvironment", (*server).deleteServiceEnvironment),
+	jsonOp("DescribeServiceEnvironments", (*server).describeServiceEnvironments),
+	jsonOp("CreateJobQueue", (*server).createJobQueue),
+	jsonOp("UpdateJobQueue", (*server).updateJobQueue),
+	jsonOp("DeleteJobQueue", (*server).deleteJobQueue),
+	jsonOp("DescribeJobQueues", (*server).describeJobQueues),
+	jsonOp("CreateQuotaShare", (*server).createQuotaShare),
+	jsonOp("UpdateQuotaShare", (*server).updateQuotaShare),
+	jsonOp("DeleteQuotaShare", (*server).deleteQuotaShare),
+	jsonOp("DescribeQuotaShare", (*server).describeQuotaShare),
+	jsonOp("ListQuotaShares", (*server).listQuotaShares),
+	jsonOp("SubmitServiceJob", (*server).submitServiceJob).withMaxBody(maxSubmitBytes),
+	jsonOp("UpdateServiceJob", (*server).updateServiceJob),
+	jsonOp("TerminateServiceJob", (*server).terminateServiceJob),
+	jsonOp("TerminateServiceJobs", (*server).terminateServiceJobs),
+	jsonOp("DescribeServiceJob", (*server).describeServiceJob),
+	jsonOp("ListServiceJobs", (*server).listServiceJobs),
+	jsonOp("GetJobQueueSnapshot", (*server).getJobQueueSnapshot),
+)
+
+func indexByPath(ops ...operation) map[string]operation {
+	m := make(map[string]operation, len(ops))
+	for _, op := range ops {
+		m["/v1/"+strings.ToLower(op.name)] = op
+	}
+	return m
+}
+
+// tagsPrefix starts the path of the tag operations, which take the
+// resource ARN as one percent-encoded path segment.
+const tagsPrefix = "/v1/tags/"
+
+// tagOperations are the operations on tagsPrefix, by method.
+var tagOperations = map[string]operation{
+	http.MethodPost:   {name: "TagResource", method: http.MethodPost, run: (*server).tagResource},
+	http.MethodGet:    {name: "ListTagsForResource", method: http.MethodGet, run: (*server).listTagsForResource},
+	http.MethodDelete: {name: "UntagResource", method: http.MethodDelete, run: (*server).untagResource},
+}
+
+// route finds the request's operation. It routes on the escaped path:
+// r.URL.Path has already turned the ARN's %2F into '/'.
+func route(r *http.Request) (operation, error) {
+	path := r.URL.EscapedPath()
+	if strings.HasPrefix(path, tagsPrefix) {
+		op, ok := tagOperations[r.Method]
+		if !ok {
+			return operation{}, methodNotAllowed(r.Method, path, "GET, POST, DELETE")
+		}
+		return op, nil
+	}
+	op, ok := operations[path]
+	if !ok {
+		return operation{}, &apiError{status: http.StatusNotFound, code: clientException,
+			message: fmt.Sprintf("No operation at %s %s", r.Method, path)}
+	}
+	if r.Method != op.method {
+		return operation{}, methodNotAllowed(r.Method, path, op.method)
+	}
+	return op, nil
+}
+
+func methodNotAllowed(method, path, allow string) *apiError {
+	return &apiError{status: http.StatusMethodNotAllowed, code: clientException, allow: allow,
+		message: fmt.Sprintf("Method %s is not allowed on %s; use %s", method, path, allow)}
+}
+
+func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	id := uuid.NewString()
+	// Set directly, not through Header().Set, to keep AWS's spelling.
+	w.Header()["x-amzn-RequestId"] = []string{id}
+	op, out, err := s.serve(r)
+	status := http.StatusOK
+	if err != nil {
+		status = s.writeError(w, op.name, id, err)
+	} else {
+		s.writeOutput(w, op.name, id, out)
+	}
+	s.log.Debug("request", "op", op.name, "method", r.Method, "path", r.URL.EscapedPath(),
+		"status", status, "request_id", id, "duration", time.Since(start))
+}
+
+// serve routes, reads and runs the request. A panic in an operation
+// becomes a ServerException; the server carries on.
+func (s *server) serve(r *http.Request) (op operation, out any, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			if p == http.ErrAbortHandler {
+				panic(p)
+			}
+			err = fmt.Errorf("panic: %v\n%s", p, debug.Stack())
+		}
+	}()
+	op, err = route(r)
+	if err != nil {
+		return op, nil, err
+	}
+	body, err := s.readBody(r, op)
+	if err != nil {
+		return op, nil, err
+	}
+	out, err = op.run(s, r, body)
+	return op, out, err
+}
+
+func (s *server) readBody(r *http.Request, op operation) ([]byte, error) {
+	limit := op.maxBody
+	if limit == 0 {
+		limit = s.opts.MaxRequestBytes
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
+	if err != nil {
+		return nil, clientErrorf("Unable to read the request body: %v", err)
+	}
+	if int64(len(body)) > limit {
+		return nil, clientErrorf("The %s request exceeds the maximum size of %d bytes", op.name, limit)
+	}
+	return body, nil
+}
+
+// decodeJSON decodes a request body into v. An empty body is an empty
+// object; unknown members are ignored, since clients may be newer.
+func decodeJSON(body []byte, v any) error {
+	if len(bytes.TrimSpace(body)) == 0 {
+		return nil
+	}
+	err := json.Unmarshal(body, v)
+	var syn *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &syn):
+		return clientErrorf("The request body is not valid JSON: %v (at byte %d)", syn, syn.Offset)
+	case errors.As(err, &typ) && typ.Field != "":
+		return clientErrorf("%s must be %s, not %s", typ.Field, jsonType(typ.Type.Kind().String()), article(typ.Value))
+	case errors.As(err, &typ):
+		return clientErrorf("The request body must be a JSON object, not %s", article(typ.Value))
+	}
+	return clientErrorf("The request body is not valid JSON: %v", err)
+}
+
+// writeOutput encodes out as the 200 response.
+func (s *server) writeOutput(w http.ResponseWriter, op, id string, out any) {
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	if _, ok := out.(noBody); ok {
+		h.Set("Content-Length", "0")
+		w.WriteHeader(http.StatusOK)
+		return
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(out); err != nil {
+		s.writeError(w, op, id, fmt.Errorf("encode %s output: %w", op, err))
+		return
+	}
+	body := bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+	h.Set("Content-Length", fmt.Sprint(len(body)))
+	w.WriteHeader(http.StatusOK)
+	w.Write(body)
+}

@@ -1,0 +1,414 @@
+package batchapi
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"strconv"
+	"strings"
+
+	"github.com/sharq-dev/sharq/internal/arn"
+	"github.com/sharq-dev/sharq/internal/engine"
+)
+
+type evaluateOnExit struct {
+	Action         string `json:"action"`
+	OnStatusReason string `json:"onStatusReason"`
+}
+
+type retryStrategy struct {
+	Attempts       *int             `json:"attempts"`
+	EvaluateOnExit []evaluateOnExit `json:"evaluateOnExit"`
+}
+
+type timeoutConfig struct {
+	AttemptDurationSeconds *int `json:"attemptDurationSeconds"`
+}
+
+type jobPreemptionConfiguration struct {
+	PreemptionRetriesBeforeTermination *int `json:"preemptionRetriesBeforeTermination"`
+}
+
+type submitServiceJobRequest struct {
+	JobName                 string                      `json:"jobName"`
+	JobQueue                string                      `json:"jobQueue"`
+	ServiceJobType          string                      `json:"serviceJobType"`
+	ServiceRequestPayload   string                      `json:"serviceRequestPayload"`
+	ClientToken             *string                     `json:"clientToken"`
+	QuotaShareName          string                      `json:"quotaShareName"`
+	ShareIdentifier         string                      `json:"shareIdentifier"`
+	SchedulingPriority      *int                        `json:"schedulingPriority"`
+	PreemptionConfiguration *jobPreemptionConfiguration `json:"preemptionConfiguration"`
+	RetryStrategy           *retryStrategy              `json:"retryStrategy"`
+	TimeoutConfig           *timeoutConfig              `json:"timeoutConfig"`
+	Tags                    map[string]string           `json:"tags"`
+}
+
+type updateServiceJobRequest struct {
+	JobID              string `json:"jobId"`
+	SchedulingPriority *int   `json:"schedulingPriority"`
+}
+
+type terminateServiceJobRequest struct {
+	JobID  string `json:"jobId"`
+	Reason string `json:"reason"`
+}
+
+type terminateServiceJobsRequest struct {
+	Jobs   []string `json:"jobs"`
+	Reason string   `json:"reason"`
+}
+
+type jobIDRequest struct {
+	JobID string `json:"jobId"`
+}
+
+type keyValuesPair struct {
+	Name   string   `json:"name"`
+	Values []string `json:"values"`
+}
+
+type listServiceJobsRequest struct {
+	JobQueue  string          `json:"jobQueue"`
+	JobStatus string          `json:"jobStatus"`
+	Filters   []keyValuesPair `json:"filters"`
+	pageRequest
+}
+
+// jobRef is the output of SubmitServiceJob and UpdateServiceJob.
+type jobRef struct {
+	JobArn  string `json:"jobArn"`
+	JobID   string `json:"jobId"`
+	JobName string `json:"jobName"`
+}
+
+var jobStatuses = []string{"SUBMITTED", "PENDING", "RUNNABLE", "SCHEDULED", "STARTING", "RUNNING", "SUCCEEDED", "FAILED"}
+
+var jobFilterNames = []string{"JOB_NAME", "BEFORE_CREATED_AT", "AFTER_CREATED_AT", "SHARE_IDENTIFIER", "QUOTA_SHARE_NAME"}
+
+func (s *server) submitServiceJob(ctx context.Context, in *submitServiceJobRequest) (any, error) {
+	var c check
+	c.name("jobName", in.JobName)
+	c.nameOrARN("jobQueue", in.JobQueue, arn.JobQueue)
+	c.required("serviceJobType", in.ServiceJobType)
+	c.enum("serviceJobType", in.ServiceJobType, sageMakerTraining)
+	c.payload(in.ServiceRequestPayload)
+	if in.ClientToken != nil {
+		c.length("clientToken", *in.ClientToken, 1, 64)
+	}
+	if in.QuotaShareName != "" && in.ShareIdentifier != "" {
+		c.failf("Only one of quotaShareName and shareIdentifier can be specified")
+	}
+	c.optName("quotaShareName", in.QuotaShareName)
+	c.length("shareIdentifier", in.ShareIdentifier, 0, 255)
+	c.between("schedulingPriority", in.SchedulingPriority, 0, maxPriority)
+	if p := in.PreemptionConfiguration; p != nil {
+		c.atLeast("preemptionConfiguration.preemptionRetriesBeforeTermination", p.PreemptionRetriesBeforeTermination, 0)
+	}
+	retry := c.retryStrategy(in.RetryStrategy)
+	if t := in.TimeoutConfig; t != nil {
+		c.atLeast("timeoutConfig.attemptDurationSeconds", t.AttemptDurationSeconds, 1)
+	}
+	c.tags("tags", in.Tags)
+	if c.err != nil {
+		return nil, c.err
+	}
+	job, err := s.eng.SubmitServiceJob(ctx, engine.SubmitServiceJobInput{
+		JobName: in.JobName, JobQueue: in.JobQueue, ServiceJobType: in.ServiceJobType,
+		ServiceRequestPayload: in.ServiceRequestPayload, ClientToken: deref(in.ClientToken),
+		QuotaShareName: in.QuotaShareName, ShareIdentifier: in.ShareIdentifier,
+		SchedulingPriority: in.SchedulingPriority, PreemptionConfiguration: toJobPreemption(in.PreemptionConfiguration),
+		RetryStrategy: retry, TimeoutConfig: toTimeout(in.TimeoutConfig), Tags: in.Tags,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return jobRef{job.JobArn, job.JobID, job.JobName}, nil
+}
+
+func (s *server) updateServiceJob(ctx context.Context, in *updateServiceJobRequest) (any, error) {
+	var c check
+	id := s.jobID(&c, "jobId", in.JobID)
+	if present(&c, "schedulingPriority", in.SchedulingPriority) {
+		c.between("schedulingPriority", in.SchedulingPriority, 0, maxPriority)
+	}
+	if c.err != nil {
+		return nil, c.err
+	}
+	job, err := s.eng.UpdateServiceJob(ctx, id, *in.SchedulingPriority)
+	if err != nil {
+		return nil, err
+	}
+	return jobRef{job.JobArn, job.JobID, job.JobName}, nil
+}
+
+func (s *server) terminateServiceJob(ctx context.Context, in *terminateServiceJobRequest) (any, error) {
+	var c check
+	id := s.jobID(&c, "jobId", in.JobID)
+	c.required("reason", in.Reason)
+	if c.err != nil {
+		return nil, c.err
+	}
+	return noBody{}, s.eng.TerminateServiceJob(ctx, id, in.Reason)
+}
+
+// terminateServiceJobs terminates each job on its own: a malformed ID is
+// reported in errors (ValidationException) and the others go ahead.
+func (s *server) terminateServiceJobs(ctx context.Context, in *terminateServiceJobsRequest) (any, error) {
+	var c check
+	if in.Jobs == nil {
+		c.failf("jobs is required")
+	}
+	c.count("jobs", len(in.Jobs), 1, maxTerminateJobs)
+	c.required("reason", in.Reason)
+	if c.err != nil {
+		return nil, c.err
+	}
+	out := struct {
+		Successful []string                `json:"successful"`
+		Errors     []engine.TerminateError `json:"errors"`
+	}{Successful: []string{}, Errors: []engine.TerminateError{}}
+	var ids []string
+	for _, j := range in.Jobs {
+		if id, ok := s.parseJobID(j); ok {
+			ids = append(ids, id)
+			continue
+		}
+		out.Errors = append(out.Errors, engine.TerminateError{Job: j, Code: "ValidationException",
+			Message: strconv.Quote(j) + " is not a service job ID or ARN"})
+	}
+	if len(ids) == 0 {
+		return out, nil
+	}
+	ok, failed, err := s.eng.TerminateServiceJobs(ctx, ids, in.Reason)
+	if err != nil {
+		return nil, err
+	}
+	out.Successful = append(out.Successful, ok...)
+	out.Errors = append(out.Errors, failed...)
+	return out, nil
+}
+
+func (s *server) describeServiceJob(ctx context.Context, in *jobIDRequest) (any, error) {
+	var c check
+	id := s.jobID(&c, "jobId", in.JobID)
+	if c.err != nil {
+		return nil, c.err
+	}
+	job, err := s.eng.DescribeServiceJob(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	job.CapacityUsage = orEmpty(job.CapacityUsage)
+	if ps := job.PreemptionSummary; ps != nil {
+		ps.RecentPreemptedAttempts = orEmpty(ps.RecentPreemptedAttempts)
+	}
+	return job, nil
+}
+
+func (s *server) listServiceJobs(ctx context.Context, in *listServiceJobsRequest) (any, error) {
+	var c check
+	if in.JobQueue != "" {
+		c.nameOrARN("jobQueue", in.JobQueue, arn.JobQueue)
+	}
+	c.enum("jobStatus", in.JobStatus, jobStatuses...)
+	filters := c.jobFilters(in.Filters)
+	page := c.page(in.pageRequest)
+	if c.err != nil {
+		return nil, c.err
+	}
+	jobs, next, err := s.eng.ListServiceJobs(ctx, engine.ListServiceJobsInput{
+		JobQueue: in.JobQueue, JobStatus: in.JobStatus, Filters: filters, Page: page,
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := struct {
+		JobSummaryList []serviceJobSummary `json:"jobSummaryList"`
+		NextToken      string              `json:"nextToken,omitempty"`
+	}{JobSummaryList: make([]serviceJobSummary, len(jobs)), NextToken: next}
+	for i, j := range jobs {
+		out.JobSummaryList[i] = summarize(j)
+	}
+	return out, nil
+}
+
+func (s *server) getJobQueueSnapshot(ctx context.Context, in *jobQueueRequest) (any, error) {
+	var c check
+	if c.nameOrARN("jobQueue", in.JobQueue, arn.JobQueue); c.err != nil {
+		return nil, c.err
+	}
+	snap, err := s.eng.GetJobQueueSnapshot(ctx, in.JobQueue)
+	if err != nil {
+		return nil, err
+	}
+	return fillSnapshot(snap), nil
+}
+
+// serviceJobSummary is a ListServiceJobs item: a subset of the job's
+// fields, notably without schedulingPriority.
+type serviceJobSummary struct {
+	CapacityUsage   []engine.CapacityUsage `json:"capacityUsage"`
+	CreatedAt       int64                  `json:"createdAt,omitempty"`
+	JobArn          string                 `json:"jobArn,omitempty"`
+	JobID           string                 `json:"jobId"`
+	JobName         string                 `json:"jobName"`
+	LatestAttempt   *engine.LatestAttempt  `json:"latestAttempt,omitempty"`
+	QuotaShareName  string                 `json:"quotaShareName,omitempty"`
+	ScheduledAt     int64                  `json:"scheduledAt,omitempty"`
+	ServiceJobType  string                 `json:"serviceJobType"`
+	ShareIdentifier string                 `json:"shareIdentifier,omitempty"`
+	StartedAt       int64                  `json:"startedAt,omitempty"`
+	Status          string                 `json:"status,omitempty"`
+	StatusReason    string                 `json:"statusReason,omitempty"`
+	StoppedAt       int64                  `json:"stoppedAt,omitempty"`
+}
+
+func summarize(j engine.ServiceJob) serviceJobSummary {
+	return serviceJobSummary{
+		CapacityUsage: orEmpty(j.CapacityUsage), CreatedAt: j.CreatedAt, JobArn: j.JobArn,
+		JobID: j.JobID, JobName: j.JobName, LatestAttempt: j.LatestAttempt,
+		QuotaShareName: j.QuotaShareName, ScheduledAt: j.ScheduledAt, ServiceJobType: j.ServiceJobType,
+		ShareIdentifier: j.ShareIdentifier, StartedAt: j.StartedAt, Status: j.Status,
+		StatusReason: j.StatusReason, StoppedAt: j.StoppedAt,
+	}
+}
+
+// fillSnapshot turns nil lists and maps of the parts present into empty
+// ones; a share with no RUNNABLE job shows as [], as in AWS's example.
+func fillSnapshot(s engine.QueueSnapshot) engine.QueueSnapshot {
+	if f := s.FrontOfQueue; f != nil {
+		f.Jobs = orEmpty(f.Jobs)
+	}
+	if f := s.FrontOfQuotaShares; f != nil {
+		if f.QuotaShares == nil {
+			f.QuotaShares = map[string][]engine.FrontOfQueueJob{}
+		}
+		for name, jobs := range f.QuotaShares {
+			f.QuotaShares[name] = orEmpty(jobs)
+		}
+	}
+	if u := s.QueueUtilization; u != nil {
+		u.TotalCapacityUsage = orEmpty(u.TotalCapacityUsage)
+		if q := u.QuotaShareUtilization; q != nil {
+			q.TopCapacityUtilization = orEmpty(q.TopCapacityUtilization)
+			for i := range q.TopCapacityUtilization {
+				q.TopCapacityUtilization[i].CapacityUsage = orEmpty(q.TopCapacityUtilization[i].CapacityUsage)
+			}
+		}
+	}
+	return s
+}
+
+// jobID checks a required job reference and returns the engine's form.
+func (s *server) jobID(c *check, field, v string) string {
+	if !c.required(field, v) {
+		return ""
+	}
+	id, ok := s.parseJobID(v)
+	if !ok {
+		c.failf("%s must be a service job ID or ARN", field)
+	}
+	return id
+}
+
+// parseJobID accepts a job ID or a service-job ARN, as PySDK passes the
+// ARN where the API says jobId. An ARN of this server becomes its ID; any
+// other well-formed ARN goes to the engine as it is, which finds no such
+// job.
+func (s *server) parseJobID(v string) (string, bool) {
+	if !strings.HasPrefix(v, "arn:") {
+		return v, arn.ValidName(v)
+	}
+	a, err := arn.ParseKind(v, arn.ServiceJob)
+	if err != nil {
+		return "", false
+	}
+	if s.base.Owns(a) {
+		return a.Name, true
+	}
+	return v, true
+}
+
+// payload checks serviceRequestPayload: a JSON object (a SageMaker
+// CreateTrainingJob request) of at most 10 KiB.
+func (c *check) payload(p string) {
+	const f = "serviceRequestPayload"
+	switch {
+	case !c.required(f, p):
+	case len(p) > maxPayloadBytes:
+		c.failf("%s must be at most %d bytes, not %d", f, maxPayloadBytes, len(p))
+	case !json.Valid([]byte(p)) || !bytes.HasPrefix(bytes.TrimSpace([]byte(p)), []byte("{")):
+		c.failf("%s must be a JSON object (a SageMaker CreateTrainingJob request)", f)
+	}
+}
+
+// retryStrategy checks a job's retry strategy and upper-cases its actions:
+// AWS's own examples send "Retry".
+func (c *check) retryStrategy(r *retryStrategy) *engine.RetryStrategy {
+	if r == nil {
+		return nil
+	}
+	out := &engine.RetryStrategy{}
+	if present(c, "retryStrategy.attempts", r.Attempts) {
+		c.between("retryStrategy.attempts", r.Attempts, 1, 10)
+		out.Attempts = *r.Attempts
+	}
+	c.count("retryStrategy.evaluateOnExit", len(r.EvaluateOnExit), 0, 5)
+	for i, e := range r.EvaluateOnExit {
+		f := at("retryStrategy.evaluateOnExit", i)
+		action := strings.ToUpper(e.Action)
+		c.required(f+".action", action)
+		if action != "" && action != "RETRY" && action != "EXIT" {
+			c.failf("%s.action must be one of RETRY, EXIT, not %q", f, e.Action)
+		}
+		c.length(f+".onStatusReason", e.OnStatusReason, 0, 512)
+		out.EvaluateOnExit = append(out.EvaluateOnExit, engine.EvaluateOnExit{Action: action, OnStatusReason: e.OnStatusReason})
+	}
+	return out
+}
+
+// jobFilters checks ListServiceJobs' filters: at most one, of a known
+// name, with one value.
+func (c *check) jobFilters(fs []keyValuesPair) []engine.JobFilter {
+	c.count("filters", len(fs), 0, 1)
+	var out []engine.JobFilter
+	for i, f := range fs {
+		field := at("filters", i)
+		c.required(field+".name", f.Name)
+		c.enum(field+".name", f.Name, jobFilterNames...)
+		c.count(field+".values", len(f.Values), 1, 1)
+		for j, v := range f.Values {
+			c.required(at(field+".values", j), v)
+			if f.Name == "BEFORE_CREATED_AT" || f.Name == "AFTER_CREATED_AT" {
+				if ms, err := strconv.ParseInt(v, 10, 64); err != nil || ms < 0 {
+					c.failf("%s must be a time in milliseconds since the epoch, not %q", at(field+".values", j), v)
+				}
+			}
+		}
+		out = append(out, engine.JobFilter{Name: f.Name, Values: f.Values})
+	}
+	return out
+}
+
+func toJobPreemption(p *jobPreemptionConfiguration) *engine.JobPreemptionConfiguration {
+	if p == nil {
+		return nil
+	}
+	return &engine.JobPreemptionConfiguration{PreemptionRetriesBeforeTermination: p.PreemptionRetriesBeforeTermination}
+}
+
+func toTimeout(t *timeoutConfig) *engine.TimeoutConfig {
+	if t == nil {
+		return nil
+	}
+	return &engine.TimeoutConfig{AttemptDurationSeconds: deref(t.AttemptDurationSeconds)}
+}
+
+func deref[T any](p *T) T {
+	var zero T
+	if p == nil {
+		return zero
+	}
+	return *p
+}
