@@ -43,6 +43,7 @@ type attempt struct {
 	plan     *plan          // while queued
 	grace    *time.Duration // the payload's grace override
 	child    bool           // the supervisor is our child: its exit is seen through Wait
+	adopted  bool           // the supervisor was found alive: its lock shows its life
 	reported int            // transitions of state.json already sent as updates
 	last     transition
 
@@ -243,12 +244,10 @@ func (e *Executor) requestStop(at *attempt, grace time.Duration) error {
 	if st.Supervisor == 0 || st.ended() {
 		return nil
 	}
-	if !at.child {
-		// Not our child, so its pid may be reused once it is gone: signal
-		// only while its lock shows it alive.
-		if held, err := lockHeld(at.dir); err != nil || !held {
-			return err
-		}
+	// Once the supervisor is gone its pid may be reused: signal only while
+	// its lock shows it alive.
+	if held, err := lockHeld(at.dir); err != nil || !held {
+		return err
 	}
 	if err := syscall.Kill(st.Supervisor, syscall.SIGTERM); err != nil && !errors.Is(err, syscall.ESRCH) {
 		return fmt.Errorf("stop %s: %w", at.id, err)

@@ -36,9 +36,10 @@ type harness struct {
 	opts Options
 	e    *Executor
 
-	mu      sync.Mutex
-	changed chan struct{}
-	ups     map[string][]executor.Update
+	mu       sync.Mutex
+	changed  chan struct{}
+	ups      map[string][]executor.Update
+	onUpdate func(executor.Update) // called for every update, if set
 }
 
 // newHarness runs without GPUs unless opts lists some.
@@ -77,6 +78,9 @@ func (h *harness) open() {
 	go func() {
 		for u := range e.Updates() {
 			h.mu.Lock()
+			if h.onUpdate != nil {
+				h.onUpdate(u)
+			}
 			h.ups[u.AttemptID] = append(h.ups[u.AttemptID], u)
 			close(h.changed)
 			h.changed = make(chan struct{})

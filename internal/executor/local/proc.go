@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 )
 
 // bootID identifies the current boot, so that pids recorded before a reboot
@@ -69,23 +70,32 @@ func eachProc(fn func(pid int, ps procStat)) {
 	}
 }
 
-// killSession SIGKILLs what is left of a dead supervisor's session. While
-// any process has session id sid, the kernel keeps the pid sid allocated,
-// so a process that has it as session id is ours, provided the supervisor
-// itself (pid sid) is gone: a live process with that pid is someone else's.
-func killSession(sid int) int {
+// killSession SIGKILLs what is left of a dead supervisor's session and
+// waits (a few seconds at most) until it is gone, so that the attempt's
+// resources are free when it is reported ended. While any process has
+// session id sid, the kernel keeps the pid sid allocated, so a process that
+// has it as session id is ours, provided the supervisor itself (pid sid) is
+// gone: a live process with that pid is someone else's.
+func killSession(sid int) (killed int) {
 	if sid <= 1 {
 		return 0
 	}
 	if ps, err := readProcStat(sid); err == nil && ps.State != 'Z' {
 		return 0
 	}
-	n := 0
-	eachProc(func(pid int, ps procStat) {
-		if ps.Session == sid {
-			syscall.Kill(pid, syscall.SIGKILL)
-			n++
+	for range 150 {
+		n := 0
+		eachProc(func(pid int, ps procStat) {
+			if ps.Session == sid {
+				syscall.Kill(pid, syscall.SIGKILL)
+				n++
+			}
+		})
+		if n == 0 {
+			break
 		}
-	})
-	return n
+		killed = max(killed, n)
+		time.Sleep(20 * time.Millisecond)
+	}
+	return killed
 }

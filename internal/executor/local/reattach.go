@@ -85,7 +85,7 @@ func (e *Executor) adopt(at *attempt) {
 	if err := readJSON(filepath.Join(at.dir, launchFile), &spec); err != nil {
 		e.log.Warn("read launch spec", "attempt", at.id, "err", err)
 	}
-	at.grace = spec.GraceOverride
+	at.grace, at.adopted = spec.GraceOverride, true
 	e.mu.Lock()
 	for _, h := range spec.Hosts {
 		for _, g := range h.GPUs {

@@ -61,11 +61,6 @@ type ending struct {
 	killed bool // the grace period ran out and SIGKILL was sent
 }
 
-type exit struct {
-	pid int
-	ws  syscall.WaitStatus
-}
-
 type supervisor struct {
 	dir   string
 	spec  launchSpec
@@ -73,8 +68,8 @@ type supervisor struct {
 	hosts []*host
 	byPID map[int]*host
 	live  int
-	exits chan exit
-	sigs  chan os.Signal
+	term  chan os.Signal // a stop request
+	chld  chan os.Signal // a child to reap
 	end   *ending
 	grace *time.Timer
 }
@@ -83,13 +78,14 @@ func newSupervisor(dir string) (*supervisor, error) {
 	// The inherited lock must stay with the supervisor alone: its release
 	// tells the executor that the supervisor is gone.
 	syscall.CloseOnExec(lockFD)
-	s := &supervisor{dir: dir, byPID: map[int]*host{}, sigs: make(chan os.Signal, 1)}
+	s := &supervisor{dir: dir, byPID: map[int]*host{}, term: make(chan os.Signal, 1), chld: make(chan os.Signal, 1)}
 	if err := readJSON(filepath.Join(dir, launchFile), &s.spec); err != nil {
 		return nil, fmt.Errorf("read launch spec: %w", err)
 	}
 	// Register before announcing our pid in state.json: the executor only
 	// signals a pid it read there.
-	signal.Notify(s.sigs, syscall.SIGTERM)
+	signal.Notify(s.term, syscall.SIGTERM)
+	signal.Notify(s.chld, syscall.SIGCHLD)
 	signal.Ignore(syscall.SIGHUP, syscall.SIGINT, syscall.SIGPIPE)
 	if _, _, errno := syscall.RawSyscall(syscall.SYS_PRCTL, prSetChildSubreaper, 1, 0); errno != 0 {
 		return nil, fmt.Errorf("become subreaper: %w", errno)
@@ -155,56 +151,65 @@ func (s *supervisor) spawnAll() {
 		s.byPID[pid] = h
 		s.live++
 	}
-	s.exits = make(chan exit, len(s.hosts)+1)
-	go reap(s.exits)
 }
 
 // spawn starts one instance in a process group of its own, so that a signal
 // reaches everything it started. Pdeathsig kills it if the supervisor dies,
 // which makes the attempt Lost rather than an unsupervised run.
+// NB: syscall.ForkExec, not os.StartProcess, whose first use forks an
+// extra process to probe for pidfd support; process creation is the
+// dominant cost of an attempt.
 func spawn(hs hostSpec) (int, error) {
 	for _, d := range append([]string{filepath.Dir(hs.Stdout)}, hs.Mkdirs...) {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return 0, err
 		}
 	}
-	stdout, err := os.OpenFile(hs.Stdout, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
-	if err != nil {
+	var files [3]*os.File
+	defer func() {
+		for _, f := range files {
+			if f != nil {
+				f.Close()
+			}
+		}
+	}()
+	var err error
+	if files[0], err = os.Open(os.DevNull); err != nil {
 		return 0, err
 	}
-	defer stdout.Close()
-	stderr, err := os.OpenFile(hs.Stderr, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
-	if err != nil {
-		return 0, err
+	for i, path := range []string{hs.Stdout, hs.Stderr} {
+		if files[i+1], err = os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644); err != nil {
+			return 0, err
+		}
 	}
-	defer stderr.Close()
-	p, err := os.StartProcess(hs.Path, hs.Args, &os.ProcAttr{
+	pid, err := syscall.ForkExec(hs.Path, hs.Args, &syscall.ProcAttr{
 		Dir:   hs.Dir,
 		Env:   hs.Env,
-		Files: []*os.File{nil, stdout, stderr},
+		Files: []uintptr{files[0].Fd(), files[1].Fd(), files[2].Fd()},
 		Sys:   &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL},
 	})
 	if err != nil {
-		return 0, err
+		return 0, &os.PathError{Op: "fork/exec", Path: hs.Path, Err: err}
 	}
-	// NB: the process is reaped by reap's wait4(-1), never through p.
-	return p.Pid, nil
+	return pid, nil
 }
 
-// reap collects every child, instances and orphaned descendants alike
-// (the supervisor is their subreaper), until none is left.
-func reap(out chan<- exit) {
-	defer close(out)
+// reap collects the children that have exited, instances and orphaned
+// descendants alike (the supervisor is their subreaper). none reports that
+// no child is left at all.
+func (s *supervisor) reap() (none bool) {
 	for {
 		var ws syscall.WaitStatus
-		pid, err := syscall.Wait4(-1, &ws, 0, nil)
-		if errors.Is(err, syscall.EINTR) {
+		pid, err := syscall.Wait4(-1, &ws, syscall.WNOHANG, nil)
+		switch {
+		case errors.Is(err, syscall.EINTR):
 			continue
+		case err != nil:
+			return true
+		case pid == 0:
+			return false
 		}
-		if err != nil {
-			return
-		}
-		out <- exit{pid: pid, ws: ws}
+		s.onExit(pid, ws)
 	}
 }
 
@@ -225,17 +230,16 @@ func (s *supervisor) wait() {
 		timeout = t.C
 	}
 	for s.live > 0 {
+		if s.reap() || s.live == 0 {
+			return
+		}
 		var graceC <-chan time.Time
 		if s.grace != nil {
 			graceC = s.grace.C
 		}
 		select {
-		case ex, ok := <-s.exits:
-			if !ok {
-				return // no children left at all
-			}
-			s.onExit(ex)
-		case <-s.sigs:
+		case <-s.chld:
+		case <-s.term:
 			req, _ := s.readStop()
 			s.beginEnd(&ending{state: executor.Stopped, reason: req.Reason, grace: req.Grace})
 		case <-timeout:
@@ -247,17 +251,17 @@ func (s *supervisor) wait() {
 	}
 }
 
-func (s *supervisor) onExit(ex exit) {
-	h := s.byPID[ex.pid]
+func (s *supervisor) onExit(pid int, ws syscall.WaitStatus) {
+	h := s.byPID[pid]
 	if h == nil || h.done {
 		return // an orphaned descendant
 	}
-	h.done, h.ws = true, ex.ws
+	h.done, h.ws = true, ws
 	s.live--
 	// The instance is over: what it left behind in its group goes too, as
 	// when a container exits.
 	syscall.Kill(-h.pid, syscall.SIGKILL)
-	if s.end == nil && exitCode(ex.ws) != 0 {
+	if s.end == nil && exitCode(ws) != 0 {
 		s.beginEnd(&ending{state: executor.Failed, failed: h, grace: s.spec.Grace})
 	}
 }
@@ -293,20 +297,14 @@ func (s *supervisor) drain() {
 	if s.grace != nil {
 		s.grace.Stop()
 	}
-	if s.exits == nil {
-		return
-	}
 	for _, h := range s.hosts {
 		syscall.Kill(-h.pid, syscall.SIGKILL)
 	}
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
-	for {
+	for !s.reap() {
 		select {
-		case _, ok := <-s.exits:
-			if !ok {
-				return
-			}
+		case <-s.chld:
 		case <-tick.C:
 			killChildren(os.Getpid())
 		}

@@ -153,8 +153,11 @@ func (e *Executor) launchedAttempts() []*attempt {
 
 func (e *Executor) probe(at *attempt) {
 	at.mu.Lock()
-	child := at.child
+	child, adopted := at.child, at.adopted
 	at.mu.Unlock()
+	if !child && !adopted {
+		return // its supervisor is being started
+	}
 	e.mu.Lock()
 	watched := at.wd != 0
 	e.mu.Unlock()
