@@ -279,7 +279,8 @@ func decodeJSON(body []byte, v any) error {
 	case errors.As(err, &syn):
 		return clientErrorf("The request body is not valid JSON: %v (at byte %d)", syn, syn.Offset)
 	case errors.As(err, &typ) && typ.Field != "":
-		return clientErrorf("%s must be %s, not %s", typ.Field, jsonType(typ.Type.Kind().String()), article(typ.Value))
+		// Field names the member, or the list or map holding the value.
+		return clientErrorf("Invalid value for %s: expected %s, got %s", typ.Field, jsonType(typ.Type.Kind().String()), article(typ.Value))
 	case errors.As(err, &typ):
 		return clientErrorf("The request body must be a JSON object, not %s", article(typ.Value))
 	}

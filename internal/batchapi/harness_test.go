@@ -101,9 +101,10 @@ func wantClientException(t *testing.T, err error, want string) {
 // fakeEngine answers every operation with fixed records and remembers the
 // inputs it was given.
 type fakeEngine struct {
-	mu    sync.Mutex
-	calls []call
-	err   error // when set, every operation fails with it
+	mu     sync.Mutex
+	calls  []call
+	err    error // when set, every operation fails with it
+	panics bool  // when set, every operation panics
 	// terminate, when set, is TerminateServiceJobs' answer.
 	terminate func(ids []string) ([]string, []engine.TerminateError)
 }
@@ -117,6 +118,9 @@ func (f *fakeEngine) record(op string, in any) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.calls = append(f.calls, call{op, in})
+	if f.panics {
+		panic("fake engine: " + op)
+	}
 	return f.err
 }
 
@@ -187,7 +191,7 @@ func fixJob() engine.ServiceJob {
 		CapacityUsage: []engine.CapacityUsage{{CapacityUnit: "ml.g5.xlarge", Quantity: 2}},
 		Attempts: []engine.Attempt{{ServiceResourceID: engine.ServiceResourceID{Name: "TrainingJobArn", Value: trainingJobArn},
 			StartedAt: 1774000002000}},
-		LatestAttempt: &engine.LatestAttempt{ServiceResourceID: engine.ServiceResourceID{Name: "TrainingJobArn", Value: trainingJobArn}},
+		LatestAttempt:     &engine.LatestAttempt{ServiceResourceID: engine.ServiceResourceID{Name: "TrainingJobArn", Value: trainingJobArn}},
 		PreemptionSummary: &engine.PreemptionSummary{PreemptedAttemptCount: 0},
 	}
 }

@@ -71,7 +71,7 @@ func (s *server) untagResource(r *http.Request, _ []byte) (any, error) {
 // that does not still names the same ARN.
 func resourceARN(r *http.Request) (string, error) {
 	a, err := url.PathUnescape(strings.TrimPrefix(r.URL.EscapedPath(), tagsPrefix))
-	if err != nil {
+	if err != nil { // net/http refuses such paths first; kept for other callers
 		return "", clientErrorf("resourceArn is not properly percent-encoded in the path")
 	}
 	if a == "" {

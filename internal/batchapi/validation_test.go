@@ -65,10 +65,12 @@ func TestBadInputThroughSDK(t *testing.T) {
 		want string
 	}{
 		// Scheduling policies.
-		"CreatePolicy/NameChars":   {createPolicy(func(in *batch.CreateSchedulingPolicyInput) { in.Name = aws.String("my policy") }), "name " + badName},
-		"CreatePolicy/NameLong":    {createPolicy(func(in *batch.CreateSchedulingPolicyInput) { in.Name = aws.String(long) }), "name " + badName},
-		"CreatePolicy/BothKinds":   {createPolicy(func(in *batch.CreateSchedulingPolicyInput) { in.FairsharePolicy = &types.FairsharePolicy{} }), "Only one of fairsharePolicy and quotaSharePolicy can be specified"},
-		"CreatePolicy/IdleEnum":    {createPolicy(func(in *batch.CreateSchedulingPolicyInput) { in.QuotaSharePolicy.IdleResourceAssignmentStrategy = "LIFO" }), `quotaSharePolicy.idleResourceAssignmentStrategy must be one of FIFO, not "LIFO"`},
+		"CreatePolicy/NameChars": {createPolicy(func(in *batch.CreateSchedulingPolicyInput) { in.Name = aws.String("my policy") }), "name " + badName},
+		"CreatePolicy/NameLong":  {createPolicy(func(in *batch.CreateSchedulingPolicyInput) { in.Name = aws.String(long) }), "name " + badName},
+		"CreatePolicy/BothKinds": {createPolicy(func(in *batch.CreateSchedulingPolicyInput) { in.FairsharePolicy = &types.FairsharePolicy{} }), "Only one of fairsharePolicy and quotaSharePolicy can be specified"},
+		"CreatePolicy/IdleEnum": {createPolicy(func(in *batch.CreateSchedulingPolicyInput) {
+			in.QuotaSharePolicy.IdleResourceAssignmentStrategy = "LIFO"
+		}), `quotaSharePolicy.idleResourceAssignmentStrategy must be one of FIFO, not "LIFO"`},
 		"CreatePolicy/Reservation": {createPolicy(fairshare(&types.FairsharePolicy{ComputeReservation: aws.Int32(100)})), "fairsharePolicy.computeReservation must be between 0 and 99, not 100"},
 		"CreatePolicy/Decay":       {createPolicy(fairshare(&types.FairsharePolicy{ShareDecaySeconds: aws.Int32(604801)})), "fairsharePolicy.shareDecaySeconds must be between 0 and 604800, not 604801"},
 		"CreatePolicy/Weight": {createPolicy(fairshare(&types.FairsharePolicy{ShareDistribution: []types.ShareAttributes{
@@ -82,7 +84,9 @@ func TestBadInputThroughSDK(t *testing.T) {
 			"arn is not a valid scheduling policy ARN: a job-queue ARN, not a scheduling-policy ARN"},
 		"UpdatePolicy/BothKinds": {updatePolicy(func(in *batch.UpdateSchedulingPolicyInput) { in.FairsharePolicy = &types.FairsharePolicy{} }), "Only one of fairsharePolicy and quotaSharePolicy"},
 		"DeletePolicy/Arn": {sdkCall((*batch.Client).DeleteSchedulingPolicy, goodDeletePolicy,
-			func(in *batch.DeleteSchedulingPolicyInput) { in.Arn = aws.String("arn:aws:batch:us-east-1:123456789012:scheduling-policy/a/b") }), "arn is not a valid scheduling policy ARN"},
+			func(in *batch.DeleteSchedulingPolicyInput) {
+				in.Arn = aws.String("arn:aws:batch:us-east-1:123456789012:scheduling-policy/a/b")
+			}), "arn is not a valid scheduling policy ARN"},
 		"DescribePolicies/Many": {sdkCall((*batch.Client).DescribeSchedulingPolicies, goodDescribePolicies, func(in *batch.DescribeSchedulingPoliciesInput) {
 			in.Arns = strs(101, func(int) string { return testBase.SchedulingPolicy("sp") })
 		}), "arns must have at most 100 entries, not 101"},
@@ -93,18 +97,22 @@ func TestBadInputThroughSDK(t *testing.T) {
 		"ListPolicies/MaxResults101": {sdkCall((*batch.Client).ListSchedulingPolicies, goodListPolicies, func(in *batch.ListSchedulingPoliciesInput) { in.MaxResults = aws.Int32(101) }), "maxResults must be between 1 and 100, not 101"},
 
 		// Service environments.
-		"CreateEnv/Name":      {createEnv(func(in *batch.CreateServiceEnvironmentInput) { in.ServiceEnvironmentName = aws.String("se.1") }), "serviceEnvironmentName " + badName},
-		"CreateEnv/Type":      {createEnv(func(in *batch.CreateServiceEnvironmentInput) { in.ServiceEnvironmentType = "ECS" }), `serviceEnvironmentType must be one of SAGEMAKER_TRAINING, not "ECS"`},
-		"CreateEnv/State":     {createEnv(func(in *batch.CreateServiceEnvironmentInput) { in.State = "ON" }), `state must be one of ENABLED, DISABLED, not "ON"`},
-		"CreateEnv/NoLimits":  {createEnv(func(in *batch.CreateServiceEnvironmentInput) { in.CapacityLimits = []types.CapacityLimit{} }), "capacityLimits must have at least 1 entry"},
-		"CreateEnv/Max0":      {createEnv(func(in *batch.CreateServiceEnvironmentInput) { in.CapacityLimits[0].MaxCapacity = aws.Int32(0) }), "capacityLimits[0].maxCapacity must be at least 1, not 0"},
-		"CreateEnv/NoMax":     {createEnv(func(in *batch.CreateServiceEnvironmentInput) { in.CapacityLimits[0].MaxCapacity = nil }), "capacityLimits[0].maxCapacity is required"},
-		"CreateEnv/NoUnit":    {createEnv(func(in *batch.CreateServiceEnvironmentInput) { in.CapacityLimits[0].CapacityUnit = nil }), "capacityLimits[0].capacityUnit is required"},
-		"CreateEnv/Duplicate": {createEnv(func(in *batch.CreateServiceEnvironmentInput) { in.CapacityLimits = append(in.CapacityLimits, in.CapacityLimits[0]) }), `capacityLimits has more than one limit for capacityUnit "ml.g5.xlarge"`},
-		"CreateEnv/Tags":      {createEnv(func(in *batch.CreateServiceEnvironmentInput) { in.Tags = manyTags(51, 2, 0) }), "tags must have at most 50 entries"},
+		"CreateEnv/Name":     {createEnv(func(in *batch.CreateServiceEnvironmentInput) { in.ServiceEnvironmentName = aws.String("se.1") }), "serviceEnvironmentName " + badName},
+		"CreateEnv/Type":     {createEnv(func(in *batch.CreateServiceEnvironmentInput) { in.ServiceEnvironmentType = "ECS" }), `serviceEnvironmentType must be one of SAGEMAKER_TRAINING, not "ECS"`},
+		"CreateEnv/State":    {createEnv(func(in *batch.CreateServiceEnvironmentInput) { in.State = "ON" }), `state must be one of ENABLED, DISABLED, not "ON"`},
+		"CreateEnv/NoLimits": {createEnv(func(in *batch.CreateServiceEnvironmentInput) { in.CapacityLimits = []types.CapacityLimit{} }), "capacityLimits must have at least 1 entry"},
+		"CreateEnv/Max0":     {createEnv(func(in *batch.CreateServiceEnvironmentInput) { in.CapacityLimits[0].MaxCapacity = aws.Int32(0) }), "capacityLimits[0].maxCapacity must be at least 1, not 0"},
+		"CreateEnv/NoMax":    {createEnv(func(in *batch.CreateServiceEnvironmentInput) { in.CapacityLimits[0].MaxCapacity = nil }), "capacityLimits[0].maxCapacity is required"},
+		"CreateEnv/NoUnit":   {createEnv(func(in *batch.CreateServiceEnvironmentInput) { in.CapacityLimits[0].CapacityUnit = nil }), "capacityLimits[0].capacityUnit is required"},
+		"CreateEnv/Duplicate": {createEnv(func(in *batch.CreateServiceEnvironmentInput) {
+			in.CapacityLimits = append(in.CapacityLimits, in.CapacityLimits[0])
+		}), `capacityLimits has more than one limit for capacityUnit "ml.g5.xlarge"`},
+		"CreateEnv/Tags": {createEnv(func(in *batch.CreateServiceEnvironmentInput) { in.Tags = manyTags(51, 2, 0) }), "tags must have at most 50 entries"},
 		"UpdateEnv/Name": {updateEnv(func(in *batch.UpdateServiceEnvironmentInput) { in.ServiceEnvironment = aws.String("se 1") }),
 			"serviceEnvironment must be the name or ARN of a service environment"},
-		"UpdateEnv/Arn": {updateEnv(func(in *batch.UpdateServiceEnvironmentInput) { in.ServiceEnvironment = aws.String(testBase.JobQueue("se")) }),
+		"UpdateEnv/Arn": {updateEnv(func(in *batch.UpdateServiceEnvironmentInput) {
+			in.ServiceEnvironment = aws.String(testBase.JobQueue("se"))
+		}),
 			"serviceEnvironment is not a valid service environment ARN: a job-queue ARN, not a service-environment ARN"},
 		"UpdateEnv/State":    {updateEnv(func(in *batch.UpdateServiceEnvironmentInput) { in.State = "OFF" }), `state must be one of ENABLED, DISABLED, not "OFF"`},
 		"UpdateEnv/NoLimits": {updateEnv(func(in *batch.UpdateServiceEnvironmentInput) { in.CapacityLimits = []types.CapacityLimit{} }), "capacityLimits must have at least 1 entry"},
@@ -135,7 +143,9 @@ func TestBadInputThroughSDK(t *testing.T) {
 		"CreateQueue/TwoEnvs": {createQueue(func(in *batch.CreateJobQueueInput) {
 			in.ServiceEnvironmentOrder = append(in.ServiceEnvironmentOrder, types.ServiceEnvironmentOrder{Order: aws.Int32(2), ServiceEnvironment: aws.String("se2")})
 		}), "serviceEnvironmentOrder must have at most 1 entry, not 2"},
-		"CreateQueue/EnvName": {createQueue(func(in *batch.CreateJobQueueInput) { in.ServiceEnvironmentOrder[0].ServiceEnvironment = aws.String("s e") }),
+		"CreateQueue/EnvName": {createQueue(func(in *batch.CreateJobQueueInput) {
+			in.ServiceEnvironmentOrder[0].ServiceEnvironment = aws.String("s e")
+		}),
 			"serviceEnvironmentOrder[0].serviceEnvironment must be the name or ARN of a service environment"},
 		"CreateQueue/Order": {createQueue(func(in *batch.CreateJobQueueInput) { in.ServiceEnvironmentOrder[0].Order = aws.Int32(-1) }), "serviceEnvironmentOrder[0].order must be between 0 and 2147483647, not -1"},
 		"CreateQueue/MaxTimeLow": {createQueue(func(in *batch.CreateJobQueueInput) {
@@ -157,7 +167,9 @@ func TestBadInputThroughSDK(t *testing.T) {
 		"UpdateQueue/Name":     {updateQueue(func(in *batch.UpdateJobQueueInput) { in.JobQueue = aws.String("H Q") }), "jobQueue must be the name or ARN of a job queue"},
 		"UpdateQueue/Priority": {updateQueue(func(in *batch.UpdateJobQueueInput) { in.Priority = aws.Int32(-5) }), "priority must be between 0 and 2147483647, not -5"},
 		"UpdateQueue/State":    {updateQueue(func(in *batch.UpdateJobQueueInput) { in.State = "enabled" }), `state must be one of ENABLED, DISABLED, not "enabled"`},
-		"UpdateQueue/Policy": {updateQueue(func(in *batch.UpdateJobQueueInput) { in.SchedulingPolicyArn = aws.String(testBase.ServiceEnvironment("sp")) }),
+		"UpdateQueue/Policy": {updateQueue(func(in *batch.UpdateJobQueueInput) {
+			in.SchedulingPolicyArn = aws.String(testBase.ServiceEnvironment("sp"))
+		}),
 			"schedulingPolicyArn is not a valid scheduling policy ARN: a service-environment ARN, not a scheduling-policy ARN"},
 		"UpdateQueue/Compute": {updateQueue(func(in *batch.UpdateJobQueueInput) {
 			in.ComputeEnvironmentOrder = []types.ComputeEnvironmentOrder{{Order: aws.Int32(1), ComputeEnvironment: aws.String("ce")}}
@@ -182,22 +194,30 @@ func TestBadInputThroughSDK(t *testing.T) {
 		}), "maxResults must be between 1 and 100, not -1"},
 
 		// Quota shares.
-		"CreateShare/Name":      {createShare(func(in *batch.CreateQuotaShareInput) { in.QuotaShareName = aws.String("team a") }), "quotaShareName " + badName},
-		"CreateShare/Queue":     {createShare(func(in *batch.CreateQuotaShareInput) { in.JobQueue = aws.String("arn:aws:batch:us-east-1:123456789012:job-queue/") }), "jobQueue is not a valid job queue ARN"},
-		"CreateShare/NoLimits":  {createShare(func(in *batch.CreateQuotaShareInput) { in.CapacityLimits = []types.QuotaShareCapacityLimit{} }), "capacityLimits must have at least 1 entry"},
-		"CreateShare/Max0":      {createShare(func(in *batch.CreateQuotaShareInput) { in.CapacityLimits = append(in.CapacityLimits, limit("ml.p4d.24xlarge", 0)) }), "capacityLimits[1].maxCapacity must be at least 1, not 0"},
-		"CreateShare/Duplicate": {createShare(func(in *batch.CreateQuotaShareInput) { in.CapacityLimits = append(in.CapacityLimits, limit("ml.g5.xlarge", 1)) }), `capacityLimits has more than one limit for capacityUnit "ml.g5.xlarge"`},
-		"CreateShare/Strategy":  {createShare(func(in *batch.CreateQuotaShareInput) { in.ResourceSharingConfiguration.Strategy = "SHARE" }), `resourceSharingConfiguration.strategy must be one of RESERVE, LEND, LEND_AND_BORROW, not "SHARE"`},
+		"CreateShare/Name": {createShare(func(in *batch.CreateQuotaShareInput) { in.QuotaShareName = aws.String("team a") }), "quotaShareName " + badName},
+		"CreateShare/Queue": {createShare(func(in *batch.CreateQuotaShareInput) {
+			in.JobQueue = aws.String("arn:aws:batch:us-east-1:123456789012:job-queue/")
+		}), "jobQueue is not a valid job queue ARN"},
+		"CreateShare/NoLimits": {createShare(func(in *batch.CreateQuotaShareInput) { in.CapacityLimits = []types.QuotaShareCapacityLimit{} }), "capacityLimits must have at least 1 entry"},
+		"CreateShare/Max0": {createShare(func(in *batch.CreateQuotaShareInput) {
+			in.CapacityLimits = append(in.CapacityLimits, limit("ml.p4d.24xlarge", 0))
+		}), "capacityLimits[1].maxCapacity must be at least 1, not 0"},
+		"CreateShare/Duplicate": {createShare(func(in *batch.CreateQuotaShareInput) {
+			in.CapacityLimits = append(in.CapacityLimits, limit("ml.g5.xlarge", 1))
+		}), `capacityLimits has more than one limit for capacityUnit "ml.g5.xlarge"`},
+		"CreateShare/Strategy": {createShare(func(in *batch.CreateQuotaShareInput) { in.ResourceSharingConfiguration.Strategy = "SHARE" }), `resourceSharingConfiguration.strategy must be one of RESERVE, LEND, LEND_AND_BORROW, not "SHARE"`},
 		"CreateShare/BorrowLend": {createShare(func(in *batch.CreateQuotaShareInput) { in.ResourceSharingConfiguration.Strategy = "LEND" }),
 			"resourceSharingConfiguration.borrowLimit can only be applied to quota shares with a strategy of LEND_AND_BORROW"},
-		"CreateShare/BorrowLow":   {createShare(func(in *batch.CreateQuotaShareInput) { in.ResourceSharingConfiguration.BorrowLimit = aws.Int32(-2) }), "resourceSharingConfiguration.borrowLimit must be at least -1, not -2"},
-		"CreateShare/InShare":     {createShare(func(in *batch.CreateQuotaShareInput) { in.PreemptionConfiguration.InSharePreemption = "YES" }), `preemptionConfiguration.inSharePreemption must be one of ENABLED, DISABLED, not "YES"`},
-		"CreateShare/State":       {createShare(func(in *batch.CreateQuotaShareInput) { in.State = "ACTIVE" }), `state must be one of ENABLED, DISABLED, not "ACTIVE"`},
-		"CreateShare/TagValue":    {createShare(func(in *batch.CreateQuotaShareInput) { in.Tags = manyTags(2, 4, 300) }), `The value of tag "0000" must be at most 256 characters long`},
-		"UpdateShare/Arn":         {updateShare(func(in *batch.UpdateQuotaShareInput) { in.QuotaShareArn = aws.String(testBase.JobQueue("HQ")) }), "quotaShareArn is not a valid quota share ARN: a job-queue ARN, not a quota-share ARN"},
-		"UpdateShare/Name":        {updateShare(func(in *batch.UpdateQuotaShareInput) { in.QuotaShareArn = aws.String("QS1") }), "quotaShareArn is not a valid quota share ARN"},
-		"UpdateShare/NoLimits":    {updateShare(func(in *batch.UpdateQuotaShareInput) { in.CapacityLimits = []types.QuotaShareCapacityLimit{} }), "capacityLimits must have at least 1 entry"},
-		"UpdateShare/Strategy":    {updateShare(func(in *batch.UpdateQuotaShareInput) { in.ResourceSharingConfiguration = &types.QuotaShareResourceSharingConfiguration{Strategy: "ALL"} }), `resourceSharingConfiguration.strategy must be one of RESERVE, LEND, LEND_AND_BORROW, not "ALL"`},
+		"CreateShare/BorrowLow": {createShare(func(in *batch.CreateQuotaShareInput) { in.ResourceSharingConfiguration.BorrowLimit = aws.Int32(-2) }), "resourceSharingConfiguration.borrowLimit must be at least -1, not -2"},
+		"CreateShare/InShare":   {createShare(func(in *batch.CreateQuotaShareInput) { in.PreemptionConfiguration.InSharePreemption = "YES" }), `preemptionConfiguration.inSharePreemption must be one of ENABLED, DISABLED, not "YES"`},
+		"CreateShare/State":     {createShare(func(in *batch.CreateQuotaShareInput) { in.State = "ACTIVE" }), `state must be one of ENABLED, DISABLED, not "ACTIVE"`},
+		"CreateShare/TagValue":  {createShare(func(in *batch.CreateQuotaShareInput) { in.Tags = manyTags(2, 4, 300) }), `The value of tag "0000" must be at most 256 characters long`},
+		"UpdateShare/Arn":       {updateShare(func(in *batch.UpdateQuotaShareInput) { in.QuotaShareArn = aws.String(testBase.JobQueue("HQ")) }), "quotaShareArn is not a valid quota share ARN: a job-queue ARN, not a quota-share ARN"},
+		"UpdateShare/Name":      {updateShare(func(in *batch.UpdateQuotaShareInput) { in.QuotaShareArn = aws.String("QS1") }), "quotaShareArn is not a valid quota share ARN"},
+		"UpdateShare/NoLimits":  {updateShare(func(in *batch.UpdateQuotaShareInput) { in.CapacityLimits = []types.QuotaShareCapacityLimit{} }), "capacityLimits must have at least 1 entry"},
+		"UpdateShare/Strategy": {updateShare(func(in *batch.UpdateQuotaShareInput) {
+			in.ResourceSharingConfiguration = &types.QuotaShareResourceSharingConfiguration{Strategy: "ALL"}
+		}), `resourceSharingConfiguration.strategy must be one of RESERVE, LEND, LEND_AND_BORROW, not "ALL"`},
 		"UpdateShare/BorrowReserve": {updateShare(func(in *batch.UpdateQuotaShareInput) {
 			in.ResourceSharingConfiguration = &types.QuotaShareResourceSharingConfiguration{Strategy: "RESERVE", BorrowLimit: aws.Int32(-1)}
 		}), "borrowLimit can only be applied to quota shares with a strategy of LEND_AND_BORROW"},
@@ -217,9 +237,11 @@ func TestBadInputThroughSDK(t *testing.T) {
 		}), "maxResults must be between 1 and 100, not 101"},
 
 		// Service jobs.
-		"Submit/Name":         {submit(func(in *batch.SubmitServiceJobInput) { in.JobName = aws.String("train:v1") }), "jobName " + badName},
-		"Submit/NameLong":     {submit(func(in *batch.SubmitServiceJobInput) { in.JobName = aws.String(long) }), "jobName " + badName},
-		"Submit/Queue":        {submit(func(in *batch.SubmitServiceJobInput) { in.JobQueue = aws.String("arn:aws:batch:us-east-1:123456789012:job-queue/HQ/x") }), "jobQueue is not a valid job queue ARN"},
+		"Submit/Name":     {submit(func(in *batch.SubmitServiceJobInput) { in.JobName = aws.String("train:v1") }), "jobName " + badName},
+		"Submit/NameLong": {submit(func(in *batch.SubmitServiceJobInput) { in.JobName = aws.String(long) }), "jobName " + badName},
+		"Submit/Queue": {submit(func(in *batch.SubmitServiceJobInput) {
+			in.JobQueue = aws.String("arn:aws:batch:us-east-1:123456789012:job-queue/HQ/x")
+		}), "jobQueue is not a valid job queue ARN"},
 		"Submit/Type":         {submit(func(in *batch.SubmitServiceJobInput) { in.ServiceJobType = "EKS" }), `serviceJobType must be one of SAGEMAKER_TRAINING, not "EKS"`},
 		"Submit/EmptyPayload": {submit(func(in *batch.SubmitServiceJobInput) { in.ServiceRequestPayload = aws.String("") }), "serviceRequestPayload is required"},
 		"Submit/PayloadJSON":  {submit(func(in *batch.SubmitServiceJobInput) { in.ServiceRequestPayload = aws.String("TrainingJobName=x") }), "serviceRequestPayload must be a JSON object (a SageMaker CreateTrainingJob request)"},
@@ -256,22 +278,22 @@ func TestBadInputThroughSDK(t *testing.T) {
 		"Submit/OnStatusReason": {submit(func(in *batch.SubmitServiceJobInput) {
 			in.RetryStrategy.EvaluateOnExit[0].OnStatusReason = aws.String(strings.Repeat("r", 513))
 		}), "retryStrategy.evaluateOnExit[0].onStatusReason must be at most 512 characters long"},
-		"Submit/Timeout":    {submit(func(in *batch.SubmitServiceJobInput) { in.TimeoutConfig.AttemptDurationSeconds = aws.Int32(0) }), "timeoutConfig.attemptDurationSeconds must be at least 1, not 0"},
-		"Submit/Tags":       {submit(func(in *batch.SubmitServiceJobInput) { in.Tags = manyTags(51, 2, 2) }), "tags must have at most 50 entries, not 51"},
-		"UpdateJob/ID":      {sdkCall((*batch.Client).UpdateServiceJob, goodUpdateJob, func(in *batch.UpdateServiceJobInput) { in.JobId = aws.String("job 1") }), "jobId must be a service job ID or ARN"},
-		"UpdateJob/Arn":     {sdkCall((*batch.Client).UpdateServiceJob, goodUpdateJob, func(in *batch.UpdateServiceJobInput) { in.JobId = aws.String(testBase.JobQueue(jobID)) }), "jobId must be a service job ID or ARN"},
-		"UpdateJob/Prio":    {sdkCall((*batch.Client).UpdateServiceJob, goodUpdateJob, func(in *batch.UpdateServiceJobInput) { in.SchedulingPriority = aws.Int32(10000) }), "schedulingPriority must be between 0 and 9999, not 10000"},
-		"TerminateJob/ID":   {sdkCall((*batch.Client).TerminateServiceJob, goodTerminateJob, func(in *batch.TerminateServiceJobInput) { in.JobId = aws.String("") }), "jobId is required"},
-		"TerminateJob/Why":  {sdkCall((*batch.Client).TerminateServiceJob, goodTerminateJob, func(in *batch.TerminateServiceJobInput) { in.Reason = aws.String("") }), "reason is required"},
-		"DescribeJob/ID":    {sdkCall((*batch.Client).DescribeServiceJob, goodDescribeJob, func(in *batch.DescribeServiceJobInput) { in.JobId = aws.String("../etc") }), "jobId must be a service job ID or ARN"},
-		"ListJobs/Queue":    {listJobs(func(in *batch.ListServiceJobsInput) { in.JobQueue = aws.String("H?") }), "jobQueue must be the name or ARN of a job queue"},
-		"ListJobs/Status":   {listJobs(func(in *batch.ListServiceJobsInput) { in.JobStatus = "DONE" }), `jobStatus must be one of SUBMITTED, PENDING, RUNNABLE, SCHEDULED, STARTING, RUNNING, SUCCEEDED, FAILED, not "DONE"`},
-		"ListJobs/Filters":  {listJobs(func(in *batch.ListServiceJobsInput) { in.Filters = append(in.Filters, in.Filters[0]) }), "filters must have at most 1 entry, not 2"},
-		"ListJobs/Filter":   {listJobs(func(in *batch.ListServiceJobsInput) { in.Filters[0].Name = aws.String("STATUS") }), `filters[0].name must be one of JOB_NAME, BEFORE_CREATED_AT, AFTER_CREATED_AT, SHARE_IDENTIFIER, QUOTA_SHARE_NAME, not "STATUS"`},
-		"ListJobs/NoName":   {listJobs(func(in *batch.ListServiceJobsInput) { in.Filters[0].Name = nil }), "filters[0].name is required"},
-		"ListJobs/NoValue":  {listJobs(func(in *batch.ListServiceJobsInput) { in.Filters[0].Values = []string{} }), "filters[0].values must have at least 1 entry"},
-		"ListJobs/Values":   {listJobs(func(in *batch.ListServiceJobsInput) { in.Filters[0].Values = []string{"a", "b"} }), "filters[0].values must have at most 1 entry, not 2"},
-		"ListJobs/Empty":    {listJobs(func(in *batch.ListServiceJobsInput) { in.Filters[0].Values = []string{""} }), "filters[0].values[0] is required"},
+		"Submit/Timeout":   {submit(func(in *batch.SubmitServiceJobInput) { in.TimeoutConfig.AttemptDurationSeconds = aws.Int32(0) }), "timeoutConfig.attemptDurationSeconds must be at least 1, not 0"},
+		"Submit/Tags":      {submit(func(in *batch.SubmitServiceJobInput) { in.Tags = manyTags(51, 2, 2) }), "tags must have at most 50 entries, not 51"},
+		"UpdateJob/ID":     {sdkCall((*batch.Client).UpdateServiceJob, goodUpdateJob, func(in *batch.UpdateServiceJobInput) { in.JobId = aws.String("job 1") }), "jobId must be a service job ID or ARN"},
+		"UpdateJob/Arn":    {sdkCall((*batch.Client).UpdateServiceJob, goodUpdateJob, func(in *batch.UpdateServiceJobInput) { in.JobId = aws.String(testBase.JobQueue(jobID)) }), "jobId must be a service job ID or ARN"},
+		"UpdateJob/Prio":   {sdkCall((*batch.Client).UpdateServiceJob, goodUpdateJob, func(in *batch.UpdateServiceJobInput) { in.SchedulingPriority = aws.Int32(10000) }), "schedulingPriority must be between 0 and 9999, not 10000"},
+		"TerminateJob/ID":  {sdkCall((*batch.Client).TerminateServiceJob, goodTerminateJob, func(in *batch.TerminateServiceJobInput) { in.JobId = aws.String("") }), "jobId is required"},
+		"TerminateJob/Why": {sdkCall((*batch.Client).TerminateServiceJob, goodTerminateJob, func(in *batch.TerminateServiceJobInput) { in.Reason = aws.String("") }), "reason is required"},
+		"DescribeJob/ID":   {sdkCall((*batch.Client).DescribeServiceJob, goodDescribeJob, func(in *batch.DescribeServiceJobInput) { in.JobId = aws.String("../etc") }), "jobId must be a service job ID or ARN"},
+		"ListJobs/Queue":   {listJobs(func(in *batch.ListServiceJobsInput) { in.JobQueue = aws.String("H?") }), "jobQueue must be the name or ARN of a job queue"},
+		"ListJobs/Status":  {listJobs(func(in *batch.ListServiceJobsInput) { in.JobStatus = "DONE" }), `jobStatus must be one of SUBMITTED, PENDING, RUNNABLE, SCHEDULED, STARTING, RUNNING, SUCCEEDED, FAILED, not "DONE"`},
+		"ListJobs/Filters": {listJobs(func(in *batch.ListServiceJobsInput) { in.Filters = append(in.Filters, in.Filters[0]) }), "filters must have at most 1 entry, not 2"},
+		"ListJobs/Filter":  {listJobs(func(in *batch.ListServiceJobsInput) { in.Filters[0].Name = aws.String("STATUS") }), `filters[0].name must be one of JOB_NAME, BEFORE_CREATED_AT, AFTER_CREATED_AT, SHARE_IDENTIFIER, QUOTA_SHARE_NAME, not "STATUS"`},
+		"ListJobs/NoName":  {listJobs(func(in *batch.ListServiceJobsInput) { in.Filters[0].Name = nil }), "filters[0].name is required"},
+		"ListJobs/NoValue": {listJobs(func(in *batch.ListServiceJobsInput) { in.Filters[0].Values = []string{} }), "filters[0].values must have at least 1 entry"},
+		"ListJobs/Values":  {listJobs(func(in *batch.ListServiceJobsInput) { in.Filters[0].Values = []string{"a", "b"} }), "filters[0].values must have at most 1 entry, not 2"},
+		"ListJobs/Empty":   {listJobs(func(in *batch.ListServiceJobsInput) { in.Filters[0].Values = []string{""} }), "filters[0].values[0] is required"},
 		"ListJobs/Time": {listJobs(func(in *batch.ListServiceJobsInput) {
 			in.Filters = []types.KeyValuesPair{{Name: aws.String("AFTER_CREATED_AT"), Values: []string{"2026-03-25"}}}
 		}), `filters[0].values[0] must be a time in milliseconds since the epoch, not "2026-03-25"`},
@@ -284,14 +306,18 @@ func TestBadInputThroughSDK(t *testing.T) {
 		"Tag/Arn": {sdkCall((*batch.Client).TagResource, goodTag, func(in *batch.TagResourceInput) {
 			in.ResourceArn = aws.String("arn:aws:batch:us-east-1:123456789012:job-definition/jd:1")
 		}), "resourceArn is not the ARN of a Batch scheduling policy, service environment, job queue, quota share or service job"},
-		"Tag/None":     {sdkCall((*batch.Client).TagResource, goodTag, func(in *batch.TagResourceInput) { in.Tags = map[string]string{} }), "tags must have at least 1 entry"},
-		"Tag/Many":     {sdkCall((*batch.Client).TagResource, goodTag, func(in *batch.TagResourceInput) { in.Tags = manyTags(51, 2, 2) }), "tags must have at most 50 entries, not 51"},
-		"Tag/Value":    {sdkCall((*batch.Client).TagResource, goodTag, func(in *batch.TagResourceInput) { in.Tags = manyTags(1, 1, 257) }), "must be at most 256 characters long"},
-		"Untag/None":   {sdkCall((*batch.Client).UntagResource, goodUntag, func(in *batch.UntagResourceInput) { in.TagKeys = []string{} }), "tagKeys must have at least 1 entry"},
-		"Untag/Many":   {sdkCall((*batch.Client).UntagResource, goodUntag, func(in *batch.UntagResourceInput) { in.TagKeys = strs(51, func(i int) string { return string(rune('A' + i)) }) }), "tagKeys must have at most 50 entries, not 51"},
-		"Untag/Key":    {sdkCall((*batch.Client).UntagResource, goodUntag, func(in *batch.UntagResourceInput) { in.TagKeys = []string{long} }), "tagKeys entry \"" + long + "\" must be 1 to 128 characters long"},
-		"Untag/Arn":    {sdkCall((*batch.Client).UntagResource, goodUntag, func(in *batch.UntagResourceInput) { in.ResourceArn = aws.String("HQ") }), "resourceArn is not the ARN of a Batch"},
-		"ListTags/Arn": {sdkCall((*batch.Client).ListTagsForResource, goodListTags, func(in *batch.ListTagsForResourceInput) { in.ResourceArn = aws.String("arn:aws:sagemaker:us-east-1:123456789012:training-job/x") }), "service is not batch"},
+		"Tag/None":   {sdkCall((*batch.Client).TagResource, goodTag, func(in *batch.TagResourceInput) { in.Tags = map[string]string{} }), "tags must have at least 1 entry"},
+		"Tag/Many":   {sdkCall((*batch.Client).TagResource, goodTag, func(in *batch.TagResourceInput) { in.Tags = manyTags(51, 2, 2) }), "tags must have at most 50 entries, not 51"},
+		"Tag/Value":  {sdkCall((*batch.Client).TagResource, goodTag, func(in *batch.TagResourceInput) { in.Tags = manyTags(1, 1, 257) }), "must be at most 256 characters long"},
+		"Untag/None": {sdkCall((*batch.Client).UntagResource, goodUntag, func(in *batch.UntagResourceInput) { in.TagKeys = []string{} }), "tagKeys must have at least 1 entry"},
+		"Untag/Many": {sdkCall((*batch.Client).UntagResource, goodUntag, func(in *batch.UntagResourceInput) {
+			in.TagKeys = strs(51, func(i int) string { return string(rune('A' + i)) })
+		}), "tagKeys must have at most 50 entries, not 51"},
+		"Untag/Key": {sdkCall((*batch.Client).UntagResource, goodUntag, func(in *batch.UntagResourceInput) { in.TagKeys = []string{long} }), "tagKeys entry \"" + long + "\" must be 1 to 128 characters long"},
+		"Untag/Arn": {sdkCall((*batch.Client).UntagResource, goodUntag, func(in *batch.UntagResourceInput) { in.ResourceArn = aws.String("HQ") }), "resourceArn is not the ARN of a Batch"},
+		"ListTags/Arn": {sdkCall((*batch.Client).ListTagsForResource, goodListTags, func(in *batch.ListTagsForResourceInput) {
+			in.ResourceArn = aws.String("arn:aws:sagemaker:us-east-1:123456789012:training-job/x")
+		}), "service is not batch"},
 	}
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
