@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -62,6 +63,12 @@ func (o Options) withDefaults() (Options, error) {
 	if o.DataDir == "" {
 		return o, errors.New("options: DataDir is required")
 	}
+	// Supervisors and jobs run in other directories: paths must be absolute.
+	dir, err := filepath.Abs(o.DataDir)
+	if err != nil {
+		return o, fmt.Errorf("options: %w", err)
+	}
+	o.DataDir = dir
 	if len(o.SupervisorCommand) == 0 {
 		self, err := os.Executable()
 		if err != nil {

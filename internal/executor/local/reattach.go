@@ -107,18 +107,26 @@ func (e *Executor) expired(at time.Time) bool {
 	return e.opts.Retention > 0 && time.Since(at) > e.opts.Retention
 }
 
-// sweep removes ended attempts past their retention.
+// sweep removes ended attempts whose end is older than the retention.
 func (e *Executor) sweep() {
+	var done []*attempt
 	e.mu.Lock()
-	var old []*attempt
-	for id, at := range e.attempts {
-		if at.phase == ended && e.expired(at.created) {
-			old = append(old, at)
-			delete(e.attempts, id)
+	for _, at := range e.attempts {
+		if at.phase == ended {
+			done = append(done, at)
 		}
 	}
 	e.mu.Unlock()
-	for _, at := range old {
+	for _, at := range done {
+		at.mu.Lock()
+		old := e.expired(at.last.At)
+		at.mu.Unlock()
+		if !old {
+			continue
+		}
+		e.mu.Lock()
+		delete(e.attempts, at.id)
+		e.mu.Unlock()
 		if err := os.RemoveAll(at.dir); err != nil {
 			e.log.Warn("remove attempt", "attempt", at.id, "err", err)
 		}

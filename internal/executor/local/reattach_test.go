@@ -152,3 +152,24 @@ func waitUnlocked(t *testing.T, dir string) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// Ensure ended attempts past their retention are removed on restart, and
+// others are kept.
+func TestRetention(t *testing.T) {
+	h := newHarness(t, Options{})
+	h.start(attemptOf("old", "j1", sh("true")))
+	h.await("old", executor.Succeeded)
+	time.Sleep(50 * time.Millisecond)
+	h.start(attemptOf("running", "j2", sh("sleep 30")))
+	h.await("running", executor.Running)
+	h.opts.Retention = 40 * time.Millisecond
+	h.reopen()
+	if st := attemptState(t, h.e, "old"); st != "" {
+		t.Errorf("old attempt kept: %s", st)
+	}
+	if _, ok := h.e.LogPath("old"); ok {
+		t.Error("old attempt still has logs")
+	}
+	h.stop("running", time.Second)
+	h.await("running", executor.Stopped)
+}

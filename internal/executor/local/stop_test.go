@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -168,4 +169,16 @@ func readNanos(t *testing.T, dir, name string) int64 {
 		t.Fatalf("parse mark: %v", err)
 	}
 	return n
+}
+
+// Ensure a SIGTERM to the supervisor without a stop request (an operator's
+// kill) stops the attempt like Stop does.
+func TestSupervisorSIGTERM(t *testing.T) {
+	h := newHarness(t, Options{})
+	h.start(attemptOf("a", "j", sh("sleep 30")))
+	h.await("a", executor.Running)
+	syscall.Kill(h.status("a").Supervisor, syscall.SIGTERM)
+	if u := h.await("a", executor.Stopped); u.Reason != "Stopped" || u.ExitCode != 143 {
+		t.Errorf("got exit %d, reason %q", u.ExitCode, u.Reason)
+	}
 }

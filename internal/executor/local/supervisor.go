@@ -126,17 +126,15 @@ func (s *supervisor) stopRequested() bool {
 	return ok
 }
 
-func (s *supervisor) readStop() (stopRequest, bool) {
-	var req stopRequest
+// readStop reads the stop request; ok is false when there is none. A
+// request that cannot be read, or a SIGTERM without one, stops with the
+// default grace period.
+func (s *supervisor) readStop() (req stopRequest, ok bool) {
 	err := readJSON(filepath.Join(s.dir, stopFile), &req)
-	if errors.Is(err, fs.ErrNotExist) {
-		return req, false
+	if err == nil && req.Reason != "" {
+		return req, true
 	}
-	if err != nil || req.Reason == "" {
-		// A signal without a readable request is still a stop.
-		return stopRequest{Reason: "Stopped", Grace: s.spec.Grace}, true
-	}
-	return req, true
+	return stopRequest{Reason: "Stopped", Grace: s.spec.Grace}, !errors.Is(err, fs.ErrNotExist)
 }
 
 func (s *supervisor) spawnAll() {
