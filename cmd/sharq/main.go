@@ -1,12 +1,79 @@
-// Command sharq is the quota-share scheduler for shared GPU capacity.
+// Command sharq is a quota-share scheduler for shared GPU capacity that
+// serves the AWS Batch API.
+//
+//	sharq serve [flags]      run the server (the AWS Batch API on --listen)
+//	sharq help               list the commands
 package main
 
 import (
+	"context"
 	"fmt"
+	"io"
+	"log/slog"
 	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/sharq-dev/sharq/internal/executor/local"
 )
 
 func main() {
-	fmt.Fprintln(os.Stderr, "usage: sharq serve|sim ...")
-	os.Exit(2)
+	if len(os.Args) > 1 && os.Args[1] == local.SupervisorArg {
+		os.Exit(local.SupervisorMain(os.Args[2:]))
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// command is one subcommand: it returns the process exit code.
+type command struct {
+	name    string
+	summary string
+	run     func(ctx context.Context, args []string, stdout, stderr io.Writer) int
+}
+
+func commands() []command {
+	return []command{
+		{"serve", "run the server: the AWS Batch API, the scheduler and the executor", runServe},
+	}
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+		usage(stdout)
+		return 0
+	}
+	for _, c := range commands() {
+		if c.name == args[0] {
+			return c.run(ctx, args[1:], stdout, stderr)
+		}
+	}
+	fmt.Fprintf(stderr, "sharq: unknown command %q\n", args[0])
+	usage(stderr)
+	return 2
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "usage: sharq <command> [flags]")
+	fmt.Fprintln(w)
+	for _, c := range commands() {
+		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.summary)
+	}
+	fmt.Fprintln(w, "\nRun 'sharq <command> -h' for a command's flags.")
+}
+
+// newLogger logs text on a terminal and JSON otherwise.
+func newLogger(w io.Writer, level *slog.LevelVar) *slog.Logger {
+	opts := &slog.HandlerOptions{Level: level}
+	if f, ok := w.(*os.File); ok && isTerminal(f) {
+		return slog.New(slog.NewTextHandler(w, opts))
+	}
+	return slog.New(slog.NewJSONHandler(w, opts))
+}
+
+func isTerminal(f *os.File) bool {
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }

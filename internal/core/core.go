@@ -101,8 +101,13 @@ func (e *env) grow(n int) {
 	for _, p := range []*[]int{&e.limit, &e.use, &e.sumLimit, &e.lenderLimit, &e.reserveIdle, &e.lenderIdle, &e.borrowed} {
 		*p = growInts(*p, n)
 	}
-	for len(e.waiters) < n {
-		e.waiters = append(e.waiters, nil)
+	for k := range e.waiting {
+		for len(e.waiting[k]) < n {
+			e.waiting[k] = append(e.waiting[k], nil)
+		}
+	}
+	for len(e.touched) < n {
+		e.touched = append(e.touched, false)
 	}
 	for _, q := range e.queues {
 		for _, s := range q.shares {
@@ -239,12 +244,16 @@ func (q *queue) hasJobs() bool {
 }
 
 func (c *Core) newShare(q *queue, name string) *share {
+	order := queueLess
+	if !q.quota {
+		order = fifoLess
+	}
 	return &share{
 		q: q, name: name,
 		limit:      make([]int, len(c.units)),
 		use:        make([]int, len(c.units)),
-		runnable:   newJobSet(queueLess, &c.rng),
-		infeasible: newJobSet(queueLess, &c.rng),
+		runnable:   newJobSet(order, &c.rng),
+		infeasible: newJobSet(order, &c.rng),
 		dispatched: newJobSet(dispatchLess, &c.rng),
 	}
 }
@@ -328,7 +337,7 @@ func (c *Core) deleteShare(ev DeleteShare) error {
 		return fmt.Errorf("%w: quota share %s must be DISABLED before it is deleted", ErrConflict, s.name)
 	}
 	c.failAll(s, ReasonShareDeleted)
-	c.unregisterWaiter(s)
+	c.unregister(s)
 	q.shares = slices.DeleteFunc(q.shares, func(x *share) bool { return x == s })
 	c.reconfigure(q.env)
 	return nil
@@ -391,6 +400,9 @@ func (c *Core) submitShare(ev Submit, restore bool) (*share, error) {
 	if !q.quota {
 		if ev.Share != "" {
 			return nil, invalid("job queue %s has no quota share scheduling policy; quotaShareName must not be given", q.name)
+		}
+		if !restore && q.disabled {
+			return nil, fmt.Errorf("%w: job queue %s is DISABLED", ErrConflict, q.name)
 		}
 		return q.shares[0], nil
 	}

@@ -99,11 +99,9 @@ func (c *Core) heads(e *env) []*job {
 // quotaRound runs passes 1-4 once, stopping at the first pass that changes
 // anything.
 func (c *Core) quotaRound(e *env, out []Decision) ([]Decision, bool) {
-	hs := c.heads(e)
-	if len(hs) == 0 {
-		return out, false
-	}
 	// 1. Own capacity: shares furthest below their limits first.
+	c.wake(e, 1)
+	hs := c.heads(e)
 	var own []*job
 	for _, h := range hs {
 		if c.ownFit(h) {
@@ -128,6 +126,8 @@ func (c *Core) quotaRound(e *env, out []Decision) ([]Decision, bool) {
 		}
 	}
 	// 3. Borrow idle capacity, FIFO.
+	c.wake(e, 3)
+	hs = c.heads(e)
 	var bor []*job
 	for _, h := range hs {
 		if c.placeBorrow(h) {
@@ -145,6 +145,8 @@ func (c *Core) quotaRound(e *env, out []Decision) ([]Decision, bool) {
 		return out, true
 	}
 	// 4. In-share preemption.
+	c.wake(e, 4)
+	hs = c.heads(e)
 	var ins []*job
 	for _, h := range hs {
 		if h.sh.inShare {
@@ -163,6 +165,7 @@ func (c *Core) quotaRound(e *env, out []Decision) ([]Decision, bool) {
 // fifoRound dispatches FIFO queue heads in order of queue priority, then
 // queue time, while the environment has room.
 func (c *Core) fifoRound(e *env, out []Decision) ([]Decision, bool) {
+	c.wake(e, 1)
 	hs := c.heads(e)
 	slices.SortFunc(hs, func(a, b *job) int {
 		if a.sh.q.prio != b.sh.q.prio {
@@ -190,6 +193,7 @@ func (c *Core) isHead(j *job) bool {
 func (c *Core) settle(e *env, out []Decision) []Decision {
 	dirty := e.dirty
 	e.dirty = nil
+	e.untouch()
 	slices.SortFunc(dirty, shareCmp)
 	for _, s := range dirty {
 		s.dirty = false
@@ -198,7 +202,7 @@ func (c *Core) settle(e *env, out []Decision) []Decision {
 			c.markShare(s)
 			continue
 		}
-		c.registerWaiter(s, h)
+		c.register(s, h)
 		if h == nil {
 			s.lastHead = nil
 			continue

@@ -7,6 +7,7 @@ package core
 // a deterministic generator, so equal operation sequences build equal trees.
 type jobSet struct {
 	root *job
+	min  *job // cached: a share's head is asked for far more often than it changes
 	less func(a, b *job) bool
 	rng  *uint64
 }
@@ -80,6 +81,9 @@ func (s *jobSet) Insert(j *job) {
 	j.left, j.right, j.size = nil, nil, 1
 	j.pri = s.nextPri()
 	s.root = s.insert(s.root, j)
+	if s.min == nil || s.less(j, s.min) {
+		s.min = j
+	}
 }
 
 func (s *jobSet) insert(t, j *job) *job {
@@ -104,6 +108,9 @@ func (s *jobSet) insert(t, j *job) *job {
 func (s *jobSet) Delete(j *job) {
 	s.root = s.delete(s.root, j)
 	j.left, j.right, j.size = nil, nil, 0
+	if s.min == j {
+		s.min = s.leftmost()
+	}
 }
 
 func (s *jobSet) delete(t, j *job) *job {
@@ -123,7 +130,9 @@ func (s *jobSet) delete(t, j *job) *job {
 }
 
 // Min returns the first job, or nil.
-func (s *jobSet) Min() *job {
+func (s *jobSet) Min() *job { return s.min }
+
+func (s *jobSet) leftmost() *job {
 	t := s.root
 	if t == nil {
 		return nil

@@ -52,6 +52,15 @@ func queueLess(a, b *job) bool {
 	return a.id < b.id
 }
 
+// fifoLess orders a FIFO queue's RUNNABLE jobs: 1) queue time asc, 2) job
+// ID. schedulingPriority plays no part without a quota-share policy.
+func fifoLess(a, b *job) bool {
+	if a.queuedAt != b.queuedAt {
+		return a.queuedAt < b.queuedAt
+	}
+	return a.id < b.id
+}
+
 // dispatchLess orders a share's dispatched jobs: 1) priority desc, 2)
 // dispatch time asc, 3) job ID. The first fill the share's limit and are
 // own; the rest borrow. Its reverse is the victim order.
@@ -93,9 +102,12 @@ type env struct {
 	lenderIdle  []int // Σ ownIdle(s) over LEND and LEND_AND_BORROW shares
 	borrowed    []int // Σ borrowed(s) over all shares
 
-	// waiters[u] are the clean shares whose head needs u: freeing u may let
-	// them move, so they are marked dirty.
-	waiters [][]*share
+	// waiting[kind][u] are the clean shares whose head needs u, by what
+	// could place it (wake.go); touched are units whose capacity may have
+	// grown since the pool last settled.
+	waiting     [waitKinds][][]*share
+	touched     []bool
+	touchedList []int32
 	dirty   []*share
 	queued  bool // in Core.dirtyEnvs
 }
@@ -124,7 +136,9 @@ type share struct {
 	dispatched jobSet // dispatchLess
 
 	dirty    bool
-	waitOn   []int32 // units it is registered on in env.waiters
+	waitKind waitKind
+	waitOn   []int32 // units it is filed under in env.waiting
+	waitPos  []int   // its index in each of those lists
 	lastWait Reason  // the reason last reported for lastHead
 	lastHead *job
 }

@@ -94,7 +94,7 @@ func (c *Core) dispatch(h *job, via Via, out []Decision) []Decision {
 	c.hold(h)
 	for _, b := range bor {
 		// More borrowed capacity: heads that need it may now reclaim it.
-		c.markWaiters(s.q.env, c.unitIdx[b.Unit])
+		c.touch(s.q.env, c.unitIdx[b.Unit])
 	}
 	return append(out, Decision{Kind: Dispatch, Job: h.id, Queue: s.q.name, Share: s.name, Own: own, Borrowed: bor, Via: via})
 }

@@ -2,7 +2,6 @@ package core
 
 import (
 	"cmp"
-	"slices"
 )
 
 // adjust changes share s's use of unit u by delta, keeping the pool's
@@ -40,7 +39,7 @@ func (c *Core) release(j *job) {
 	s.dispatched.Delete(j)
 	for _, d := range j.demand {
 		s.adjust(d.u, -int(d.n))
-		c.markWaiters(s.q.env, d.u)
+		c.touch(s.q.env, d.u)
 	}
 	c.markShare(s)
 	j.state = 0
@@ -58,7 +57,7 @@ func (c *Core) enqueue(j *job) {
 	j.state, j.why = runnable, ReasonNone
 	old := s.head()
 	s.runnable.Insert(j)
-	if old == nil || queueLess(j, old) {
+	if old == nil || s.runnable.less(j, old) {
 		c.markShare(s)
 	}
 }
@@ -194,35 +193,6 @@ func (c *Core) markPool(e *env) {
 			c.markShare(s)
 		}
 	}
-}
-
-// markWaiters marks the shares whose head needs unit u.
-func (c *Core) markWaiters(e *env, u int32) {
-	for _, s := range e.waiters[u] {
-		c.markShare(s)
-	}
-}
-
-// registerWaiter records, when share s turns clean, which units its head
-// waits for.
-func (c *Core) registerWaiter(s *share, h *job) {
-	c.unregisterWaiter(s)
-	if h == nil {
-		return
-	}
-	e := s.q.env
-	for _, d := range h.demand {
-		e.waiters[d.u] = append(e.waiters[d.u], s)
-		s.waitOn = append(s.waitOn, d.u)
-	}
-}
-
-func (c *Core) unregisterWaiter(s *share) {
-	e := s.q.env
-	for _, u := range s.waitOn {
-		e.waiters[u] = slices.DeleteFunc(e.waiters[u], func(x *share) bool { return x == s })
-	}
-	s.waitOn = s.waitOn[:0]
 }
 
 // sortedUnits renders per-unit amounts of a job as UnitCounts, skipping

@@ -1,0 +1,137 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/sharq-dev/sharq/internal/batchapi"
+	"github.com/sharq-dev/sharq/internal/engine"
+	"github.com/sharq-dev/sharq/internal/executor"
+	"github.com/sharq-dev/sharq/internal/executor/local"
+	"github.com/sharq-dev/sharq/internal/executor/simulated"
+	"github.com/sharq-dev/sharq/internal/store/sqlite"
+)
+
+type serveConfig struct {
+	listen    string
+	dataDir   string
+	region    string
+	accountID string
+	executor  string
+	maxShares int
+	retention time.Duration
+	grace     time.Duration
+	logLevel  string
+}
+
+func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	var cfg serveConfig
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&cfg.listen, "listen", "127.0.0.1:8080", "address to serve the API on")
+	fs.StringVar(&cfg.dataDir, "data-dir", "./sharq-data", "directory for the database, job logs and checkpoints")
+	fs.StringVar(&cfg.region, "region", "us-east-1", "region in ARNs")
+	fs.StringVar(&cfg.accountID, "account-id", "000000000000", "account ID in ARNs")
+	fs.StringVar(&cfg.executor, "executor", "local", "how jobs run: local (processes on this machine) or simulated (sleep for the payload's runtime)")
+	fs.IntVar(&cfg.maxShares, "max-shares-per-queue", 20, "quota shares allowed per job queue")
+	fs.DurationVar(&cfg.retention, "retention", 7*24*time.Hour, "how long ended jobs are kept")
+	fs.DurationVar(&cfg.grace, "stop-grace", 120*time.Second, "time a stopped job gets between SIGTERM and SIGKILL")
+	fs.StringVar(&cfg.logLevel, "log-level", "info", "debug, info, warn or error")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	level := new(slog.LevelVar)
+	if err := level.UnmarshalText([]byte(cfg.logLevel)); err != nil {
+		fmt.Fprintf(stderr, "sharq serve: bad --log-level: %v\n", err)
+		return 2
+	}
+	log := newLogger(stderr, level)
+	if err := serve(ctx, cfg, log); err != nil {
+		log.Error("serve", "err", err)
+		return 1
+	}
+	return 0
+}
+
+func openExecutor(cfg serveConfig, log *slog.Logger) (executor.Executor, error) {
+	switch cfg.executor {
+	case "local":
+		return local.New(local.Options{DataDir: filepath.Join(cfg.dataDir, "executor"), DefaultGrace: cfg.grace, Logger: log})
+	case "simulated":
+		return simulated.New(), nil
+	}
+	return nil, fmt.Errorf("unknown executor %q (want local or simulated)", cfg.executor)
+}
+
+func serve(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
+	if err := os.MkdirAll(cfg.dataDir, 0o755); err != nil {
+		return fmt.Errorf("data dir: %w", err)
+	}
+	st, err := sqlite.Open(filepath.Join(cfg.dataDir, "sharq.db"))
+	if err != nil {
+		return fmt.Errorf("open store: %w", err)
+	}
+	defer st.Close()
+	ex, err := openExecutor(cfg, log)
+	if err != nil {
+		return fmt.Errorf("open executor: %w", err)
+	}
+	defer ex.Close()
+	start := time.Now()
+	eng, err := engine.New(ctx, engine.Options{
+		Region: cfg.region, AccountID: cfg.accountID, Store: st, Executor: ex, Logger: log,
+		MaxSharesPerQueue: cfg.maxShares, Retention: cfg.retention, StopGrace: cfg.grace,
+	})
+	if err != nil {
+		return fmt.Errorf("start engine: %w", err)
+	}
+	log.Info("state loaded", "took", time.Since(start).Round(time.Millisecond))
+
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok\n") })
+	mux.Handle("/v1/", batchapi.New(eng, batchapi.Options{Region: cfg.region, AccountID: cfg.accountID, Logger: log}))
+
+	ln, err := net.Listen("tcp", cfg.listen)
+	if err != nil {
+		return fmt.Errorf("listen: %w", err)
+	}
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	engDone := make(chan error, 1)
+	go func() { engDone <- eng.Run(runCtx) }()
+	srvDone := make(chan error, 1)
+	go func() { srvDone <- srv.Serve(ln) }()
+	log.Info("serving", "addr", ln.Addr().String(), "data_dir", cfg.dataDir, "executor", cfg.executor)
+
+	var runErr error
+	select {
+	case <-ctx.Done():
+	case runErr = <-engDone:
+		engDone <- runErr
+	case runErr = <-srvDone:
+	}
+	shutdown, stop := context.WithTimeout(context.Background(), 10*time.Second)
+	defer stop()
+	if err := srv.Shutdown(shutdown); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		log.Warn("shutdown", "err", err)
+	}
+	cancel()
+	if err := <-engDone; err != nil && runErr == nil {
+		runErr = err
+	}
+	if errors.Is(runErr, http.ErrServerClosed) {
+		runErr = nil
+	}
+	log.Info("stopped")
+	return runErr
+}
