@@ -10,6 +10,14 @@ import (
 // The only service type sharq serves.
 const sageMakerTraining = "SAGEMAKER_TRAINING"
 
+// The least maxCapacity of a limit. A share's is 1 (AWS's documented
+// minimum); a service environment may hold 0 of a type, e.g. while its
+// machines are away.
+const (
+	minShareCapacity       = 1
+	minEnvironmentCapacity = 0
+)
+
 type capacityLimit struct {
 	CapacityUnit string `json:"capacityUnit"`
 	MaxCapacity  *int   `json:"maxCapacity"`
@@ -50,7 +58,7 @@ func (s *server) createServiceEnvironment(ctx context.Context, in *createService
 	c.required("serviceEnvironmentType", in.ServiceEnvironmentType)
 	c.enum("serviceEnvironmentType", in.ServiceEnvironmentType, sageMakerTraining)
 	c.enum("state", in.State, "ENABLED", "DISABLED")
-	limits := c.capacityLimits("capacityLimits", in.CapacityLimits, true)
+	limits := c.capacityLimits("capacityLimits", in.CapacityLimits, true, minEnvironmentCapacity)
 	c.tags("tags", in.Tags)
 	if c.err != nil {
 		return nil, c.err
@@ -69,7 +77,7 @@ func (s *server) updateServiceEnvironment(ctx context.Context, in *updateService
 	var c check
 	c.nameOrARN("serviceEnvironment", in.ServiceEnvironment, arn.ServiceEnvironment)
 	c.enum("state", in.State, "ENABLED", "DISABLED")
-	limits := c.capacityLimits("capacityLimits", in.CapacityLimits, false)
+	limits := c.capacityLimits("capacityLimits", in.CapacityLimits, false, minEnvironmentCapacity)
 	if c.err != nil {
 		return nil, c.err
 	}
@@ -114,10 +122,10 @@ func (s *server) describeServiceEnvironments(ctx context.Context, in *describeSe
 }
 
 // capacityLimits checks a list of capacity limits: each names its unit
-// once, with a maxCapacity of at least 1. An absent list is an error only
-// when required; a present one has at least one entry. The upper bound on
-// the count is the engine's (it is configurable).
-func (c *check) capacityLimits(field string, ls []capacityLimit, required bool) []engine.CapacityLimit {
+// once, with a maxCapacity of at least least. An absent list is an error
+// only when required; a present one has at least one entry. The upper
+// bound on the count is the engine's (it is configurable).
+func (c *check) capacityLimits(field string, ls []capacityLimit, required bool, least int) []engine.CapacityLimit {
 	if ls == nil {
 		if required {
 			c.failf("%s is required", field)
@@ -131,7 +139,7 @@ func (c *check) capacityLimits(field string, ls []capacityLimit, required bool) 
 		f := at(field, i)
 		c.required(f+".capacityUnit", l.CapacityUnit)
 		if present(c, f+".maxCapacity", l.MaxCapacity) {
-			c.atLeast(f+".maxCapacity", l.MaxCapacity, 1)
+			c.atLeast(f+".maxCapacity", l.MaxCapacity, least)
 			out[i].MaxCapacity = *l.MaxCapacity
 		}
 		if seen[l.CapacityUnit] {

@@ -53,7 +53,7 @@ func (s *server) createQuotaShare(ctx context.Context, in *createQuotaShareReque
 	var c check
 	c.name("quotaShareName", in.QuotaShareName)
 	c.nameOrARN("jobQueue", in.JobQueue, arn.JobQueue)
-	limits := c.capacityLimits("capacityLimits", in.CapacityLimits, true)
+	limits := c.capacityLimits("capacityLimits", in.CapacityLimits, true, minShareCapacity)
 	if present(&c, "resourceSharingConfiguration", in.ResourceSharingConfiguration) {
 		c.resourceSharing(in.ResourceSharingConfiguration)
 	}
@@ -80,7 +80,7 @@ func (s *server) createQuotaShare(ctx context.Context, in *createQuotaShareReque
 func (s *server) updateQuotaShare(ctx context.Context, in *updateQuotaShareRequest) (any, error) {
 	var c check
 	c.arnOf("quotaShareArn", in.QuotaShareArn, arn.QuotaShare)
-	limits := c.capacityLimits("capacityLimits", in.CapacityLimits, false)
+	limits := c.capacityLimits("capacityLimits", in.CapacityLimits, false, minShareCapacity)
 	if in.ResourceSharingConfiguration != nil {
 		c.resourceSharing(in.ResourceSharingConfiguration)
 	}

@@ -101,7 +101,7 @@ func TestBadInputThroughSDK(t *testing.T) {
 		"CreateEnv/Type":     {createEnv(func(in *batch.CreateServiceEnvironmentInput) { in.ServiceEnvironmentType = "ECS" }), `serviceEnvironmentType must be one of SAGEMAKER_TRAINING, not "ECS"`},
 		"CreateEnv/State":    {createEnv(func(in *batch.CreateServiceEnvironmentInput) { in.State = "ON" }), `state must be one of ENABLED, DISABLED, not "ON"`},
 		"CreateEnv/NoLimits": {createEnv(func(in *batch.CreateServiceEnvironmentInput) { in.CapacityLimits = []types.CapacityLimit{} }), "capacityLimits must have at least 1 entry"},
-		"CreateEnv/Max0":     {createEnv(func(in *batch.CreateServiceEnvironmentInput) { in.CapacityLimits[0].MaxCapacity = aws.Int32(0) }), "capacityLimits[0].maxCapacity must be at least 1, not 0"},
+		"CreateEnv/MaxNeg":   {createEnv(func(in *batch.CreateServiceEnvironmentInput) { in.CapacityLimits[0].MaxCapacity = aws.Int32(-1) }), "capacityLimits[0].maxCapacity must be at least 0, not -1"},
 		"CreateEnv/NoMax":    {createEnv(func(in *batch.CreateServiceEnvironmentInput) { in.CapacityLimits[0].MaxCapacity = nil }), "capacityLimits[0].maxCapacity is required"},
 		"CreateEnv/NoUnit":   {createEnv(func(in *batch.CreateServiceEnvironmentInput) { in.CapacityLimits[0].CapacityUnit = nil }), "capacityLimits[0].capacityUnit is required"},
 		"CreateEnv/Duplicate": {createEnv(func(in *batch.CreateServiceEnvironmentInput) {
