@@ -45,8 +45,8 @@ func (e *Engine) dispatched(j *jobRec, d core.Decision, waitFor []string, now ti
 	id := attemptName(j.JobName, j.JobID, j.Internal.AttemptSeq)
 	j.Internal.AttemptID = id
 	j.Internal.DispatchedAt = now.UnixNano()
-	j.Status = StatusScheduled
 	j.StatusReason = ""
+	e.setStatus(j, StatusScheduled, now)
 	j.ScheduledAt = ms(now)
 	j.StartedAt, j.StoppedAt = 0, 0
 	rid := ServiceResourceID{Name: "TrainingJobArn", Value: e.trainingJobArn(id)}
@@ -63,6 +63,8 @@ func (e *Engine) dispatched(j *jobRec, d core.Decision, waitFor []string, now ti
 		a.Timeout = time.Duration(tc.AttemptDurationSeconds) * time.Second
 	}
 	e.tx.starts = append(e.tx.starts, a)
+	e.tx.dispatches = append(e.tx.dispatches, DispatchInfo{Queue: j.Internal.Queue, Share: j.QuotaShareName,
+		Via: d.Via.String(), Borrowed: len(d.Borrowed) > 0, Waited: now.Sub(time.UnixMilli(j.CreatedAt))})
 }
 
 // attemptName names an attempt's training job as AWS Batch does: "AWSBatch",
@@ -98,6 +100,7 @@ func (e *Engine) preempted(j *jobRec, d core.Decision, now time.Time) {
 		j.PreemptionSummary = ps
 	}
 	ps.PreemptedAttemptCount++
+	e.tx.preempts = append(e.tx.preempts, PreemptInfo{Queue: j.Internal.Queue, Share: j.QuotaShareName, Kind: d.Preemption.String()})
 	if a := j.currentAttempt(); a != nil {
 		ps.RecentPreemptedAttempts = append([]Attempt{*a}, ps.RecentPreemptedAttempts...)
 		if len(ps.RecentPreemptedAttempts) > maxRecentPreemptions {
@@ -107,7 +110,7 @@ func (e *Engine) preempted(j *jobRec, d core.Decision, now time.Time) {
 	j.Internal.AttemptID = ""
 	j.StatusReason = reason
 	if d.Requeued {
-		j.Status = StatusRunnable
+		e.setStatus(j, StatusRunnable, now)
 	}
 	e.touch(j)
 }
@@ -123,8 +126,8 @@ func (e *Engine) fail(j *jobRec, reason string, now time.Time) {
 
 func (e *Engine) finish(j *jobRec, status, reason string, now time.Time) {
 	j.Internal.AttemptID = ""
-	j.Status = status
 	j.StatusReason = reason
+	e.setStatus(j, status, now)
 	j.StoppedAt = ms(now)
 	j.Internal.EndedAt = ms(now)
 	delete(e.waits, j.JobID)
@@ -133,8 +136,7 @@ func (e *Engine) finish(j *jobRec, status, reason string, now time.Time) {
 
 func (e *Engine) waiting(j *jobRec, d core.Decision, now time.Time) {
 	if j.Status == StatusSubmitted {
-		j.Status = StatusRunnable
-		e.touch(j)
+		e.setStatus(j, StatusRunnable, now)
 	}
 	if !d.Reason.Misconfiguration() {
 		delete(e.waits, j.JobID)
@@ -164,17 +166,15 @@ func (e *Engine) handleUpdate(u executor.Update, now time.Time) {
 	switch u.State {
 	case executor.Starting:
 		if j.Status == StatusScheduled {
-			j.Status = StatusStarting
-			e.touch(j)
+			e.setStatus(j, StatusStarting, at)
 		}
 	case executor.Running:
 		if j.Status != StatusRunning {
-			j.Status = StatusRunning
 			j.StartedAt = ms(at)
 			if a := j.currentAttempt(); a != nil {
 				a.StartedAt = ms(at)
 			}
-			e.touch(j)
+			e.setStatus(j, StatusRunning, at)
 		}
 	case executor.Succeeded:
 		e.mustCore(core.AttemptEnded{Job: j.JobID})
@@ -185,7 +185,7 @@ func (e *Engine) handleUpdate(u executor.Update, now time.Time) {
 		// Not the job's fault: requeue without using a retry attempt.
 		e.mustCore(core.AttemptEnded{Job: j.JobID, Requeue: true})
 		e.endAttempt(j, u.Reason, at)
-		e.requeued(j, u.Reason)
+		e.requeued(j, u.Reason, at)
 	case executor.Failed, executor.Stopped:
 		reason := u.Reason
 		if reason == "" {
@@ -195,7 +195,7 @@ func (e *Engine) handleUpdate(u executor.Update, now time.Time) {
 		if e.retry(j, reason) {
 			e.mustCore(core.AttemptEnded{Job: j.JobID, Requeue: true})
 			j.Internal.Entries++
-			e.requeued(j, reason)
+			e.requeued(j, reason, at)
 			return
 		}
 		e.mustCore(core.AttemptEnded{Job: j.JobID})
@@ -203,11 +203,10 @@ func (e *Engine) handleUpdate(u executor.Update, now time.Time) {
 	}
 }
 
-func (e *Engine) requeued(j *jobRec, reason string) {
+func (e *Engine) requeued(j *jobRec, reason string, now time.Time) {
 	j.Internal.AttemptID = ""
-	j.Status = StatusRunnable
 	j.StatusReason = reason
-	e.touch(j)
+	e.setStatus(j, StatusRunnable, now)
 }
 
 // retry decides whether a failed attempt is tried again: the first
@@ -293,6 +292,7 @@ func (e *Engine) purge(now time.Time) {
 	for id, j := range e.jobs {
 		if terminal(j.Status) && j.Internal.EndedAt > 0 && j.Internal.EndedAt < before {
 			delete(e.jobs, id)
+			e.counts[j.Status]--
 			if t := j.Internal.ClientToken; t != "" && e.tokens[t] == id {
 				delete(e.tokens, t)
 			}

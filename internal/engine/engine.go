@@ -41,6 +41,13 @@ type Options struct {
 	MaxCapacityLimits int
 	// Retention keeps ended jobs this long (default 7 days).
 	Retention time.Duration
+	// Synchronous makes every call run its own cycle in the caller's
+	// goroutine instead of through Run: the simulator drives the engine this
+	// way on a virtual clock, calling Deliver for executor updates and Tick
+	// for housekeeping. Callers must not call concurrently.
+	Synchronous bool
+	// Observers hear what each committed cycle did (metrics).
+	Observers []Observer
 	// NewID makes job IDs (default: random UUIDs). The simulator makes them
 	// deterministic.
 	NewID func() string

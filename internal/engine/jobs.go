@@ -148,12 +148,14 @@ func (e *Engine) newJob(in SubmitServiceJobInput, demand []core.UnitCount, now t
 		ServiceRequestPayload: in.ServiceRequestPayload, RetryStrategy: in.RetryStrategy, TimeoutConfig: in.TimeoutConfig,
 		PreemptionConfiguration: in.PreemptionConfiguration, Tags: in.Tags, CapacityUsage: capacityUsage(demand),
 	}}
-	j.Internal = jobInternal{Queue: q.JobQueueName, QueuedAt: queued, Demand: demand, Entries: 1, ClientToken: in.ClientToken}
+	j.Internal = jobInternal{Queue: q.JobQueueName, QueuedAt: queued, Demand: demand, Entries: 1, ClientToken: in.ClientToken,
+		History: []Transition{{At: queued / 1e6, Status: StatusSubmitted}}}
 	if err := coreErr(e.core.Apply(e.submitEvent(j))); err != nil {
 		return nil, err
 	}
 	e.lastQ = queued
 	e.jobs[id] = j
+	e.counts[StatusSubmitted]++
 	if in.ClientToken != "" {
 		e.tokens[in.ClientToken] = id
 	}

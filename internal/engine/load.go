@@ -50,6 +50,9 @@ func (e *Engine) load(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("load jobs: %w", err)
 	}
+	for _, j := range e.jobs {
+		e.counts[j.Status]++
+	}
 	for _, j := range live {
 		if err := e.restoreJob(j); err != nil {
 			return fmt.Errorf("restore job %s: %w", j.JobID, err)
@@ -114,6 +117,8 @@ func (e *Engine) restoreJob(j *jobRec) error {
 		return e.core.Apply(core.Restore{Submit: ev, DispatchedAt: j.Internal.DispatchedAt})
 	}
 	if j.Status == StatusSubmitted {
+		e.counts[StatusSubmitted]--
+		e.counts[StatusRunnable]++
 		j.Status = StatusRunnable
 	}
 	return e.core.Apply(ev)

@@ -41,6 +41,8 @@ type Engine struct {
 	waits     map[string]waitMark   // infeasible jobs, for time limit actions
 	lastQ     int64                 // last queue time handed out (ns)
 	lastPurge time.Time
+	subs      subscribers
+	counts    map[string]int // jobs by status
 	tx        *tx
 	cycles    uint64
 }
@@ -61,13 +63,16 @@ type op struct {
 // tx collects what one cycle changed: records to commit and executor
 // actions to take once they are durable.
 type tx struct {
-	now       time.Time
-	jobs      map[string]*jobRec
-	resources map[string]store.Resource
-	deleted   []string
-	submitted []*jobRec
-	starts    []executor.Attempt
-	stops     []string
+	now        time.Time
+	jobs       map[string]*jobRec
+	resources  map[string]store.Resource
+	deleted    []string
+	submitted  []*jobRec
+	starts     []executor.Attempt
+	stops      []string
+	events     []JobEvent
+	dispatches []DispatchInfo
+	preempts   []PreemptInfo
 	// purgeBefore, when set, purges ended jobs from the store after commit.
 	purgeBefore int64
 }
@@ -96,6 +101,7 @@ func New(ctx context.Context, opts Options) (*Engine, error) {
 		attempts: map[string]string{},
 		tokens:   map[string]string{},
 		waits:    map[string]waitMark{},
+		counts:   map[string]int{},
 	}
 	if err := e.load(ctx); err != nil {
 		return nil, err
@@ -106,6 +112,12 @@ func New(ctx context.Context, opts Options) (*Engine, error) {
 // do runs fn inside the loop and waits until its cycle is durable.
 func (e *Engine) do(ctx context.Context, fn func(now time.Time) error) error {
 	o := &op{fn: fn, done: make(chan error, 1)}
+	if e.opts.Synchronous {
+		if err := e.cycle(ctx, []*op{o}); err != nil {
+			return err
+		}
+		return <-o.done
+	}
 	select {
 	case e.ops <- o:
 	case <-e.stopped:
@@ -186,6 +198,7 @@ func (e *Engine) drain(batch []*op, updates <-chan executor.Update) []*op {
 // cycle applies a batch of changes, runs the core, commits, answers and
 // then acts: persist first, then act.
 func (e *Engine) cycle(ctx context.Context, batch []*op) error {
+	start := time.Now()
 	e.mu.Lock()
 	now := e.opts.Clock.Now()
 	e.tx = newTx(now)
@@ -214,6 +227,7 @@ func (e *Engine) cycle(ctx context.Context, batch []*op) error {
 		}
 	}
 	e.act(ctx, t)
+	e.publish(t, time.Since(start))
 	if t.purgeBefore > 0 {
 		if _, err := e.opts.Store.PurgeEnded(ctx, t.purgeBefore); err != nil {
 			e.log.Warn("purge ended jobs", "err", err)
@@ -233,7 +247,7 @@ func (e *Engine) step(now time.Time) {
 	}
 	for _, j := range e.tx.submitted {
 		if j.Status == StatusSubmitted {
-			j.Status = StatusRunnable
+			e.setStatus(j, StatusRunnable, now)
 		}
 	}
 }

@@ -50,6 +50,15 @@ type jobInternal struct {
 	ClientToken  string           `json:"clientToken,omitempty"`
 	RequestHash  string           `json:"requestHash,omitempty"`
 	EndedAt      int64            `json:"endedAt,omitempty"` // ms
+	// History is every status the job entered, oldest first.
+	History []Transition `json:"history,omitempty"`
+}
+
+// Transition is a job entering a status.
+type Transition struct {
+	At     int64  `json:"at"` // ms
+	Status string `json:"status"`
+	Reason string `json:"reason,omitempty"`
 }
 
 func (j *jobRec) retries() int {

@@ -1,0 +1,152 @@
+package engine
+
+import (
+	"fmt"
+	"sync"
+	"time"
+)
+
+// JobEvent is a service job's change of status, in the shape of the AWS
+// Batch "Batch Service Job State Change" event (an EventBridge event whose
+// detail is the job as DescribeServiceJob shows it).
+type JobEvent struct {
+	Version    string     `json:"version"`
+	ID         string     `json:"id"`
+	DetailType string     `json:"detail-type"`
+	Source     string     `json:"source"`
+	Account    string     `json:"account"`
+	Time       string     `json:"time"`
+	Region     string     `json:"region"`
+	Resources  []string   `json:"resources"`
+	Detail     ServiceJob `json:"detail"`
+}
+
+// DispatchInfo describes a dispatch, for observers.
+type DispatchInfo struct {
+	Queue, Share string
+	Via          string // idle, reclaim, in-share
+	Borrowed     bool
+	Waited       time.Duration // from submission
+}
+
+// PreemptInfo describes a preemption, for observers.
+type PreemptInfo struct {
+	Queue, Share string
+	Kind         string // cross-share or in-share
+}
+
+// Observer hears what each committed cycle did. Calls come from the
+// engine's loop after the commit; they must be quick.
+type Observer interface {
+	ObserveCycle(took time.Duration, events []JobEvent, dispatches []DispatchInfo, preempts []PreemptInfo)
+}
+
+// setStatus moves a job to a status, recording the transition and the
+// event that announces it.
+func (e *Engine) setStatus(j *jobRec, status string, now time.Time) {
+	e.touch(j)
+	if j.Status == status {
+		return
+	}
+	e.counts[j.Status]--
+	e.counts[status]++
+	j.Status = status
+	t := Transition{At: ms(now), Status: status, Reason: j.StatusReason}
+	j.Internal.History = append(j.Internal.History, t)
+	e.tx.events = append(e.tx.events, e.event(j, len(j.Internal.History)-1))
+}
+
+// event renders transition i of job j as a JobEvent.
+func (e *Engine) event(j *jobRec, i int) JobEvent {
+	t := j.Internal.History[i]
+	d := j.ServiceJob
+	d.ServiceRequestPayload = "" // events carry the job's state, not its request
+	d.Status, d.StatusReason = t.Status, t.Reason
+	return JobEvent{
+		Version: "0", ID: fmt.Sprintf("%s-%d", j.JobID, i), DetailType: "Batch Service Job State Change", Source: "aws.batch",
+		Account: e.opts.AccountID, Region: e.opts.Region, Time: time.UnixMilli(t.At).UTC().Format(time.RFC3339Nano),
+		Resources: []string{j.JobArn}, Detail: d,
+	}
+}
+
+// JobEvents returns a job's state changes, oldest first. The submission
+// itself is not an event, as in AWS Batch.
+func (e *Engine) JobEvents(id string) ([]JobEvent, error) {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	j, err := e.findJob(id)
+	if err != nil {
+		return nil, err
+	}
+	out := []JobEvent{}
+	for i := 1; i < len(j.Internal.History); i++ {
+		out = append(out, e.event(j, i))
+	}
+	return out, nil
+}
+
+// subscribers receive events after each commit.
+type subscribers struct {
+	mu     sync.Mutex
+	next   int
+	chans  map[int]chan JobEvent
+	recent []JobEvent // ring of the latest events, oldest first
+}
+
+const recentEvents = 1000
+
+// Subscribe delivers every event committed from now on. A subscriber that
+// falls more than buf events behind loses the overflow. Call cancel to stop.
+func (e *Engine) Subscribe(buf int) (<-chan JobEvent, func()) {
+	s := &e.subs
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.chans == nil {
+		s.chans = map[int]chan JobEvent{}
+	}
+	id := s.next
+	s.next++
+	ch := make(chan JobEvent, buf)
+	s.chans[id] = ch
+	return ch, func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if c, ok := s.chans[id]; ok {
+			delete(s.chans, id)
+			close(c)
+		}
+	}
+}
+
+// RecentEvents returns up to the last 1,000 events, oldest first.
+func (e *Engine) RecentEvents() []JobEvent {
+	s := &e.subs
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]JobEvent(nil), s.recent...)
+}
+
+// publish hands a committed cycle's events to subscribers and observers.
+func (e *Engine) publish(t *tx, took time.Duration) {
+	for _, o := range e.opts.Observers {
+		o.ObserveCycle(took, t.events, t.dispatches, t.preempts)
+	}
+	if len(t.events) == 0 {
+		return
+	}
+	s := &e.subs
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.recent = append(s.recent, t.events...)
+	if n := len(s.recent) - recentEvents; n > 0 {
+		s.recent = append(s.recent[:0], s.recent[n:]...)
+	}
+	for _, ev := range t.events {
+		for _, ch := range s.chans {
+			select {
+			case ch <- ev:
+			default:
+			}
+		}
+	}
+}

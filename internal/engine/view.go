@@ -1,0 +1,73 @@
+package engine
+
+import (
+	"sort"
+
+	"github.com/sharq-dev/sharq/internal/core"
+)
+
+// ShareState is a quota share's standing, for the CLI, console and metrics.
+// A FIFO queue shows as one share with an empty name.
+type ShareState struct {
+	Queue             string
+	Share             string
+	Strategy          string
+	BorrowLimit       int // -1: unlimited
+	InSharePreemption bool
+	State             string
+	Units             []core.UnitUsage
+	Runnable          int // RUNNABLE jobs (including those that cannot run as configured)
+}
+
+// Shares reports every queue's shares, by queue then share name.
+func (e *Engine) Shares() []ShareState {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	var out []ShareState
+	for _, q := range e.sortedQueues() {
+		for _, su := range e.core.Usage(q.JobQueueName) {
+			st := ShareState{Queue: q.JobQueueName, Share: su.Share, Units: su.Units, State: q.State, BorrowLimit: -1}
+			if s := q.shares[su.Share]; s != nil {
+				st.Strategy = s.ResourceSharingConfiguration.Strategy
+				if b := s.ResourceSharingConfiguration.BorrowLimit; b != nil {
+					st.BorrowLimit = *b
+				}
+				st.InSharePreemption = s.PreemptionConfiguration.InSharePreemption == stateEnabled
+				st.State = s.State
+			}
+			st.Runnable = len(e.core.ShareFront(q.JobQueueName, su.Share, 1<<30))
+			out = append(out, st)
+		}
+	}
+	return out
+}
+
+// EnvUsage reports a service environment's limit and use per instance type.
+func (e *Engine) EnvUsage(name string) []core.UnitUsage {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	return e.core.EnvUsage(name)
+}
+
+// StatusCounts counts the jobs the engine holds by status.
+func (e *Engine) StatusCounts() map[string]int {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	out := make(map[string]int, len(e.counts))
+	for s, n := range e.counts {
+		out[s] = n
+	}
+	return out
+}
+
+// ServiceEnvironmentNames lists the environments by name.
+func (e *Engine) ServiceEnvironmentNames() []string {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	var out []string
+	for n := range e.envs {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
