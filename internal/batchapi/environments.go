@@ -2,6 +2,7 @@ package batchapi
 
 import (
 	"context"
+	"math"
 
 	"github.com/sharq-dev/sharq/internal/arn"
 	"github.com/sharq-dev/sharq/internal/engine"
@@ -132,7 +133,7 @@ func (c *check) capacityLimits(field string, ls []capacityLimit, required bool, 
 		}
 		return nil
 	}
-	c.count(field, len(ls), 1, int(^uint(0)>>1))
+	c.count(field, len(ls), 1, math.MaxInt)
 	out := make([]engine.CapacityLimit, len(ls))
 	seen := make(map[string]bool, len(ls))
 	for i, l := range ls {

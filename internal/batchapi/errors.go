@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/sharq-dev/sharq/internal/engine"
@@ -65,7 +66,7 @@ func (s *server) writeError(w http.ResponseWriter, op, id string, err error) int
 		Type    string `json:"__type"`
 		Message string `json:"message"`
 	}{ae.code, ae.message})
-	h.Set("Content-Length", fmt.Sprint(len(body)))
+	h.Set("Content-Length", strconv.Itoa(len(body)))
 	w.WriteHeader(ae.status)
 	w.Write(body)
 	return ae.status

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net/http"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"time"
 
@@ -304,7 +305,7 @@ func (s *server) writeOutput(w http.ResponseWriter, op, id string, out any) {
 		return
 	}
 	body := bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
-	h.Set("Content-Length", fmt.Sprint(len(body)))
+	h.Set("Content-Length", strconv.Itoa(len(body)))
 	w.WriteHeader(http.StatusOK)
 	w.Write(body)
 }

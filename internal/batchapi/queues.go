@@ -107,7 +107,8 @@ func (s *server) updateJobQueue(ctx context.Context, in *updateJobQueueRequest) 
 	}
 	c.between("priority", in.Priority, 0, maxInt32)
 	c.noComputeEnvironments(in.ComputeEnvironmentOrder)
-	// An empty list detaches the queue's service environment.
+	// An empty list is syntactically fine; whether a queue may lose its
+	// service environment is the engine's rule.
 	order := c.serviceEnvironmentOrder(in.ServiceEnvironmentOrder, 0)
 	actions := c.timeLimitActions(in.JobStateTimeLimitActions)
 	if c.err != nil {
