@@ -1,0 +1,100 @@
+package clusterconfig
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/sharq-dev/sharq/internal/engine"
+)
+
+// Apply creates every resource of c on an engine that has none of them, in
+// dependency order: policies, environments, queues, then quota shares. It
+// stops at the first refusal, naming the resource.
+func Apply(ctx context.Context, e *engine.Engine, c *Config) error {
+	policyArn := map[string]string{}
+	for _, p := range c.SchedulingPolicies {
+		out, err := e.CreateSchedulingPolicy(ctx, PolicyInput(p))
+		if err != nil {
+			return fmt.Errorf("create scheduling policy %s: %w", p.Name, err)
+		}
+		policyArn[p.Name] = out.Arn
+	}
+	for _, se := range c.ServiceEnvironments {
+		if _, err := e.CreateServiceEnvironment(ctx, EnvInput(se)); err != nil {
+			return fmt.Errorf("create service environment %s: %w", se.Name, err)
+		}
+	}
+	for _, q := range c.JobQueues {
+		if _, err := e.CreateJobQueue(ctx, QueueInput(q, policyArn[q.SchedulingPolicy])); err != nil {
+			return fmt.Errorf("create job queue %s: %w", q.Name, err)
+		}
+		for _, s := range q.QuotaShares {
+			if _, err := e.CreateQuotaShare(ctx, ShareInput(q.Name, s)); err != nil {
+				return fmt.Errorf("create quota share %s of job queue %s: %w", s.Name, q.Name, err)
+			}
+		}
+	}
+	return nil
+}
+
+// PolicyInput is the CreateSchedulingPolicy request for p.
+func PolicyInput(p SchedulingPolicy) engine.CreateSchedulingPolicyInput {
+	in := engine.CreateSchedulingPolicyInput{Name: p.Name, Tags: p.Tags}
+	if qp := p.QuotaSharePolicy; qp != nil {
+		in.QuotaSharePolicy = &engine.QuotaSharePolicy{IdleResourceAssignmentStrategy: orDefault(qp.IdleResourceAssignmentStrategy, "FIFO")}
+	}
+	return in
+}
+
+// EnvInput is the CreateServiceEnvironment request for se.
+func EnvInput(se ServiceEnvironment) engine.CreateServiceEnvironmentInput {
+	return engine.CreateServiceEnvironmentInput{
+		Name: se.Name, Type: orDefault(se.Type, "SAGEMAKER_TRAINING"), State: orDefault(se.State, "ENABLED"),
+		CapacityLimits: limits(se.CapacityLimits), Tags: se.Tags,
+	}
+}
+
+// QueueInput is the CreateJobQueue request for q, given the ARN of its
+// scheduling policy ("" for none).
+func QueueInput(q JobQueue, policyArn string) engine.CreateJobQueueInput {
+	in := engine.CreateJobQueueInput{
+		Name: q.Name, Priority: q.Priority, Type: "SAGEMAKER_TRAINING", SchedulingPolicyArn: policyArn,
+		State: orDefault(q.State, "ENABLED"), Tags: q.Tags,
+	}
+	for i, se := range q.ServiceEnvironments {
+		in.ServiceEnvironmentOrder = append(in.ServiceEnvironmentOrder, engine.ServiceEnvironmentOrder{Order: i + 1, ServiceEnvironment: se})
+	}
+	for _, a := range q.JobStateTimeLimitActions {
+		in.JobStateTimeLimitActions = append(in.JobStateTimeLimitActions, engine.JobStateTimeLimitAction{
+			Action: orDefault(a.Action, "TERMINATE"), MaxTimeSeconds: a.MaxTimeSeconds, Reason: a.Reason, State: orDefault(a.State, "RUNNABLE"),
+		})
+	}
+	return in
+}
+
+// ShareInput is the CreateQuotaShare request for s in the named queue.
+func ShareInput(queue string, s QuotaShare) engine.CreateQuotaShareInput {
+	return engine.CreateQuotaShareInput{
+		Name: s.Name, JobQueue: queue, CapacityLimits: limits(s.CapacityLimits),
+		ResourceSharingConfiguration: engine.ResourceSharingConfiguration{
+			Strategy: s.ResourceSharingConfiguration.Strategy, BorrowLimit: s.ResourceSharingConfiguration.BorrowLimit,
+		},
+		PreemptionConfiguration: engine.QuotaSharePreemptionConfiguration{InSharePreemption: orDefault(s.PreemptionConfiguration.InSharePreemption, "DISABLED")},
+		State:                   orDefault(s.State, "ENABLED"), Tags: s.Tags,
+	}
+}
+
+func limits(ls []CapacityLimit) []engine.CapacityLimit {
+	out := make([]engine.CapacityLimit, len(ls))
+	for i, l := range ls {
+		out[i] = engine.CapacityLimit{CapacityUnit: l.CapacityUnit, MaxCapacity: l.MaxCapacity}
+	}
+	return out
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}

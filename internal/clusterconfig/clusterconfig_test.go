@@ -1,0 +1,120 @@
+package clusterconfig_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/sharq-dev/sharq/internal/clusterconfig"
+	"github.com/sharq-dev/sharq/internal/engine"
+	"github.com/sharq-dev/sharq/internal/sim/memstore"
+)
+
+// Ensure the announcement example parses, applies to an engine and gives
+// the walkthrough's three shares.
+func TestAnnouncementApplies(t *testing.T) {
+	c, err := clusterconfig.Load("../../examples/announcement.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	e, err := engine.New(ctx, engine.Options{Store: memstore.New(), Synchronous: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := clusterconfig.Apply(ctx, e, c); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, s := range e.Shares() {
+		got = append(got, s.Queue+"/"+s.Share+" "+s.Strategy)
+	}
+	want := []string{
+		"my-sm-training-qm-jq/QS1 LEND_AND_BORROW",
+		"my-sm-training-qm-jq/QS2 LEND",
+		"my-sm-training-qm-jq/QS3 RESERVE",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("shares (-want +got):\n%s", diff)
+	}
+}
+
+// Ensure Marshal's output parses back to the same configuration.
+func TestMarshalRoundTrip(t *testing.T) {
+	c, err := clusterconfig.Load("../../examples/announcement.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := clusterconfig.Marshal(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := clusterconfig.Parse(strings.NewReader(string(b)))
+	if err != nil {
+		t.Fatalf("parse marshalled: %v\n%s", err, b)
+	}
+	if diff := cmp.Diff(c, back); diff != "" {
+		t.Errorf("round trip (-want +got):\n%s", diff)
+	}
+}
+
+const base = `
+schedulingPolicies: [{name: p, quotaSharePolicy: {}}]
+serviceEnvironments: [{name: se, capacityLimits: [{capacityUnit: ml.g5.xlarge, maxCapacity: 3}]}]
+jobQueues:
+  - name: q
+    schedulingPolicy: p
+    serviceEnvironments: [se]
+    quotaShares:
+      - name: a
+        capacityLimits: [{capacityUnit: ml.g5.xlarge, maxCapacity: 1}]
+        resourceSharingConfiguration: {strategy: LEND}
+`
+
+// Ensure each kind of mistake is caught with the field it is in.
+func TestValidate(t *testing.T) {
+	cases := map[string]struct {
+		old, new string
+		field    string
+		err      error
+	}{
+		"UnknownPolicy":   {"schedulingPolicy: p", "schedulingPolicy: x", "jobQueues[0].schedulingPolicy", clusterconfig.ErrUnknown},
+		"UnknownEnv":      {"serviceEnvironments: [se]", "serviceEnvironments: [x]", "jobQueues[0].serviceEnvironments[0]", clusterconfig.ErrUnknown},
+		"Strategy":        {"strategy: LEND", "strategy: SHARE", "jobQueues[0].quotaShares[0].resourceSharingConfiguration.strategy", clusterconfig.ErrEnum},
+		"NoStrategy":      {"{strategy: LEND}", "{}", "jobQueues[0].quotaShares[0].resourceSharingConfiguration.strategy", clusterconfig.ErrRequired},
+		"BorrowOnLend":    {"{strategy: LEND}", "{strategy: LEND, borrowLimit: 5}", "jobQueues[0].quotaShares[0].resourceSharingConfiguration.borrowLimit", clusterconfig.ErrRange},
+		"ShareUnit":       {"maxCapacity: 1", "maxCapacity: 1}, {capacityUnit: ml.p4d.24xlarge, maxCapacity: 1", "jobQueues[0].quotaShares[0].capacityLimits[1].capacityUnit", clusterconfig.ErrUnknown},
+		"ShareZero":       {"maxCapacity: 1", "maxCapacity: 0", "jobQueues[0].quotaShares[0].capacityLimits[0].maxCapacity", clusterconfig.ErrRange},
+		"BadUnit":         {"ml.g5.xlarge, maxCapacity: 3", "g5, maxCapacity: 3", "serviceEnvironments[0].capacityLimits[0].capacityUnit", clusterconfig.ErrEnum},
+		"DuplicateShare":  {"    quotaShares:\n", "    quotaShares:\n      - {name: a, capacityLimits: [{capacityUnit: ml.g5.xlarge, maxCapacity: 1}], resourceSharingConfiguration: {strategy: RESERVE}}\n", "jobQueues[0].quotaShares[1].name", clusterconfig.ErrDuplicate},
+		"SharesOnFIFO":    {"    schedulingPolicy: p\n", "", "jobQueues[0].quotaShares", clusterconfig.ErrRange},
+		"InSharePreempts": {"{strategy: LEND}", "{strategy: LEND}\n        preemptionConfiguration: {inSharePreemption: YES}", "jobQueues[0].quotaShares[0].preemptionConfiguration.inSharePreemption", clusterconfig.ErrEnum},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			in := strings.Replace(base, c.old, c.new, 1)
+			if in == base {
+				t.Fatalf("case does not change the base config")
+			}
+			_, err := clusterconfig.Parse(strings.NewReader(in))
+			var fe *clusterconfig.FieldError
+			if !errors.As(err, &fe) || fe.Field != c.field || !errors.Is(err, c.err) {
+				t.Errorf("err = %v, want %v in %s", err, c.err, c.field)
+			}
+		})
+	}
+	if _, err := clusterconfig.Parse(strings.NewReader(base)); err != nil {
+		t.Errorf("base config: %v", err)
+	}
+}
+
+// Ensure a misspelt key is an error rather than ignored.
+func TestUnknownField(t *testing.T) {
+	_, err := clusterconfig.Parse(strings.NewReader(strings.Replace(base, "capacityLimits: [{capacityUnit: ml.g5.xlarge, maxCapacity: 3}]", "capacityLimit: []", 1)))
+	if err == nil || !strings.Contains(err.Error(), "capacityLimit") {
+		t.Errorf("err = %v, want one naming capacityLimit", err)
+	}
+}
