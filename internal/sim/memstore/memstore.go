@@ -120,7 +120,9 @@ func (s *Store) Jobs(ctx context.Context, fn func(store.Job) error) error {
 		all = append(all, j)
 	}
 	s.mu.RUnlock()
-	slices.SortFunc(all, func(a, b store.Job) int { return cmp.Or(cmp.Compare(a.CreatedAt, b.CreatedAt), cmp.Compare(a.ID, b.ID)) })
+	slices.SortFunc(all, func(a, b store.Job) int {
+		return cmp.Or(cmp.Compare(a.CreatedAt, b.CreatedAt), cmp.Compare(a.ID, b.ID))
+	})
 	for _, j := range all {
 		if err := fn(j); err != nil {
 			return err
@@ -155,7 +157,9 @@ func (s *Store) ListJobs(ctx context.Context, f store.JobFilter) ([]store.Job, s
 		}
 	}
 	s.mu.RUnlock()
-	slices.SortFunc(match, func(a, b store.Job) int { return cmp.Or(cmp.Compare(b.CreatedAt, a.CreatedAt), cmp.Compare(b.ID, a.ID)) })
+	slices.SortFunc(match, func(a, b store.Job) int {
+		return cmp.Or(cmp.Compare(b.CreatedAt, a.CreatedAt), cmp.Compare(b.ID, a.ID))
+	})
 	limit := pageLimit(f.Limit)
 	if len(match) <= limit {
 		return match, "", nil
