@@ -33,6 +33,7 @@ type Core struct {
 	now       int64
 	dirtyEnvs []*env
 	pending   []Decision // decided by Apply (deletions), reported by the next Step
+	bufs      [4][]*job  // scratch lists of heads, reused by every cycle
 	newInfeas []*job     // jobs that became infeasible, reported by the next Step
 }
 

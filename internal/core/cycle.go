@@ -84,7 +84,8 @@ func (c *Core) poolOpen(e *env) bool {
 
 // heads returns the dirty shares' heads that may be placed in this cycle.
 func (c *Core) heads(e *env) []*job {
-	var hs []*job
+	hs := c.bufs[0][:0]
+	defer func() { c.bufs[0] = hs }()
 	for _, s := range e.dirty {
 		if s.q.disabled {
 			continue
@@ -102,7 +103,8 @@ func (c *Core) quotaRound(e *env, out []Decision) ([]Decision, bool) {
 	// 1. Own capacity: shares furthest below their limits first.
 	c.wake(e, 1)
 	hs := c.heads(e)
-	var own []*job
+	own := c.bufs[1][:0]
+	defer func() { c.bufs[1] = own }()
 	for _, h := range hs {
 		if c.ownFit(h) {
 			own = append(own, h)
@@ -128,7 +130,8 @@ func (c *Core) quotaRound(e *env, out []Decision) ([]Decision, bool) {
 	// 3. Borrow idle capacity, FIFO.
 	c.wake(e, 3)
 	hs = c.heads(e)
-	var bor []*job
+	bor := c.bufs[2][:0]
+	defer func() { c.bufs[2] = bor }()
 	for _, h := range hs {
 		if c.placeBorrow(h) {
 			bor = append(bor, h)
@@ -147,7 +150,8 @@ func (c *Core) quotaRound(e *env, out []Decision) ([]Decision, bool) {
 	// 4. In-share preemption.
 	c.wake(e, 4)
 	hs = c.heads(e)
-	var ins []*job
+	ins := c.bufs[3][:0]
+	defer func() { c.bufs[3] = ins }()
 	for _, h := range hs {
 		if h.sh.inShare {
 			ins = append(ins, h)
@@ -191,8 +195,10 @@ func (c *Core) isHead(j *job) bool {
 // whose head was preempted in this cycle, and heads whose waiting reason
 // changed are reported.
 func (c *Core) settle(e *env, out []Decision) []Decision {
+	// Swap the dirty list with a spare, so settling allocates nothing.
 	dirty := e.dirty
-	e.dirty = nil
+	e.dirty, e.spare = e.spare[:0], nil
+	defer func() { clear(dirty); e.spare = dirty[:0] }()
 	e.untouch()
 	slices.SortFunc(dirty, shareCmp)
 	for _, s := range dirty {

@@ -1,205 +1,153 @@
 package core
 
-// jobSet is an ordered set of jobs: a treap with subtree sizes, so that
-// insert, delete, minimum, rank and select cost O(log n). It is intrusive:
-// the links live in the job, so a job can be in one jobSet at a time (its
-// share's runnable, infeasible or dispatched set). Node priorities come from
-// a deterministic generator, so equal operation sequences build equal trees.
+import "slices"
+
+// jobSet is an ordered set of jobs kept as a list of sorted chunks of at
+// most maxChunk pointers. Insert and Delete cost two binary searches and a
+// short copy; Min is O(1); At and Rank walk the chunk lengths. Chunks keep
+// neighbouring jobs together in memory, which beats a pointer tree at the
+// sizes a share's queue reaches (10^3 to 10^6 jobs).
+//
+// A job's ordering fields must not change while it is in a set: callers
+// delete it, change it, and insert it again.
 type jobSet struct {
-	root *job
-	min  *job // cached: a share's head is asked for far more often than it changes
-	less func(a, b *job) bool
-	rng  *uint64
+	chunks [][]*job
+	n      int
+	less   func(a, b *job) bool
 }
 
-// treap links embedded in job.
-type node struct {
-	left, right *job
-	pri         uint32
-	size        uint32
+const maxChunk = 128
+
+func newJobSet(less func(a, b *job) bool, _ *uint64) jobSet {
+	return jobSet{less: less}
 }
 
-func newJobSet(less func(a, b *job) bool, rng *uint64) jobSet {
-	return jobSet{less: less, rng: rng}
+func (s *jobSet) Len() int { return s.n }
+
+// chunkFor returns the index of the chunk where j belongs: the first whose
+// last job is not ordered before j, or the last chunk.
+func (s *jobSet) chunkFor(j *job) int {
+	i, _ := slices.BinarySearchFunc(s.chunks, j, func(c []*job, j *job) int {
+		if s.less(c[len(c)-1], j) {
+			return -1
+		}
+		return 1
+	})
+	return min(i, len(s.chunks)-1)
 }
 
-func size(j *job) uint32 {
-	if j == nil {
-		return 0
-	}
-	return j.size
+// pos returns the index in chunk c of the first job not ordered before j.
+func (s *jobSet) pos(c []*job, j *job) int {
+	i, _ := slices.BinarySearchFunc(c, j, func(x, j *job) int {
+		if s.less(x, j) {
+			return -1
+		}
+		return 1
+	})
+	return i
 }
 
-func (j *job) fix() { j.size = 1 + size(j.left) + size(j.right) }
-
-// nextPri is xorshift64*: deterministic, cheap, well spread.
-func (s *jobSet) nextPri() uint32 {
-	x := *s.rng
-	x ^= x >> 12
-	x ^= x << 25
-	x ^= x >> 27
-	*s.rng = x
-	return uint32((x * 2685821657736338717) >> 32)
-}
-
-func (s *jobSet) Len() int { return int(size(s.root)) }
-
-// split cuts t into the jobs ordered before j and the rest.
-func (s *jobSet) split(t, j *job) (l, r *job) {
-	if t == nil {
-		return nil, nil
-	}
-	if s.less(t, j) {
-		t.right, r = s.split(t.right, j)
-		t.fix()
-		return t, r
-	}
-	l, t.left = s.split(t.left, j)
-	t.fix()
-	return l, t
-}
-
-func merge(l, r *job) *job {
-	switch {
-	case l == nil:
-		return r
-	case r == nil:
-		return l
-	case l.pri > r.pri:
-		l.right = merge(l.right, r)
-		l.fix()
-		return l
-	default:
-		r.left = merge(l, r.left)
-		r.fix()
-		return r
-	}
-}
-
-// Insert adds j, which must not be in any set.
+// Insert adds j, which must not be in the set.
 func (s *jobSet) Insert(j *job) {
-	j.left, j.right, j.size = nil, nil, 1
-	j.pri = s.nextPri()
-	s.root = s.insert(s.root, j)
-	if s.min == nil || s.less(j, s.min) {
-		s.min = j
+	s.n++
+	if len(s.chunks) == 0 {
+		c := make([]*job, 1, maxChunk)
+		c[0] = j
+		s.chunks = append(s.chunks, c)
+		return
 	}
+	ci := s.chunkFor(j)
+	c := s.chunks[ci]
+	c = slices.Insert(c, s.pos(c, j), j)
+	if len(c) <= maxChunk {
+		s.chunks[ci] = c
+		return
+	}
+	// Split in halves; each half gets its own backing array.
+	half := len(c) / 2
+	right := make([]*job, len(c)-half, maxChunk)
+	copy(right, c[half:])
+	clear(c[half:])
+	s.chunks[ci] = c[:half]
+	s.chunks = slices.Insert(s.chunks, ci+1, right)
 }
 
-func (s *jobSet) insert(t, j *job) *job {
-	if t == nil {
-		return j
-	}
-	if j.pri > t.pri {
-		j.left, j.right = s.split(t, j)
-		j.fix()
-		return j
-	}
-	if s.less(j, t) {
-		t.left = s.insert(t.left, j)
-	} else {
-		t.right = s.insert(t.right, j)
-	}
-	t.fix()
-	return t
-}
-
-// Delete removes j, which must be in s.
+// Delete removes j, which must be in the set.
 func (s *jobSet) Delete(j *job) {
-	s.root = s.delete(s.root, j)
-	j.left, j.right, j.size = nil, nil, 0
-	if s.min == j {
-		s.min = s.leftmost()
+	if s.n == 0 {
+		panic("core: jobSet.Delete from an empty set: " + j.id)
 	}
-}
-
-func (s *jobSet) delete(t, j *job) *job {
-	if t == nil {
-		panic("core: jobSet.Delete of a job not in the set " + j.id)
+	ci := s.chunkFor(j)
+	c := s.chunks[ci]
+	i := s.pos(c, j)
+	if i == len(c) || c[i] != j {
+		panic("core: jobSet.Delete of a job not in the set: " + j.id)
 	}
-	if t == j {
-		return merge(t.left, t.right)
+	s.n--
+	c = slices.Delete(c, i, i+1)
+	if len(c) > 0 {
+		s.chunks[ci] = c
+		return
 	}
-	if s.less(j, t) {
-		t.left = s.delete(t.left, j)
-	} else {
-		t.right = s.delete(t.right, j)
-	}
-	t.fix()
-	return t
+	s.chunks = slices.Delete(s.chunks, ci, ci+1)
 }
 
 // Min returns the first job, or nil.
-func (s *jobSet) Min() *job { return s.min }
-
-func (s *jobSet) leftmost() *job {
-	t := s.root
-	if t == nil {
+func (s *jobSet) Min() *job {
+	if s.n == 0 {
 		return nil
 	}
-	for t.left != nil {
-		t = t.left
-	}
-	return t
+	return s.chunks[0][0]
 }
 
 // At returns the job of rank i (0-based), or nil.
 func (s *jobSet) At(i int) *job {
-	t := s.root
-	for t != nil {
-		l := int(size(t.left))
-		switch {
-		case i < l:
-			t = t.left
-		case i == l:
-			return t
-		default:
-			i -= l + 1
-			t = t.right
+	if i < 0 {
+		return nil
+	}
+	for _, c := range s.chunks {
+		if i < len(c) {
+			return c[i]
 		}
+		i -= len(c)
 	}
 	return nil
 }
 
 // Rank returns how many jobs are ordered before j, which must be in s.
 func (s *jobSet) Rank(j *job) int {
-	r, t := 0, s.root
-	for t != nil {
-		if t == j {
-			return r + int(size(t.left))
-		}
-		if s.less(j, t) {
-			t = t.left
-		} else {
-			r += int(size(t.left)) + 1
-			t = t.right
-		}
+	ci := s.chunkFor(j)
+	r := 0
+	for _, c := range s.chunks[:ci] {
+		r += len(c)
 	}
-	panic("core: jobSet.Rank of a job not in the set " + j.id)
+	c := s.chunks[ci]
+	i := s.pos(c, j)
+	if i == len(c) || c[i] != j {
+		panic("core: jobSet.Rank of a job not in the set: " + j.id)
+	}
+	return r + i
 }
 
 // Each calls fn for the jobs in order until fn returns false.
-func (s *jobSet) Each(fn func(*job) bool) { each(s.root, fn) }
-
-func each(t *job, fn func(*job) bool) bool {
-	for t != nil {
-		if !each(t.left, fn) || !fn(t) {
-			return false
+func (s *jobSet) Each(fn func(*job) bool) {
+	for _, c := range s.chunks {
+		for _, j := range c {
+			if !fn(j) {
+				return
+			}
 		}
-		t = t.right
 	}
-	return true
 }
 
 // EachReverse calls fn for the jobs in reverse order until fn returns false.
-func (s *jobSet) EachReverse(fn func(*job) bool) { eachReverse(s.root, fn) }
-
-func eachReverse(t *job, fn func(*job) bool) bool {
-	for t != nil {
-		if !eachReverse(t.right, fn) || !fn(t) {
-			return false
+func (s *jobSet) EachReverse(fn func(*job) bool) {
+	for ci := len(s.chunks) - 1; ci >= 0; ci-- {
+		c := s.chunks[ci]
+		for i := len(c) - 1; i >= 0; i-- {
+			if !fn(c[i]) {
+				return
+			}
 		}
-		t = t.left
 	}
-	return true
 }

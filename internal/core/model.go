@@ -15,7 +15,6 @@ const (
 )
 
 type job struct {
-	node
 	id           string
 	sh           *share
 	demand       []need // sorted by unit name, no duplicates
@@ -109,6 +108,7 @@ type env struct {
 	touched     []bool
 	touchedList []int32
 	dirty   []*share
+	spare   []*share // the other dirty list, swapped in by settle
 	queued  bool // in Core.dirtyEnvs
 }
 
@@ -137,6 +137,9 @@ type share struct {
 
 	dirty    bool
 	waitKind waitKind
+	// inShareCandidate: its head could preempt lower-priority jobs of the
+	// share (pass 4), so any capacity change may help it.
+	inShareCandidate bool
 	waitOn   []int32 // units it is filed under in env.waiting
 	waitPos  []int   // its index in each of those lists
 	lastWait Reason  // the reason last reported for lastHead

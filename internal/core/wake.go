@@ -11,8 +11,10 @@ package core
 //     borrowers of the unit, and only heads that fit their own limit;
 //   - pass 3 (borrow) needs free capacity and lendable capacity, and only
 //     LEND_AND_BORROW heads beyond their own limit;
-//   - pass 4 (in-share) needs free capacity or borrowers, and only heads
-//     of shares with in-share preemption.
+//   - pass 4 (in-share) only heads of shares with in-share preemption, on
+//     any change: the head's own lower-priority victims free capacity too,
+//     so even a unit that stays full (or over its limit, after the SE
+//     shrank) may now be enough.
 // Success in every pass is monotone in free and borrowed capacity, so a
 // head not woken could not have been placed.
 
@@ -38,16 +40,30 @@ func (c *Core) register(s *share, h *job) {
 		k = waitOwn
 	case s.strategy == LendAndBorrow:
 		k = waitBorrow
-	case !s.inShare:
+	case !c.mayPreemptInShare(s, h):
 		return // only a change to its own share can help it
 	}
 	e := s.q.env
 	s.waitKind = k
+	s.inShareCandidate = c.mayPreemptInShare(s, h)
 	for _, d := range h.demand {
 		s.waitOn = append(s.waitOn, d.u)
 		s.waitPos = append(s.waitPos, len(e.waiting[k][d.u]))
 		e.waiting[k][d.u] = append(e.waiting[k][d.u], s)
 	}
+}
+
+// mayPreemptInShare tells whether head h could ever preempt in its own
+// share as the share stands: in-share preemption is on and some dispatched
+// job of the share has a strictly lower priority. Until the share itself
+// changes (which marks it dirty), that answer holds.
+func (c *Core) mayPreemptInShare(s *share, h *job) bool {
+	if !s.inShare {
+		return false
+	}
+	var last *job
+	s.dispatched.EachReverse(func(j *job) bool { last = j; return false })
+	return last != nil && last.prio < h.prio
 }
 
 // unregister removes s from the wait lists (swap with the last entry).
@@ -101,10 +117,8 @@ func (c *Core) wake(e *env, pass int) {
 				c.wakeList(e, waitBorrow, u, false)
 			}
 		case 4:
-			if freeOrBorrowers {
-				for k := waitOwn; k < waitKinds; k++ {
-					c.wakeList(e, k, u, true)
-				}
+			for k := waitOwn; k < waitKinds; k++ {
+				c.wakeList(e, k, u, true)
 			}
 		}
 	}
@@ -113,7 +127,7 @@ func (c *Core) wake(e *env, pass int) {
 func (c *Core) wakeList(e *env, k waitKind, u int32, inShareOnly bool) {
 	list := e.waiting[k][u]
 	for i := len(list) - 1; i >= 0; i-- {
-		if s := list[i]; !inShareOnly || s.inShare {
+		if s := list[i]; !inShareOnly || s.inShareCandidate {
 			c.unregister(s)
 			c.markShare(s)
 		}
