@@ -107,9 +107,9 @@ type env struct {
 	waiting     [waitKinds][][]*share
 	touched     []bool
 	touchedList []int32
-	dirty   []*share
-	spare   []*share // the other dirty list, swapped in by settle
-	queued  bool // in Core.dirtyEnvs
+	dirty       []*share
+	spare       []*share // the other dirty list, swapped in by settle
+	queued      bool     // in Core.dirtyEnvs
 }
 
 type queue struct {
@@ -140,10 +140,10 @@ type share struct {
 	// inShareCandidate: its head could preempt lower-priority jobs of the
 	// share (pass 4), so any capacity change may help it.
 	inShareCandidate bool
-	waitOn   []int32 // units it is filed under in env.waiting
-	waitPos  []int   // its index in each of those lists
-	lastWait Reason  // the reason last reported for lastHead
-	lastHead *job
+	waitOn           []int32 // units it is filed under in env.waiting
+	waitPos          []int   // its index in each of those lists
+	lastWait         Reason  // the reason last reported for lastHead
+	lastHead         *job
 }
 
 func (s *share) lender() bool { return s.strategy == Lend || s.strategy == LendAndBorrow }
