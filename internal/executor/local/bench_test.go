@@ -1,6 +1,7 @@
 package local
 
 import (
+	"flag"
 	"strconv"
 	"sync"
 	"syscall"
@@ -21,28 +22,47 @@ func BenchmarkSleep(b *testing.B) {
 	}
 }
 
+// supervisorBin runs the benchmark with another binary (the sharq binary)
+// as the supervisor instead of this test binary.
+var supervisorBin = flag.String("supervisor", "", "binary to run as `sharq "+SupervisorArg+"` in benchmarks")
+
 func benchSleep(b *testing.B, concurrency int) {
 	const sleep = 200 * time.Millisecond
-	h := newHarness(b, Options{})
+	var opts Options
+	if *supervisorBin != "" {
+		opts.SupervisorCommand = []string{*supervisorBin, SupervisorArg}
+	}
+	h := newHarness(b, opts)
 	payload := job{Entrypoint: []string{"sleep", "0.2"}}.payload()
 
 	var mu sync.Mutex
 	startedAt := make(map[string]time.Time, b.N)
-	var latency time.Duration
+	runningAt := make(map[string]time.Time, b.N)
+	// latency is Start to the terminal update's receipt; start is Start to
+	// Running, reap is the end of the sleep to the recorded end, notify is
+	// the recorded end to the receipt of its update.
+	var latency, start, reap, notify time.Duration
 	failed := 0
 	slots := make(chan struct{}, concurrency)
 	var wg sync.WaitGroup
 	h.mu.Lock()
 	h.onUpdate = func(u executor.Update) {
+		now := time.Now()
+		mu.Lock()
+		defer mu.Unlock()
+		if u.State == executor.Running {
+			runningAt[u.AttemptID] = u.At
+			start += u.At.Sub(startedAt[u.AttemptID])
+		}
 		if !u.State.Terminal() {
 			return
 		}
-		mu.Lock()
-		latency += time.Since(startedAt[u.AttemptID])
+		latency += now.Sub(startedAt[u.AttemptID])
+		reap += u.At.Sub(runningAt[u.AttemptID]) - sleep
+		notify += now.Sub(u.At)
 		if u.State != executor.Succeeded {
 			failed++
 		}
-		mu.Unlock()
 		<-slots
 		wg.Done()
 	}
@@ -70,7 +90,11 @@ func benchSleep(b *testing.B, concurrency int) {
 	}
 	n := float64(b.N)
 	b.ReportMetric(n/elapsed.Seconds(), "attempts/s")
-	b.ReportMetric(float64(latency-time.Duration(b.N)*sleep)/n/1e6, "overhead-ms/attempt")
+	ms := func(d time.Duration) float64 { return float64(d) / n / 1e6 }
+	b.ReportMetric(ms(latency-time.Duration(b.N)*sleep), "overhead-ms/attempt")
+	b.ReportMetric(ms(start), "start-ms/attempt")
+	b.ReportMetric(ms(reap), "reap-ms/attempt")
+	b.ReportMetric(ms(notify), "notify-ms/attempt")
 	// Supervisors are reaped asynchronously; give the last ones a moment
 	// so their CPU time is counted.
 	time.Sleep(300 * time.Millisecond)
