@@ -122,6 +122,7 @@ func (e *Executor) startSupervisor(at *attempt, spec launchSpec) error {
 	e.watchLocked(at)
 	args := append(append([]string{}, e.opts.SupervisorCommand[1:]...), at.dir)
 	cmd := exec.Command(e.opts.SupervisorCommand[0], args...)
+	cmd.Dir = at.dir // not the server's directory, which may go away
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.ExtraFiles = []*os.File{lock} // becomes lockFD
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}

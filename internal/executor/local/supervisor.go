@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"syscall"
 	"time"
@@ -33,6 +34,9 @@ func SupervisorMain(args []string) int {
 		fmt.Fprintln(os.Stderr, "usage: sharq "+SupervisorArg+" ATTEMPT_DIR")
 		return 2
 	}
+	// Pdeathsig fires when the thread that forked an instance ends: fork
+	// from this one, which lives as long as the process.
+	runtime.LockOSThread()
 	s, err := newSupervisor(args[0])
 	if err == nil {
 		err = s.run()
