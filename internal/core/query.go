@@ -25,17 +25,31 @@ func (c *Core) headReason(h *job) Reason {
 		}
 		return Reason{Code: ReasonCapacity, Share: s.name}
 	}
+	// Beyond its own limit: the share cannot borrow, or may not borrow more,
+	// or too little is lendable.
 	for _, d := range h.demand {
 		if s.use[d.u]+int(d.n) <= s.limit[d.u] {
 			continue
 		}
 		r := Reason{Code: ReasonAtLimit, Share: s.name, Unit: c.units[d.u], Limit: s.limit[d.u], Need: int(d.n)}
-		if s.strategy != LendAndBorrow {
+		part := max(0, int(d.n)-s.ownIdle(d.u))
+		switch bc := s.borrowCap(d.u); {
+		case s.strategy != LendAndBorrow:
 			r.Code = ReasonShareFull
-		} else if bc := s.borrowCap(d.u); bc >= 0 && s.borrowedOf(d.u)+max(0, int(d.n)-s.ownIdle(d.u)) > bc {
+			return r
+		case bc >= 0 && s.borrowedOf(d.u)+part > bc:
 			r.Code = ReasonAtBorrowLimit
+			return r
+		case part > c.lendableTo(s, d.u):
+			return r
 		}
-		return r
+	}
+	// It could borrow, but the SE capacity is held by others or kept by
+	// RESERVE shares.
+	for _, d := range h.demand {
+		if c.free(s, d.u) < int(d.n) {
+			return Reason{Code: ReasonCapacity, Unit: c.units[d.u], Need: int(d.n), Share: s.name}
+		}
 	}
 	return Reason{Code: ReasonCapacity, Share: s.name}
 }
@@ -209,6 +223,10 @@ func (c *Core) Usage(queue string) []ShareUsage {
 			uu := UnitUsage{Unit: c.units[u], Limit: s.limit[u], Used: s.use[u]}
 			uu.Own = min(s.use[u], s.limit[u])
 			uu.Borrowed = s.borrowedOf(int32(u))
+			if s.strategy == 0 {
+				// A FIFO queue has no quota: all it uses is its own.
+				uu.Own, uu.Borrowed = s.use[u], 0
+			}
 			idle := s.ownIdle(int32(u))
 			if s.lender() {
 				uu.Lent = min(idle, lentLeft[u])

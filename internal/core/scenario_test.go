@@ -91,6 +91,13 @@ func (w *world) handle(t *testing.T, d *datadriven.TestData) string {
 			}
 		}
 		return b.String()
+	case "env":
+		// The service environment's limit and use per unit.
+		var b strings.Builder
+		for _, u := range w.c.EnvUsage(d.CmdArgs[0].Key) {
+			fmt.Fprintf(&b, "%s limit=%d used=%d free=%d\n", u.Unit, u.Limit, u.Used, u.Idle)
+		}
+		return b.String()
 	case "usage":
 		q := w.arg(d, "queue", w.lastQ)
 		var b strings.Builder
@@ -223,9 +230,22 @@ func (w *world) parse(line string) (core.Event, error) {
 			return nil, err
 		}
 		retries, err := f.int("retries", -1)
+		if err != nil {
+			return nil, err
+		}
+		// Queue time is the step's time, plus a sequence number so that
+		// jobs submitted together keep their order; queued= sets it.
 		w.seq++
+		queued := w.t0.Add(w.now).UnixNano() + w.seq
+		if v, ok := f.kv["queued"]; ok {
+			d, err := time.ParseDuration(v)
+			if err != nil {
+				return nil, err
+			}
+			queued = w.t0.Add(d).UnixNano()
+		}
 		return core.Submit{Job: f.kv["id"], Queue: w.queue(f), Share: f.kv["share"], Demand: units, Priority: prio,
-			QueuedAt: w.t0.Add(w.now).UnixNano() + w.seq, PreemptionRetries: retries}, err
+			QueuedAt: queued, PreemptionRetries: retries}, nil
 	case "priority":
 		prio, err := f.int("prio", 0)
 		return core.SetPriority{Job: f.kv["id"], Priority: prio}, err
