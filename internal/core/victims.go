@@ -76,8 +76,8 @@ func (c *Core) takeBorrowers(h *job) ([]*job, bool) {
 
 // nextBorrower is the first, in victim order, of the dispatched jobs of
 // other shares that borrow a unit h needs. Within a share the borrowers of
-// u are the last jobs using u in dispatch order, so each share offers its
-// last such job while it uses more of u than its limit.
+// u are the last jobs using u in dispatch order, so each share offers the
+// first in victim order of those while it uses more of u than its limit.
 func (c *Core) nextBorrower(h *job) *job {
 	e := h.sh.q.env
 	any := false
@@ -99,7 +99,7 @@ func (c *Core) nextBorrower(h *job) *job {
 				if x.use[d.u] <= x.limit[d.u] {
 					continue
 				}
-				if v := lastUsing(x, d.u); v != nil && (best == nil || victimLess(v, best)) {
+				if v := firstBorrower(x, d.u); v != nil && (best == nil || victimLess(v, best)) {
 					best = v
 				}
 			}
@@ -108,18 +108,34 @@ func (c *Core) nextBorrower(h *job) *job {
 	return best
 }
 
-// lastUsing is the last dispatched job of x, not taken out, that uses u.
-func lastUsing(x *share, u int32) *job {
+// firstBorrower is the first in victim order of the dispatched jobs of x,
+// not taken out, that borrow u; x must use more of u than its limit.
+//
+// NB: victim order is the reverse of dispatch order except for the final
+// job ID, which is ascending in both. So the first victim is not simply
+// the last borrower: among the borrowers that tie with the last one on
+// priority and dispatch time, it is the one with the smallest ID. Those
+// are the borrowers met walking back from the end while the tie lasts.
+func firstBorrower(x *share, u int32) *job {
 	var found *job
+	after := 0 // instances of u held by the jobs after j in dispatch order
 	x.dispatched.EachReverse(func(j *job) bool {
-		if !j.removed && j.uses(u) > 0 {
-			found = j
+		n := j.uses(u)
+		if j.removed || n == 0 {
+			return true
+		}
+		if found != nil && (!sameTie(j, found) || x.use[u]-after <= x.limit[u]) {
 			return false
 		}
+		found = j
+		after += n
 		return true
 	})
 	return found
 }
+
+// sameTie tells whether a and b tie in victim order up to the job ID.
+func sameTie(a, b *job) bool { return a.prio == b.prio && a.dispatchedAt == b.dispatchedAt }
 
 // inShareVictims chooses the lower-priority jobs of h's own share (and, if
 // then needed, borrowers of other shares) to preempt so that h can be
@@ -128,7 +144,7 @@ func (c *Core) inShareVictims(h *job) ([]*job, bool) {
 	s := h.sh
 	var own []*job
 	for !c.ownFit(h) && !c.placeBorrow(h) {
-		v := lastLive(s)
+		v := firstVictim(s)
 		if v == nil || v.prio >= h.prio {
 			c.putBackAll(own)
 			return nil, false
@@ -144,20 +160,33 @@ func (c *Core) inShareVictims(h *job) ([]*job, bool) {
 			return nil, false
 		}
 	}
-	own = c.trim(own, func() bool { return c.placeOwn(h) || c.placeBorrow(h) })
+	// NB: once borrowers of other shares are taken, the head must stay
+	// within its own limit: borrowing never preempts another share's job.
+	// Putting back an own-share victim may otherwise let it borrow instead,
+	// on the very capacity just reclaimed.
+	fits := func() bool { return c.placeOwn(h) || c.placeBorrow(h) }
+	if len(cross) > 0 {
+		fits = func() bool { return c.placeOwn(h) }
+	}
+	own = c.trim(own, fits)
 	vs := append(own, cross...)
 	c.putBackAll(vs)
 	return vs, len(vs) > 0
 }
 
-// lastLive is the last dispatched job of s not taken out.
-func lastLive(s *share) *job {
+// firstVictim is the first in victim order of the dispatched jobs of s not
+// taken out: among those that tie with the last in dispatch order on
+// priority and dispatch time, the one with the smallest ID.
+func firstVictim(s *share) *job {
 	var found *job
 	s.dispatched.EachReverse(func(j *job) bool {
-		if !j.removed {
-			found = j
+		if j.removed {
+			return true
+		}
+		if found != nil && !sameTie(j, found) {
 			return false
 		}
+		found = j
 		return true
 	})
 	return found

@@ -1,0 +1,193 @@
+package sim
+
+import (
+	"strings"
+	"time"
+
+	"github.com/sharq-dev/sharq/internal/engine"
+)
+
+// Job phases as the collector tracks them.
+const (
+	phaseNone uint8 = iota
+	phaseWaiting
+	phaseDispatched
+	phaseEnded
+)
+
+// jobStat is what the collector knows of one job.
+type jobStat struct {
+	phase      uint8
+	dispatched bool // at least once
+	pool       *pool
+	share      *poolShare
+}
+
+// collector hears every committed cycle of the engine and keeps the
+// figures of the report.
+type collector struct {
+	s      *Sim
+	pools  []*pool
+	ts     *timeSeries
+	jobs   []jobStat
+	waits  waitSets
+	counts map[string]int // jobs by outcome
+	first  time.Duration  // first submission
+	last   time.Duration  // last job end
+	line   []TimelineEntry
+}
+
+func newCollector(s *Sim) *collector {
+	c := &collector{s: s, pools: newPools(s.cfg), jobs: make([]jobStat, len(s.w.Jobs)), counts: map[string]int{}}
+	horizon := time.Second
+	if n := len(s.w.Jobs); n > 0 {
+		c.first = s.w.Jobs[0].At
+		horizon = max(horizon, s.w.Jobs[n-1].At+s.w.Jobs[n-1].Runtime)
+	}
+	c.ts = newTimeSeries(horizon, s.opts.Buckets)
+	c.waits = newWaitSets(len(s.w.Jobs))
+	for i := range s.w.Jobs {
+		c.jobs[i].pool, c.jobs[i].share = c.find(&s.w.Jobs[i])
+	}
+	return c
+}
+
+// find returns the pool and share a job's capacity counts against.
+func (c *collector) find(j *Job) (*pool, *poolShare) {
+	for _, p := range c.pools {
+		if p.queue == j.Queue && p.unit == j.InstanceType {
+			return p, p.share(j.Share)
+		}
+	}
+	return nil, nil
+}
+
+func (c *collector) submitted(i int32) {
+	c.jobs[i].phase = phaseWaiting
+}
+
+func (c *collector) rejected(i int32, reason string) {
+	c.jobs[i].phase = phaseEnded
+	c.counts["rejected"]++
+	c.timeline(i, "rejected", reason)
+}
+
+// ObserveCycle follows each job's status changes. The k-th dispatch of a
+// cycle is the k-th job that entered SCHEDULED in it.
+func (c *collector) ObserveCycle(took time.Duration, events []engine.JobEvent, dispatches []engine.DispatchInfo, preempts []engine.PreemptInfo) {
+	d := 0
+	for k := range events {
+		sj := &events[k].Detail
+		i, ok := c.s.byID[sj.JobID]
+		if !ok {
+			continue
+		}
+		var di *engine.DispatchInfo
+		if sj.Status == engine.StatusScheduled && d < len(dispatches) {
+			di = &dispatches[d]
+			d++
+		}
+		c.transition(i, sj, di)
+	}
+}
+
+func (c *collector) transition(i int32, sj *engine.ServiceJob, di *engine.DispatchInfo) {
+	st := &c.jobs[i]
+	was := st.phase
+	switch sj.Status {
+	case engine.StatusScheduled:
+		st.phase = phaseDispatched
+		if was != phaseDispatched {
+			c.use(st, int(c.s.w.Jobs[i].Count))
+			c.dispatched(i, di)
+		}
+	case engine.StatusRunnable:
+		st.phase = phaseWaiting
+		if was == phaseDispatched {
+			c.use(st, -int(c.s.w.Jobs[i].Count))
+			c.preempted(i, sj.StatusReason)
+		}
+	case engine.StatusSucceeded, engine.StatusFailed:
+		st.phase = phaseEnded
+		if was == phaseDispatched {
+			c.use(st, -int(c.s.w.Jobs[i].Count))
+		}
+		c.ended(i, sj)
+	}
+}
+
+// use changes a share's instances in use, integrating what went before.
+func (c *collector) use(st *jobStat, delta int) {
+	if st.pool == nil || st.share == nil {
+		return
+	}
+	st.pool.flush(c.s.now, c.ts)
+	st.share.use += delta
+}
+
+func (c *collector) dispatched(i int32, di *engine.DispatchInfo) {
+	st := &c.jobs[i]
+	how := "own"
+	if di != nil && di.Borrowed {
+		how = "borrowed"
+	}
+	if di != nil && di.Via != "idle" {
+		how += ", " + di.Via
+	}
+	c.timeline(i, "dispatched", how)
+	if st.dispatched {
+		return
+	}
+	st.dispatched = true
+	j := &c.s.w.Jobs[i]
+	c.waits.add(j, c.s.now-j.At)
+}
+
+func (c *collector) preempted(i int32, reason string) {
+	c.timeline(i, "preempted", reason)
+	c.lose(i, reason)
+}
+
+// lose books the work a preemption cost, and the preemption by kind.
+func (c *collector) lose(i int32, reason string) {
+	sj := &c.s.jobs[i]
+	work := sj.stoppedWork
+	sj.stoppedWork = 0
+	ps := c.jobs[i].share
+	if ps == nil {
+		return
+	}
+	switch {
+	case strings.HasPrefix(reason, "Preempted: cross-share"):
+		ps.crossShare++
+	case strings.HasPrefix(reason, "Preempted: in-share"):
+		ps.inShare++
+	case reason == "Preemption retries exhausted":
+		ps.exhausted++
+	default:
+		return // stopped for another cause (cancelled): not a preemption's loss
+	}
+	ps.lost += work.Seconds() * float64(c.s.w.Jobs[i].Count)
+}
+
+func (c *collector) ended(i int32, sj *engine.ServiceJob) {
+	c.s.ended++
+	c.last = max(c.last, c.s.now)
+	outcome := strings.ToLower(sj.Status)
+	if sj.IsTerminated {
+		outcome = "cancelled"
+	}
+	c.counts[outcome]++
+	if sj.Status == engine.StatusFailed {
+		c.lose(i, sj.StatusReason)
+	}
+	c.timeline(i, outcome, sj.StatusReason)
+}
+
+func (c *collector) timeline(i int32, what, detail string) {
+	if !c.s.opts.Timeline {
+		return
+	}
+	j := &c.s.w.Jobs[i]
+	c.line = append(c.line, TimelineEntry{At: c.s.now.Seconds(), Job: j.ID, Share: j.Share, Event: what, Detail: detail})
+}

@@ -1,0 +1,273 @@
+package sim
+
+import (
+	"cmp"
+	"math"
+	"slices"
+	"strconv"
+	"time"
+)
+
+// Report is what a simulation found. Times are in seconds; capacity in
+// instances; GPU-hours are instance-hours of the job's instance type.
+type Report struct {
+	Workload           string  `json:"workload"`
+	CheckpointInterval float64 `json:"checkpointIntervalSeconds"`
+	Jobs               Counts  `json:"jobs"`
+	// Makespan runs from the first submission to the last job's end.
+	Makespan float64 `json:"makespanSeconds"`
+	// Utilisation is the capacity in use over the makespan, all pools
+	// together; AverageShareUsage the mean over shares of use / limit (the
+	// figure Kueue reports as ClusterQueue usage).
+	Utilisation       float64         `json:"utilisation"`
+	AverageShareUsage float64         `json:"averageShareUsage"`
+	Pools             []PoolReport    `json:"pools"`
+	Waits             WaitReport      `json:"timeToDispatch"`
+	Preemptions       Preemptions     `json:"preemptions"`
+	Timeline          []TimelineEntry `json:"timeline,omitempty"`
+
+	series *seriesData
+}
+
+// Counts are the jobs by outcome.
+type Counts struct {
+	Total     int `json:"total"`
+	Succeeded int `json:"succeeded"`
+	Failed    int `json:"failed"`
+	Cancelled int `json:"cancelled"`
+	Rejected  int `json:"rejected"`
+	// NeverRan are jobs still RUNNABLE at the end: they could never be
+	// placed with this configuration.
+	NeverRan int `json:"neverRan"`
+}
+
+// PoolReport is one capacity unit of one queue's service environment.
+type PoolReport struct {
+	Queue       string        `json:"queue"`
+	Environment string        `json:"serviceEnvironment"`
+	Unit        string        `json:"capacityUnit"`
+	Capacity    int           `json:"capacity"`
+	Utilisation float64       `json:"utilisation"`
+	GPUHours    float64       `json:"gpuHours"`
+	Shares      []ShareReport `json:"shares"`
+}
+
+// ShareReport is one share's use of one pool. Averages are over the
+// makespan.
+type ShareReport struct {
+	Share    string `json:"share"`
+	Strategy string `json:"strategy"`
+	Limit    int    `json:"limit"`
+	// OwnUtilisation is the share's own capacity in use by its jobs.
+	OwnUtilisation float64 `json:"ownUtilisation"`
+	AvgOwn         float64 `json:"averageOwn"`
+	AvgBorrowed    float64 `json:"averageBorrowed"`
+	AvgLent        float64 `json:"averageLent"`
+	OwnHours       float64 `json:"ownGpuHours"`
+	BorrowedHours  float64 `json:"borrowedGpuHours"`
+	LentHours      float64 `json:"lentGpuHours"`
+	// Usage is (own + borrowed) / limit on average.
+	Usage float64 `json:"usage"`
+}
+
+// WaitReport is the time from submission to first dispatch.
+type WaitReport struct {
+	All        WaitStats   `json:"all"`
+	ByShare    []WaitGroup `json:"byShare"`
+	ByPriority []WaitGroup `json:"byPriority"`
+	ByClass    []WaitGroup `json:"byClass,omitempty"`
+}
+
+// WaitGroup is the wait of one group of jobs.
+type WaitGroup struct {
+	Group string `json:"group"`
+	WaitStats
+}
+
+// WaitStats summarise waits in seconds.
+type WaitStats struct {
+	Count int     `json:"count"`
+	Mean  float64 `json:"mean"`
+	P50   float64 `json:"p50"`
+	P95   float64 `json:"p95"`
+	P99   float64 `json:"p99"`
+	Max   float64 `json:"max"`
+}
+
+// Preemptions count preempted attempts by kind, and the work they lost.
+type Preemptions struct {
+	CrossShare int `json:"crossShare"`
+	InShare    int `json:"inShare"`
+	// RetriesExhausted are preemptions that failed the job.
+	RetriesExhausted int              `json:"retriesExhausted"`
+	LostGPUHours     float64          `json:"lostGpuHours"`
+	ByShare          []SharePreempted `json:"byShare"`
+}
+
+// SharePreempted is the preemptions suffered by one share's jobs.
+type SharePreempted struct {
+	Queue            string  `json:"queue"`
+	Share            string  `json:"share"`
+	CrossShare       int     `json:"crossShare"`
+	InShare          int     `json:"inShare"`
+	RetriesExhausted int     `json:"retriesExhausted"`
+	LostGPUHours     float64 `json:"lostGpuHours"`
+}
+
+// TimelineEntry is one dispatch, preemption or end.
+type TimelineEntry struct {
+	At     float64 `json:"at"`
+	Job    string  `json:"job"`
+	Share  string  `json:"share"`
+	Event  string  `json:"event"`
+	Detail string  `json:"detail,omitempty"`
+}
+
+// seriesData is what the HTML charts draw.
+type seriesData struct {
+	width time.Duration
+	n     int // buckets up to the makespan
+	pools []*pool
+	waits map[string][]float64 // seconds, sorted, by class or priority
+}
+
+// waitSets gather waits by share, priority and class.
+type waitSets struct {
+	all   []float64
+	share map[string][]float64
+	prio  map[int][]float64
+	class map[string][]float64
+}
+
+func newWaitSets(n int) waitSets {
+	return waitSets{all: make([]float64, 0, n), share: map[string][]float64{}, prio: map[int][]float64{}, class: map[string][]float64{}}
+}
+
+func (w *waitSets) add(j *Job, d time.Duration) {
+	s := d.Seconds()
+	w.all = append(w.all, s)
+	k := j.Queue + "/" + j.Share
+	w.share[k] = append(w.share[k], s)
+	w.prio[j.Priority] = append(w.prio[j.Priority], s)
+	if j.Class != "" {
+		w.class[j.Class] = append(w.class[j.Class], s)
+	}
+}
+
+// stats sorts v and summarises it; percentiles are nearest-rank.
+func stats(v []float64) WaitStats {
+	if len(v) == 0 {
+		return WaitStats{}
+	}
+	slices.Sort(v)
+	sum := 0.0
+	for _, x := range v {
+		sum += x
+	}
+	rank := func(p float64) float64 { return v[max(0, int(math.Ceil(p*float64(len(v))))-1)] }
+	return WaitStats{Count: len(v), Mean: round(sum / float64(len(v))), P50: rank(0.50), P95: rank(0.95), P99: rank(0.99), Max: v[len(v)-1]}
+}
+
+// round keeps six significant decimals, so float noise stays out of the
+// report.
+func round(x float64) float64 { return math.Round(x*1e6) / 1e6 }
+
+func groups[K cmp.Ordered](m map[K][]float64, name func(K) string) []WaitGroup {
+	keys := make([]K, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	out := make([]WaitGroup, 0, len(keys))
+	for _, k := range keys {
+		out = append(out, WaitGroup{Group: name(k), WaitStats: stats(m[k])})
+	}
+	return out
+}
+
+// report closes the integrals at the last job's end and summarises.
+func (c *collector) report() *Report {
+	end := max(c.last, c.first)
+	for _, p := range c.pools {
+		p.flush(end, c.ts)
+	}
+	span := (end - c.first).Seconds()
+	r := &Report{Workload: c.s.w.Name, CheckpointInterval: c.s.opts.CheckpointInterval.Seconds(), Makespan: round(span), Timeline: c.line}
+	r.Jobs = Counts{Total: len(c.jobs), Succeeded: c.counts["succeeded"], Failed: c.counts["failed"], Cancelled: c.counts["cancelled"], Rejected: c.counts["rejected"]}
+	for _, st := range c.jobs {
+		if st.phase == phaseWaiting {
+			r.Jobs.NeverRan++
+		}
+	}
+	c.poolReports(r, span)
+	r.Waits = WaitReport{
+		ByShare:    groups(c.waits.share, func(k string) string { return k }),
+		ByPriority: groups(c.waits.prio, strconv.Itoa),
+		ByClass:    groups(c.waits.class, func(k string) string { return k }),
+	}
+	r.Waits.All = stats(c.waits.all)
+	r.series = &seriesData{width: c.ts.width, pools: c.pools, waits: map[string][]float64{}}
+	r.series.n = int(min(int64(c.ts.n), int64((end+c.ts.width-1)/c.ts.width)))
+	if len(c.waits.class) > 0 {
+		r.series.waits = c.waits.class
+	} else {
+		for p, v := range c.waits.prio {
+			r.series.waits["priority "+strconv.Itoa(p)] = v
+		}
+	}
+	return r
+}
+
+func (c *collector) poolReports(r *Report, span float64) {
+	usedAll, capAll, usageSum, usageN := 0.0, 0.0, 0.0, 0
+	for _, p := range c.pools {
+		pr := PoolReport{Queue: p.queue, Environment: p.env, Unit: p.unit, Capacity: p.capacity, GPUHours: round(p.used / 3600)}
+		pr.Utilisation = ratio(p.used, float64(p.capacity)*span)
+		usedAll += p.used
+		capAll += float64(p.capacity) * span
+		for _, s := range p.shares {
+			sr := shareReport(s, span)
+			if s.limit > 0 {
+				usageSum += sr.Usage
+				usageN++
+			}
+			pr.Shares = append(pr.Shares, sr)
+			r.addPreemptions(p.queue, s)
+		}
+		r.Pools = append(r.Pools, pr)
+	}
+	r.Utilisation = ratio(usedAll, capAll)
+	r.AverageShareUsage = ratio(usageSum, float64(usageN))
+	r.Preemptions.LostGPUHours = round(r.Preemptions.LostGPUHours)
+}
+
+func shareReport(s *poolShare, span float64) ShareReport {
+	own, borrowed, lent := s.area[kindOwn], s.area[kindBorrowed], s.area[kindLent]
+	return ShareReport{
+		Share: s.name, Strategy: s.strategy, Limit: s.limit,
+		OwnUtilisation: ratio(own, float64(s.limit)*span),
+		AvgOwn:         ratio(own, span), AvgBorrowed: ratio(borrowed, span), AvgLent: ratio(lent, span),
+		OwnHours: round(own / 3600), BorrowedHours: round(borrowed / 3600), LentHours: round(lent / 3600),
+		Usage: ratio(own+borrowed, float64(s.limit)*span),
+	}
+}
+
+func (r *Report) addPreemptions(queue string, s *poolShare) {
+	if s.crossShare+s.inShare+s.exhausted == 0 {
+		return
+	}
+	p := &r.Preemptions
+	p.CrossShare += s.crossShare
+	p.InShare += s.inShare
+	p.RetriesExhausted += s.exhausted
+	p.LostGPUHours += s.lost / 3600
+	p.ByShare = append(p.ByShare, SharePreempted{Queue: queue, Share: s.name, CrossShare: s.crossShare, InShare: s.inShare,
+		RetriesExhausted: s.exhausted, LostGPUHours: round(s.lost / 3600)})
+}
+
+func ratio(a, b float64) float64 {
+	if b <= 0 {
+		return 0
+	}
+	return round(a / b)
+}

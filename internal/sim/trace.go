@@ -1,0 +1,388 @@
+package sim
+
+import (
+	"bufio"
+	"bytes"
+	"cmp"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// A trace is a list of events, one per CSV row or JSON line, with these
+// fields (CSV: a header row names the columns, in any order):
+//
+//	at               seconds from the start (0.5) or a Go duration (1m30s)
+//	event            submit (default), priority or cancel
+//	job              the job's unique ID
+//	share            quota share (submit)
+//	priority         schedulingPriority (submit, priority)
+//	instance_type    e.g. ml.g5.xlarge (submit)
+//	instance_count   instances (submit; default 1)
+//	runtime          seconds or a duration the job runs once RUNNING (submit)
+//	queue            job queue (submit; default the config's only one)
+//	class            a label to group wait times by (submit; optional)
+//	name             jobName (submit; default the ID)
+//	preemption_retries  preemptionRetriesBeforeTermination (submit; optional)
+//
+// A priority or cancel event refers to a job submitted earlier in time.
+
+// traceColumns are the fields, in the order WriteCSV writes them.
+var traceColumns = []string{"at", "event", "job", "share", "priority", "instance_type", "instance_count", "runtime", "queue", "class", "name", "preemption_retries"}
+
+// traceRow is one event as read from either format.
+type traceRow map[string]string
+
+// ReadTraceFile reads a CSV or JSON-lines trace, chosen by the extension
+// (.csv; .jsonl, .ndjson, .json) or else by the first character.
+func ReadTraceFile(path string) (*Workload, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	w, err := ReadTrace(bufio.NewReaderSize(f, 1<<16), formatOf(path))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	w.Name = filepath.Base(path)
+	return w, nil
+}
+
+func formatOf(path string) string {
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".csv":
+		return "csv"
+	case ".jsonl", ".ndjson", ".json":
+		return "jsonl"
+	}
+	return ""
+}
+
+// ReadTrace reads a trace in format "csv" or "jsonl" ("" to guess from the
+// first character: '{' is JSON lines).
+func ReadTrace(r *bufio.Reader, format string) (*Workload, error) {
+	if format == "" {
+		format = "csv"
+		if b, err := peekNonSpace(r); err == nil && b == '{' {
+			format = "jsonl"
+		}
+	}
+	b := newTraceBuilder()
+	var err error
+	if format == "jsonl" {
+		err = readJSONL(r, b.add)
+	} else {
+		err = readCSV(r, b.add)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return b.finish()
+}
+
+func peekNonSpace(r *bufio.Reader) (byte, error) {
+	for n := 1; ; n++ {
+		p, err := r.Peek(n)
+		if len(p) < n {
+			return 0, err
+		}
+		if c := p[n-1]; c != ' ' && c != '\n' && c != '\r' && c != '\t' {
+			return c, nil
+		}
+	}
+}
+
+func readCSV(r io.Reader, add func(line int, row traceRow) error) error {
+	cr := csv.NewReader(r)
+	cr.ReuseRecord = true
+	cr.Comment = '#'
+	header, err := cr.Read()
+	if err != nil {
+		return fmt.Errorf("csv header: %w", err)
+	}
+	cols := append([]string(nil), header...)
+	for i, c := range cols {
+		cols[i] = strings.TrimSpace(strings.ToLower(c))
+	}
+	for line := 2; ; line++ {
+		rec, err := cr.Read()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		row := make(traceRow, len(cols))
+		for i, c := range cols {
+			if i < len(rec) {
+				row[c] = strings.TrimSpace(rec[i])
+			}
+		}
+		if err := add(line, row); err != nil {
+			return err
+		}
+	}
+}
+
+func readJSONL(r *bufio.Reader, add func(line int, row traceRow) error) error {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1<<16), 1<<22)
+	for line := 1; sc.Scan(); line++ {
+		text := bytes.TrimSpace(sc.Bytes())
+		if len(text) == 0 || text[0] == '#' {
+			continue
+		}
+		var m map[string]any
+		if err := json.Unmarshal(text, &m); err != nil {
+			return fmt.Errorf("line %d: %w", line, err)
+		}
+		row := make(traceRow, len(m))
+		for k, v := range m {
+			switch x := v.(type) {
+			case string:
+				row[k] = x
+			case float64:
+				row[k] = strconv.FormatFloat(x, 'f', -1, 64)
+			case nil:
+			default:
+				return fmt.Errorf("line %d: field %s is not a string or number", line, k)
+			}
+		}
+		if err := add(line, row); err != nil {
+			return err
+		}
+	}
+	return sc.Err()
+}
+
+// traceBuilder turns rows into jobs.
+type traceBuilder struct {
+	w     *Workload
+	index map[string]int
+}
+
+func newTraceBuilder() *traceBuilder {
+	return &traceBuilder{w: &Workload{}, index: map[string]int{}}
+}
+
+func (b *traceBuilder) add(line int, row traceRow) error {
+	if err := b.addRow(row); err != nil {
+		return fmt.Errorf("line %d: %w", line, err)
+	}
+	return nil
+}
+
+func (b *traceBuilder) addRow(row traceRow) error {
+	for k := range row {
+		if !knownColumn(k) {
+			return fmt.Errorf("unknown field %q", k)
+		}
+	}
+	at, err := parseSeconds(row["at"], "at")
+	if err != nil {
+		return err
+	}
+	id := row["job"]
+	if id == "" {
+		return errors.New("job is empty")
+	}
+	switch row["event"] {
+	case "", "submit":
+		return b.submit(id, at, row)
+	case "priority":
+		p, err := parseInt(row["priority"], "priority", -1)
+		if err != nil || p < 0 {
+			return fmt.Errorf("priority event needs a priority: %v", err)
+		}
+		return b.change(id, Change{At: at, Priority: p})
+	case "cancel":
+		return b.change(id, Change{At: at, Cancel: true})
+	}
+	return fmt.Errorf("event %q is not submit, priority or cancel", row["event"])
+}
+
+func knownColumn(k string) bool {
+	for _, c := range traceColumns {
+		if c == k {
+			return true
+		}
+	}
+	return false
+}
+
+func (b *traceBuilder) submit(id string, at time.Duration, row traceRow) error {
+	if _, dup := b.index[id]; dup {
+		return fmt.Errorf("job %s is submitted twice", id)
+	}
+	j := Job{ID: id, Name: row["name"], Class: row["class"], At: at, Queue: row["queue"], Share: row["share"], InstanceType: row["instance_type"]}
+	var err error
+	if j.Priority, err = parseInt(row["priority"], "priority", 0); err != nil {
+		return err
+	}
+	if j.Count, err = parseInt(row["instance_count"], "instance_count", 1); err != nil {
+		return err
+	}
+	if j.Runtime, err = parseSeconds(row["runtime"], "runtime"); err != nil {
+		return err
+	}
+	if v := row["preemption_retries"]; v != "" {
+		n, err := parseInt(v, "preemption_retries", 0)
+		if err != nil {
+			return err
+		}
+		j.PreemptionRetries = &n
+	}
+	b.index[id] = len(b.w.Jobs)
+	b.w.Jobs = append(b.w.Jobs, j)
+	return nil
+}
+
+func (b *traceBuilder) change(id string, c Change) error {
+	i, ok := b.index[id]
+	if !ok {
+		return fmt.Errorf("job %s is changed before it is submitted", id)
+	}
+	b.w.Jobs[i].Changes = append(b.w.Jobs[i].Changes, c)
+	return nil
+}
+
+func (b *traceBuilder) finish() (*Workload, error) {
+	for _, j := range b.w.Jobs {
+		for _, c := range j.Changes {
+			if c.At < j.At {
+				return nil, fmt.Errorf("job %s is changed at %s, before its submission at %s", j.ID, c.At, j.At)
+			}
+		}
+	}
+	b.w.Sort()
+	if err := b.w.Check(); err != nil {
+		return nil, err
+	}
+	return b.w, nil
+}
+
+func parseInt(s, field string, def int) (int, error) {
+	if s == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		return 0, fmt.Errorf("%s %q is not a whole number", field, s)
+	}
+	return n, nil
+}
+
+// parseSeconds reads seconds ("90", "0.25") or a Go duration ("1m30s").
+func parseSeconds(s, field string) (time.Duration, error) {
+	if s == "" {
+		return 0, nil
+	}
+	if f, err := strconv.ParseFloat(s, 64); err == nil {
+		if f < 0 || math.IsNaN(f) || f > math.MaxInt64/1e9 {
+			return 0, fmt.Errorf("%s %q is out of range", field, s)
+		}
+		return time.Duration(math.Round(f * 1e9)), nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d < 0 {
+		return 0, fmt.Errorf("%s %q is neither seconds nor a duration", field, s)
+	}
+	return d, nil
+}
+
+func formatSeconds(d time.Duration) string {
+	return strconv.FormatFloat(d.Seconds(), 'f', -1, 64)
+}
+
+// WriteCSV writes a workload as a CSV trace that ReadTrace reads back.
+func WriteCSV(out io.Writer, w *Workload) error {
+	cw := csv.NewWriter(out)
+	if err := cw.Write(traceColumns); err != nil {
+		return err
+	}
+	for _, row := range traceRows(w) {
+		rec := make([]string, len(traceColumns))
+		for i, c := range traceColumns {
+			rec[i] = row[c]
+		}
+		if err := cw.Write(rec); err != nil {
+			return err
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// WriteJSONL writes a workload as a JSON-lines trace.
+func WriteJSONL(out io.Writer, w *Workload) error {
+	bw := bufio.NewWriter(out)
+	for _, row := range traceRows(w) {
+		m := map[string]any{}
+		for k, v := range row {
+			if n, err := strconv.ParseFloat(v, 64); err == nil && k != "job" && k != "share" && k != "name" && k != "queue" && k != "class" {
+				m[k] = n
+			} else {
+				m[k] = v
+			}
+		}
+		b, err := json.Marshal(m) // map keys are sorted: stable output
+		if err != nil {
+			return err
+		}
+		bw.Write(b)
+		bw.WriteByte('\n')
+	}
+	return bw.Flush()
+}
+
+// traceRows renders the submissions and changes as rows in time order.
+func traceRows(w *Workload) []traceRow {
+	type timed struct {
+		at  time.Duration
+		seq int
+		row traceRow
+	}
+	var all []timed
+	for _, j := range w.Jobs {
+		all = append(all, timed{j.At, len(all), submitRow(j)})
+		for _, c := range j.Changes {
+			row := traceRow{"at": formatSeconds(c.At), "job": j.ID, "event": "cancel"}
+			if !c.Cancel {
+				row["event"], row["priority"] = "priority", strconv.Itoa(c.Priority)
+			}
+			all = append(all, timed{c.At, len(all), row})
+		}
+	}
+	slices.SortStableFunc(all, func(a, b timed) int { return cmp.Or(cmp.Compare(a.at, b.at), cmp.Compare(a.seq, b.seq)) })
+	rows := make([]traceRow, len(all))
+	for i, t := range all {
+		rows[i] = t.row
+	}
+	return rows
+}
+
+func submitRow(j Job) traceRow {
+	row := traceRow{
+		"at": formatSeconds(j.At), "event": "submit", "job": j.ID, "share": j.Share, "priority": strconv.Itoa(j.Priority),
+		"instance_type": j.InstanceType, "instance_count": strconv.Itoa(j.Count), "runtime": formatSeconds(j.Runtime),
+	}
+	for k, v := range map[string]string{"queue": j.Queue, "class": j.Class, "name": j.Name} {
+		if v != "" {
+			row[k] = v
+		}
+	}
+	if j.PreemptionRetries != nil {
+		row["preemption_retries"] = strconv.Itoa(*j.PreemptionRetries)
+	}
+	return row
+}
