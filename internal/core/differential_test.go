@@ -1,0 +1,158 @@
+package core_test
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/sharq-dev/sharq/internal/core"
+)
+
+// TestDifferential feeds the core and the naive reference (reference_test.go)
+// the same random event sequences and compares, after every step:
+//   - whether each event was accepted, and the class of the error if not;
+//   - the Dispatch, Preempt and Fail decisions, exactly and in order, and
+//     the More flag;
+//   - every Wait decision: the core reports only the heads it looked at
+//     whose reason changed, so each reported Wait must carry the reason the
+//     reference gives for that job now; which heads are reported is not
+//     compared;
+//   - every live job's status (Job), the queues' usage, fronts and sizes.
+//
+// The core looks only at shares marked dirty; the reference looks at every
+// head every time. Agreement shows the dirty-tracking misses nothing.
+func TestDifferential(t *testing.T) {
+	start := time.Now()
+	ss := seeds(1000)
+	steps := stepsOr(30)
+	if seed := forSeeds(ss, func(seed uint64) bool { return differential(seed, steps, false) == "" }); seed != 0 {
+		t.Fatalf("seed %d (replay with -seed %d): %s", seed, seed, differential(seed, steps, true))
+	}
+	t.Logf("%d sequences of %d steps in %v", len(ss), steps, time.Since(start).Round(time.Millisecond))
+}
+
+// differential runs one sequence of steps; it returns what differed, with
+// the sequence's transcript when verbose.
+func differential(seed uint64, steps int, verbose bool) string {
+	g := newGen(seed)
+	c, r := core.New(), newRef()
+	log := transcript{on: verbose}
+	apply := func(ev core.Event) string {
+		errC, errR := c.Apply(ev), r.Apply(ev)
+		log.event(ev, errC)
+		if errClass(errC) != errClass(errR) {
+			return fmt.Sprintf("%T%+v: core error %v, reference error %v", ev, ev, errC, errR)
+		}
+		if errC == nil {
+			g.observeEvent(ev)
+		}
+		return ""
+	}
+	for _, ev := range g.setup() {
+		if msg := apply(ev); msg != "" {
+			return msg + "\n" + log.String()
+		}
+	}
+	for i := 1; i <= steps; i++ {
+		for _, ev := range g.events() {
+			if msg := apply(ev); msg != "" {
+				return msg + "\n" + log.String()
+			}
+		}
+		now := g.now()
+		dc, dr := c.Step(now), r.Step(now)
+		log.step(i, dc)
+		if msg := compareStep(c, r, dc, dr); msg != "" {
+			return fmt.Sprintf("step %d: %s\n%s", i, msg, log.String())
+		}
+		g.observe(dc)
+	}
+	return ""
+}
+
+func errClass(err error) string {
+	for _, e := range []error{core.ErrInvalid, core.ErrNotFound, core.ErrConflict} {
+		if errors.Is(err, e) {
+			return e.Error()
+		}
+	}
+	if err != nil {
+		return "other: " + err.Error()
+	}
+	return "ok"
+}
+
+// diffOf returns cmp.Diff(want, got) treating nil and empty alike, or ""
+// when they are equal; the cheap check first keeps long runs fast.
+func diffOf[T any](want, got T) string {
+	if reflect.DeepEqual(want, got) {
+		return ""
+	}
+	return cmp.Diff(want, got, cmpopts.EquateEmpty())
+}
+
+func compareStep(c *core.Core, r *refCore, dc, dr core.Decisions) string {
+	var acts []core.Decision
+	for _, d := range dc.List {
+		if d.Kind != core.Wait {
+			acts = append(acts, d)
+			continue
+		}
+		st, ok := r.Job(d.Job)
+		if !ok || st.Dispatched {
+			return fmt.Sprintf("core reports %q for a job that does not wait", d)
+		}
+		if st.Reason != d.Reason {
+			return fmt.Sprintf("core reports %q; reason (-reference +core):\n%s", d, cmp.Diff(st.Reason, d.Reason))
+		}
+	}
+	if diff := diffOf(dr.List, acts); diff != "" {
+		return fmt.Sprintf("decisions (-reference +core):\n%s", diff)
+	}
+	if dc.More != dr.More {
+		return fmt.Sprintf("More: reference %v, core %v", dr.More, dc.More)
+	}
+	return compareState(c, r)
+}
+
+// compareState compares every live job and every queue's view.
+func compareState(c *core.Core, r *refCore) string {
+	if c.Len() != len(r.jobs) {
+		return fmt.Sprintf("core holds %d jobs, reference %d", c.Len(), len(r.jobs))
+	}
+	for _, s := range r.shares {
+		for id, want := range r.statuses(s) {
+			got, ok := c.Job(id)
+			if !ok {
+				return fmt.Sprintf("job %s lost by the core", id)
+			}
+			if want != got {
+				return fmt.Sprintf("job %s (-reference +core):\n%s", id, cmp.Diff(want, got))
+			}
+		}
+	}
+	for _, q := range r.queues {
+		if diff := diffOf(r.Usage(q.name), c.Usage(q.name)); diff != "" {
+			return fmt.Sprintf("usage of %s (-reference +core):\n%s", q.name, diff)
+		}
+		if diff := diffOf(r.QueueFront(q.name, 100), c.QueueFront(q.name, 100)); diff != "" {
+			return fmt.Sprintf("front of %s (-reference +core):\n%s", q.name, diff)
+		}
+		for _, s := range r.sharesOf(q.name) {
+			f, inf := r.waiting(s)
+			var want []string
+			for _, j := range append(f, inf...) {
+				want = append(want, j.id)
+			}
+			if diff := diffOf(want, c.ShareFront(q.name, s.name, 1000)); diff != "" {
+				return fmt.Sprintf("front of share %s/%s (-reference +core):\n%s", q.name, s.name, diff)
+			}
+		}
+	}
+	return ""
+}
