@@ -110,9 +110,9 @@ func (r *refCore) job(id string) *refJob {
 	return nil
 }
 
-func (r *refCore) shareOf(j *refJob) *refShare { return r.share(j.queue, j.share) }
+func (r *refCore) shareOf(j *refJob) *refShare   { return r.share(j.queue, j.share) }
 func (r *refCore) queueOf(s *refShare) *refQueue { return r.queue(s.queue) }
-func (r *refCore) envOf(s *refShare) *refEnv    { return r.env(r.queueOf(s).env) }
+func (r *refCore) envOf(s *refShare) *refEnv     { return r.env(r.queueOf(s).env) }
 
 // sharesOf returns the shares of a queue, by name.
 func (r *refCore) sharesOf(queue string) []*refShare {
