@@ -37,6 +37,8 @@ type command struct {
 func commands() []command {
 	return []command{
 		{"serve", "run the server: the AWS Batch API, the scheduler and the executor", runServe},
+		{"sim", "replay a workload against a cluster config in virtual time and report", runSim},
+		{"trace", "export a server's job history as a trace for sim (trace export)", runTrace},
 	}
 }
 

@@ -18,6 +18,7 @@ import (
 	"github.com/sharq-dev/sharq/internal/executor"
 	"github.com/sharq-dev/sharq/internal/executor/local"
 	"github.com/sharq-dev/sharq/internal/executor/simulated"
+	"github.com/sharq-dev/sharq/internal/sim"
 	"github.com/sharq-dev/sharq/internal/store/sqlite"
 )
 
@@ -98,6 +99,7 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok\n") })
+	mux.Handle("POST "+sim.DryRunPath, sim.DryRunHandler(eng, log)) // what a submission would do now
 	mux.Handle("/v1/", batchapi.New(eng, batchapi.Options{Region: cfg.region, AccountID: cfg.accountID, Logger: log}))
 
 	ln, err := net.Listen("tcp", cfg.listen)

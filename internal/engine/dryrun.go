@@ -1,0 +1,205 @@
+package engine
+
+import (
+	"context"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/sharq-dev/sharq/internal/core"
+)
+
+// DryRunID is the job ID a dry-run gives the job it tries.
+const DryRunID = "dry-run"
+
+// DryRun is what would happen if a job were submitted now.
+type DryRun struct {
+	Queue string `json:"queue"`
+	Share string `json:"quotaShareName,omitempty"`
+	// Dispatched: the job would be SCHEDULED at once, on Own capacity of
+	// its share and Borrowed capacity of others; Via is idle, reclaim
+	// (cross-share preemption) or in-share.
+	Dispatched bool            `json:"dispatched"`
+	Own        []CapacityUsage `json:"own,omitempty"`
+	Borrowed   []CapacityUsage `json:"borrowed,omitempty"`
+	Via        string          `json:"via,omitempty"`
+	// Preempts are the jobs it would stop.
+	Preempts []DryRunVictim `json:"preempts,omitempty"`
+	// Otherwise it would wait: Reason is its statusReason; Position its
+	// 1-based place among its share's RUNNABLE jobs.
+	Reason           string `json:"reason,omitempty"`
+	Misconfiguration bool   `json:"misconfiguration,omitempty"`
+	Position         int    `json:"position,omitempty"`
+}
+
+// DryRunVictim is a job a dry-run's job would preempt.
+type DryRunVictim struct {
+	JobID    string `json:"jobId"`
+	JobName  string `json:"jobName"`
+	Share    string `json:"quotaShareName,omitempty"`
+	Priority int    `json:"schedulingPriority"`
+	Kind     string `json:"kind"` // cross-share or in-share
+	// Requeued is false when the preemption would fail the job (its
+	// preemption retries exhausted).
+	Requeued bool `json:"requeued"`
+}
+
+// DryRunSubmit answers what SubmitServiceJob would do with in right now,
+// changing nothing: the submission is checked as a real one is, then tried
+// on a scheduling core rebuilt from the engine's records (the same code
+// path as the real scheduler, on a copy). It costs O(live jobs).
+func (e *Engine) DryRunSubmit(ctx context.Context, in SubmitServiceJobInput) (DryRun, error) {
+	demand, err := demandOf(in.ServiceRequestPayload)
+	if err != nil {
+		return DryRun{}, err
+	}
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	q, err := e.findQueue(in.JobQueue)
+	if err != nil {
+		return DryRun{}, err
+	}
+	if q.State != stateEnabled {
+		return DryRun{}, invalidf("Job queue %s is DISABLED and does not accept jobs", q.JobQueueName)
+	}
+	if err := e.checkShareArgs(q, in); err != nil {
+		return DryRun{}, err
+	}
+	c, err := e.copyCore()
+	if err != nil {
+		return DryRun{}, &Error{Code: Internal, Message: "internal error", Err: err}
+	}
+	now := e.opts.Clock.Now()
+	c.Step(now) // settle, so what follows is the submission's doing
+	prio := 0
+	if in.SchedulingPriority != nil {
+		prio = *in.SchedulingPriority
+	}
+	j := &jobRec{ServiceJob: ServiceJob{JobID: DryRunID, SchedulingPriority: prio, QuotaShareName: in.QuotaShareName, PreemptionConfiguration: in.PreemptionConfiguration}}
+	j.Internal = jobInternal{Queue: q.JobQueueName, QueuedAt: max(now.UnixNano(), e.lastQ+1), Demand: demand}
+	if err := coreErr(c.Apply(e.submitEvent(j))); err != nil {
+		return DryRun{}, err
+	}
+	return e.dryRunResult(c, q.JobQueueName, in.QuotaShareName, c.Step(now)), nil
+}
+
+// copyCore rebuilds a core from the records, as load does after a restart.
+func (e *Engine) copyCore() (*core.Core, error) {
+	c := core.New()
+	for _, name := range sortedKeys(e.envs) {
+		if err := c.Apply(e.envEvent(e.envs[name])); err != nil {
+			return nil, err
+		}
+	}
+	for _, q := range e.sortedQueues() {
+		if err := c.Apply(e.queueEvent(q)); err != nil {
+			return nil, err
+		}
+		for _, name := range sortedKeys(q.shares) {
+			ev, err := e.shareEvent(q, &q.shares[name].QuotaShare)
+			if err != nil {
+				return nil, err
+			}
+			if err := c.Apply(ev); err != nil {
+				return nil, err
+			}
+		}
+	}
+	for _, id := range sortedKeys(e.jobs) {
+		j := e.jobs[id]
+		var err error
+		switch {
+		case dispatchedStatus(j.Status):
+			err = c.Apply(core.Restore{Submit: e.submitEvent(j), DispatchedAt: j.Internal.DispatchedAt})
+		case !terminal(j.Status):
+			err = c.Apply(e.submitEvent(j))
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// dryRunResult reads the decisions about the tried job.
+func (e *Engine) dryRunResult(c *core.Core, queue, share string, ds core.Decisions) DryRun {
+	out := DryRun{Queue: queue, Share: share}
+	for _, d := range ds.List {
+		switch {
+		case d.Kind == core.Dispatch && d.Job == DryRunID:
+			out.Dispatched, out.Via = true, d.Via.String()
+			out.Own, out.Borrowed = capacityUsage(d.Own), capacityUsage(d.Borrowed)
+		case d.Kind == core.Preempt && d.For == DryRunID:
+			v := DryRunVictim{JobID: d.Job, Share: d.Share, Kind: d.Preemption.String(), Requeued: d.Requeued}
+			if j := e.jobs[d.Job]; j != nil {
+				v.JobName, v.Priority = j.JobName, j.SchedulingPriority
+			}
+			out.Preempts = append(out.Preempts, v)
+		}
+	}
+	if out.Dispatched {
+		return out
+	}
+	out.Preempts = nil // a head held back preempts nobody yet
+	if st, ok := c.Job(DryRunID); ok && !st.Dispatched {
+		out.Reason = st.Reason.String()
+		out.Misconfiguration = st.Reason.Misconfiguration()
+		out.Position = st.Position + 1
+	}
+	return out
+}
+
+// String renders a dry-run in a sentence or two, for the CLI.
+func (d DryRun) String() string {
+	var b strings.Builder
+	if !d.Dispatched {
+		b.WriteString("would wait")
+		if d.Position > 0 {
+			b.WriteString(" at position " + strconv.Itoa(d.Position) + " of " + d.Share)
+		}
+		if d.Reason != "" {
+			b.WriteString(": " + d.Reason)
+		}
+		return b.String()
+	}
+	b.WriteString("would be dispatched now")
+	if len(d.Own) > 0 {
+		b.WriteString(" on own capacity " + units(d.Own))
+	}
+	if len(d.Borrowed) > 0 {
+		if len(d.Own) > 0 {
+			b.WriteString(" and")
+		}
+		b.WriteString(" borrowing " + units(d.Borrowed))
+	}
+	for i, v := range d.Preempts {
+		if i == 0 {
+			b.WriteString(", preempting")
+		} else {
+			b.WriteString(",")
+		}
+		b.WriteString(" " + v.JobID + " (" + v.Kind)
+		if v.Share != "" {
+			b.WriteString(" from " + v.Share)
+		}
+		b.WriteString(")")
+	}
+	return b.String()
+}
+
+func units(us []CapacityUsage) string {
+	parts := make([]string, len(us))
+	for i, u := range us {
+		parts[i] = strconv.Itoa(int(u.Quantity)) + " × " + u.CapacityUnit
+	}
+	return strings.Join(parts, ", ")
+}
