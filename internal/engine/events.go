@@ -2,6 +2,8 @@ package engine
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sync"
 	"time"
 )
@@ -59,7 +61,7 @@ func (e *Engine) setStatus(j *jobRec, status string, now time.Time) {
 // event renders transition i of job j as a JobEvent.
 func (e *Engine) event(j *jobRec, i int) JobEvent {
 	t := j.Internal.History[i]
-	d := j.ServiceJob
+	d := j.detached()
 	d.ServiceRequestPayload = "" // events carry the job's state, not its request
 	d.Status, d.StatusReason = t.Status, t.Reason
 	return JobEvent{
@@ -67,6 +69,21 @@ func (e *Engine) event(j *jobRec, i int) JobEvent {
 		Account: e.opts.AccountID, Region: e.opts.Region, Time: time.UnixMilli(t.At).UTC().Format(time.RFC3339Nano),
 		Resources: []string{j.JobArn}, Detail: d,
 	}
+}
+
+// detached copies the job's record without sharing what the engine changes
+// in place later (an attempt's end, the preemption count, tags): events and
+// views are read after the lock is released, by subscribers and encoders.
+func (j *jobRec) detached() ServiceJob {
+	d := j.ServiceJob
+	d.Attempts = slices.Clone(d.Attempts)
+	if ps := d.PreemptionSummary; ps != nil {
+		c := *ps
+		c.RecentPreemptedAttempts = slices.Clone(c.RecentPreemptedAttempts)
+		d.PreemptionSummary = &c
+	}
+	d.Tags = maps.Clone(d.Tags)
+	return d
 }
 
 // JobEvents returns a job's state changes, oldest first. The submission

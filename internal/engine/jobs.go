@@ -278,7 +278,7 @@ func (e *Engine) DescribeServiceJob(ctx context.Context, id string) (ServiceJob,
 // view is a job as clients see it: a RUNNABLE job's statusReason is why it
 // waits right now.
 func (e *Engine) view(j *jobRec) ServiceJob {
-	sj := j.ServiceJob
+	sj := j.detached()
 	if sj.Status == StatusRunnable {
 		if st, ok := e.core.Job(j.JobID); ok && !st.Dispatched {
 			sj.StatusReason = st.Reason.String()
