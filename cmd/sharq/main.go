@@ -2,6 +2,7 @@
 // serves the AWS Batch API.
 //
 //	sharq serve [flags]      run the server (the AWS Batch API on --listen)
+//	sharq submit|jobs|...    client verbs against a server (package cli)
 //	sharq help               list the commands
 package main
 
@@ -14,6 +15,7 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/sharq-dev/sharq/internal/cli"
 	"github.com/sharq-dev/sharq/internal/executor/local"
 )
 
@@ -39,6 +41,17 @@ func commands() []command {
 		{"serve", "run the server: the AWS Batch API, the scheduler and the executor", runServe},
 		{"sim", "replay a workload against a cluster config in virtual time and report", runSim},
 		{"trace", "export a server's job history as a trace for sim (trace export)", runTrace},
+		{"apply", "create or update queues and quota shares from a YAML file", cli.Apply},
+		{"submit", "submit a training job", cli.Submit},
+		{"jobs", "list jobs, with where waiting ones stand and why", cli.Jobs},
+		{"describe", "show a job and its timeline", cli.Describe},
+		{"priority", "change a job's scheduling priority", cli.Priority},
+		{"cancel", "terminate jobs", cli.Cancel},
+		{"logs", "print or follow a job's output", cli.Logs},
+		{"wait", "wait for a job to end; exit 0 if it succeeded, 1 if it failed", cli.Wait},
+		{"shares", "show each quota share's own, borrowed, lent and idle capacity", cli.Shares},
+		{"top", "watch shares and jobs live", cli.Top},
+		{"events", "show or follow job state changes", cli.Events},
 	}
 }
 

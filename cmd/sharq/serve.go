@@ -18,6 +18,7 @@ import (
 	"github.com/sharq-dev/sharq/internal/executor"
 	"github.com/sharq-dev/sharq/internal/executor/local"
 	"github.com/sharq-dev/sharq/internal/executor/simulated"
+	"github.com/sharq-dev/sharq/internal/sharqapi"
 	"github.com/sharq-dev/sharq/internal/sim"
 	"github.com/sharq-dev/sharq/internal/store/sqlite"
 )
@@ -101,12 +102,15 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok\n") })
 	mux.Handle("POST "+sim.DryRunPath, sim.DryRunHandler(eng, log)) // what a submission would do now
 	mux.Handle("/v1/", batchapi.New(eng, batchapi.Options{Region: cfg.region, AccountID: cfg.accountID, Logger: log}))
+	sharq := sharqapi.New(eng, sharqapi.Options{Logs: logSource(ex), Logger: log})
+	mux.Handle("/sharq/v1/", sharq)
 
 	ln, err := net.Listen("tcp", cfg.listen)
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	srv.RegisterOnShutdown(sharq.Close) // event followers would hold Shutdown up
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	engDone := make(chan error, 1)
@@ -136,4 +140,12 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 	}
 	log.Info("stopped")
 	return runErr
+}
+
+// logSource is the executor's job logs, nil when it keeps none.
+func logSource(ex executor.Executor) sharqapi.LogSource {
+	if l, ok := ex.(sharqapi.LogSource); ok {
+		return l
+	}
+	return nil
 }

@@ -68,12 +68,16 @@ func Builtin(spec string, seed uint64, cfg *clusterconfig.Config) (*Workload, er
 	return nil, fmt.Errorf("unknown workload %q (want kueue-baseline, kueue-large or random[:k=v,...])", spec)
 }
 
-// KueueLarge returns the large-scale Kueue workload with only the first
-// queues of its ten (a bounded form for tests).
-func KueueLarge(queues int) *Workload {
-	s := kueueLarge
-	s.queues = min(queues, s.queues)
-	return s.workload(1)
+// KueueBaseline and KueueLarge return the Kueue workloads bounded to
+// their first queues and shares per queue (for tests).
+func KueueBaseline(queues, shares int) *Workload { return kueueBaseline.bounded(queues, shares) }
+
+// KueueLarge: see KueueBaseline.
+func KueueLarge(queues, shares int) *Workload { return kueueLarge.bounded(queues, shares) }
+
+func (k kueueShape) bounded(queues, shares int) *Workload {
+	k.queues, k.shares = min(queues, k.queues), min(shares, k.shares)
+	return k.workload(1)
 }
 
 // workload builds the cluster and the jobs: per queue one environment of

@@ -1,0 +1,233 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/sharq-dev/sharq/internal/batchapi"
+	"github.com/sharq-dev/sharq/internal/engine"
+	"github.com/sharq-dev/sharq/internal/executor"
+	"github.com/sharq-dev/sharq/internal/executor/local"
+	"github.com/sharq-dev/sharq/internal/executor/simulated"
+	"github.com/sharq-dev/sharq/internal/sharqapi"
+	"github.com/sharq-dev/sharq/internal/store/sqlite"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+
+// t0 is the engine's frozen clock: every time the server records is t0,
+// so tables show the same times and ages on every run.
+var t0 = time.Date(2025, 3, 4, 5, 6, 7, 0, time.UTC)
+
+// TestMain lets the test binary act as the local executor's supervisor, as
+// the sharq binary does, and fixes what output depends on: the clock the
+// CLI reads, the time zone and the AWS configuration of the machine.
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == local.SupervisorArg {
+		os.Exit(local.SupervisorMain(os.Args[2:]))
+	}
+	os.Setenv("GORACE", "atexit_sleep_ms=0")
+	time.Local = time.UTC
+	now = func() time.Time { return t0.Add(90 * time.Second) }
+	pollInterval = 20 * time.Millisecond
+	for _, k := range []string{"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_PROFILE", "AWS_REGION", "AWS_DEFAULT_REGION",
+		"SHARQ_ENDPOINT", "SHARQ_QUEUE", "SHARQ_SHARE", "AWS_ENDPOINT_URL_BATCH", "AWS_ENDPOINT_URL"} {
+		os.Unsetenv(k)
+	}
+	os.Setenv("AWS_CONFIG_FILE", "/nonexistent/sharq-test/config")
+	os.Setenv("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent/sharq-test/credentials")
+	os.Setenv("AWS_EC2_METADATA_DISABLED", "true")
+	os.Exit(m.Run())
+}
+
+type fixedClock struct{}
+
+func (fixedClock) Now() time.Time { return t0 }
+
+// frozenUpdates passes the executor's updates on without their times, so
+// that the engine stamps them with its frozen clock.
+type frozenUpdates struct {
+	executor.Executor
+	ch chan executor.Update
+}
+
+func freeze(ex executor.Executor) *frozenUpdates {
+	f := &frozenUpdates{Executor: ex, ch: make(chan executor.Update, 1024)}
+	go func() {
+		for u := range ex.Updates() {
+			u.At = time.Time{}
+			f.ch <- u
+		}
+		close(f.ch)
+	}()
+	return f
+}
+
+func (f *frozenUpdates) Updates() <-chan executor.Update { return f.ch }
+
+// LogPath passes the local executor's logs through the wrapper.
+func (f *frozenUpdates) LogPath(id string) (string, bool) {
+	if ls, ok := f.Executor.(sharqapi.LogSource); ok {
+		return ls.LogPath(id)
+	}
+	return "", false
+}
+
+// server is a real sharq server in the test: the engine over a SQLite
+// store in a temp dir, the AWS API and sharq's routes on one mux.
+type server struct {
+	t   *testing.T
+	url string
+	eng *engine.Engine
+}
+
+// newServer starts a server on the simulated executor, or on the local
+// one when localExec is true.
+func newServer(t *testing.T, localExec bool) *server {
+	t.Helper()
+	dir := t.TempDir()
+	st, err := sqlite.Open(filepath.Join(dir, "sharq.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ex executor.Executor = simulated.New()
+	if localExec {
+		if ex, err = local.New(local.Options{DataDir: filepath.Join(dir, "executor"), GPUs: []int{}, DefaultGrace: time.Second}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fx := freeze(ex)
+	var seq atomic.Int64
+	eng, err := engine.New(t.Context(), engine.Options{
+		Store: st, Executor: fx, Clock: fixedClock{}, StopGrace: time.Second,
+		NewID: func() string { return fmt.Sprintf("%08d-0000-4000-8000-000000000000", seq.Add(1)) },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- eng.Run(ctx) }()
+	var logs sharqapi.LogSource
+	if localExec {
+		logs = fx
+	}
+	sapi := sharqapi.New(eng, sharqapi.Options{Logs: logs})
+	mux := http.NewServeMux()
+	mux.Handle("/v1/", batchapi.New(eng, batchapi.Options{}))
+	mux.Handle("/sharq/v1/", sapi)
+	srv := httptest.NewServer(mux)
+	t.Cleanup(func() {
+		sapi.Close()
+		srv.Close()
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("engine: %v", err)
+		}
+		ex.Close()
+		st.Close()
+	})
+	return &server{t: t, url: srv.URL, eng: eng}
+}
+
+// result is what a verb printed and its exit code.
+type result struct {
+	stdout, stderr string
+	code           int
+}
+
+type verbFunc func(ctx context.Context, args []string, stdout, stderr io.Writer) int
+
+// run runs a verb against the server, as `sharq VERB ARGS... --endpoint URL`.
+func (s *server) run(verb verbFunc, args ...string) result {
+	s.t.Helper()
+	return s.runCtx(s.t.Context(), verb, args...)
+}
+
+func (s *server) runCtx(ctx context.Context, verb verbFunc, args ...string) result {
+	var out, errOut bytes.Buffer
+	code := verb(ctx, append([]string{"--endpoint", s.url}, args...), &out, &errOut)
+	return result{out.String(), errOut.String(), code}
+}
+
+// ok runs a verb that must succeed and returns its stdout.
+func (s *server) ok(verb verbFunc, args ...string) string {
+	s.t.Helper()
+	r := s.run(verb, args...)
+	if r.code != 0 {
+		s.t.Fatalf("%v: exit %d\nstdout: %s\nstderr: %s", args, r.code, r.stdout, r.stderr)
+	}
+	return r.stdout
+}
+
+// status returns a job's status as the engine has it.
+func (s *server) status(id string) string {
+	j, err := s.eng.DescribeServiceJob(context.Background(), id)
+	if err != nil {
+		return "error: " + err.Error()
+	}
+	return j.Status
+}
+
+// waitStatus waits until a job reaches a status.
+func (s *server) waitStatus(id, status string) {
+	s.t.Helper()
+	eventually(s.t, id+" "+status, func() bool { return s.status(id) == status })
+}
+
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(15 * time.Second); !cond(); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+	}
+}
+
+// jobID is the n-th job ID the test server hands out.
+func jobID(n int) string { return fmt.Sprintf("%08d-0000-4000-8000-000000000000", n) }
+
+// golden compares got with testdata/NAME.golden, or rewrites it with
+// -update.
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name+".golden")
+	if *update {
+		if err := os.MkdirAll("testdata", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create it)", err)
+	}
+	if got != string(want) {
+		t.Errorf("%s differs from %s (run with -update to accept):\n--- got\n%s\n--- want\n%s", name, path, got, want)
+	}
+}
+
+// expect checks a result's exit code and that stderr holds a text.
+func expect(t *testing.T, r result, code int, stderr string) {
+	t.Helper()
+	if r.code != code {
+		t.Errorf("exit %d, want %d\nstdout: %s\nstderr: %s", r.code, code, r.stdout, r.stderr)
+	}
+	if !strings.Contains(r.stderr, stderr) {
+		t.Errorf("stderr %q lacks %q", r.stderr, stderr)
+	}
+}

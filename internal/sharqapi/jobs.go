@@ -1,0 +1,75 @@
+package sharqapi
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/sharq-dev/sharq/internal/engine"
+)
+
+func (h *Handler) positions(w http.ResponseWriter, r *http.Request) {
+	var req PositionsRequest
+	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20)).Decode(&req); err != nil {
+		writeError(w, http.StatusBadRequest, "body is not a positions request: "+err.Error())
+		return
+	}
+	if len(req.JobIDs) > MaxPositions {
+		writeError(w, http.StatusBadRequest, fmt.Sprintf("at most %d jobs per request, not %d", MaxPositions, len(req.JobIDs)))
+		return
+	}
+	out := Positions{Jobs: []Position{}, Unknown: []string{}}
+	for _, id := range req.JobIDs {
+		p, err := h.position(r, id)
+		switch {
+		case engine.ErrorCode(err) == engine.NotFound:
+			out.Unknown = append(out.Unknown, id)
+		case err != nil:
+			h.engineError(w, err)
+			return
+		default:
+			out.Jobs = append(out.Jobs, p)
+		}
+	}
+	writeJSON(w, out)
+}
+
+// position reads one job's standing. The job record gives status and
+// priority for every job; the scheduler's view adds the place of a live one.
+func (h *Handler) position(r *http.Request, id string) (Position, error) {
+	j, err := h.eng.DescribeServiceJob(r.Context(), id)
+	if err != nil {
+		return Position{}, err
+	}
+	p := Position{
+		JobID: j.JobID, Queue: queueName(j.JobQueue), Share: j.QuotaShareName, Status: j.Status,
+		Priority: j.SchedulingPriority,
+	}
+	if j.PreemptionSummary != nil {
+		p.Preemptions = j.PreemptionSummary.PreemptedAttemptCount
+	}
+	if st, ok := h.eng.JobPosition(j.JobID); ok && !st.Dispatched && j.Status == engine.StatusRunnable {
+		p.Place = st.Position + 1
+		p.Reason = st.Reason.String()
+		p.Misconfigured = st.Reason.Misconfiguration()
+	}
+	return p, nil
+}
+
+// queueName takes the name out of a job queue ARN (…:job-queue/NAME).
+func queueName(arn string) string {
+	if i := strings.LastIndex(arn, "job-queue/"); i >= 0 {
+		return arn[i+len("job-queue/"):]
+	}
+	return arn
+}
+
+func (h *Handler) jobEvents(w http.ResponseWriter, r *http.Request) {
+	evs, err := h.eng.JobEvents(r.PathValue("job"))
+	if err != nil {
+		h.engineError(w, err)
+		return
+	}
+	writeJSON(w, JobEvents{Events: evs})
+}

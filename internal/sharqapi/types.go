@@ -1,0 +1,110 @@
+package sharqapi
+
+import "github.com/sharq-dev/sharq/internal/engine"
+
+// The wire shapes of the sharq-specific routes. They are lowerCamelCase JSON
+// like the AWS Batch API's, and the CLI decodes them with these same types.
+
+// Usage is GET /sharq/v1/shares: every queue's environment and shares.
+type Usage struct {
+	Queues []QueueUsage `json:"queues"`
+	// JobCounts counts the jobs the server holds, by status.
+	JobCounts map[string]int `json:"jobCounts"`
+}
+
+// QueueUsage is a job queue with its service environment's capacity and its
+// shares' standing. A FIFO queue has one share with an empty name.
+type QueueUsage struct {
+	Name               string      `json:"name"`
+	State              string      `json:"state"`
+	ServiceEnvironment string      `json:"serviceEnvironment,omitempty"`
+	Capacity           []UnitUsage `json:"capacity"` // the environment's limit and use per unit
+	Shares             []Share     `json:"shares"`
+}
+
+// Share is a quota share's standing.
+type Share struct {
+	Name              string      `json:"name"`
+	State             string      `json:"state"`
+	Strategy          string      `json:"strategy,omitempty"`
+	BorrowLimit       int         `json:"borrowLimit"` // -1: unlimited
+	InSharePreemption bool        `json:"inSharePreemption"`
+	Runnable          int         `json:"runnable"` // RUNNABLE jobs, those that cannot run as configured included
+	Units             []UnitUsage `json:"units"`
+}
+
+// UnitUsage is a share's (or an environment's) standing on one capacity
+// unit, in instances. Used = Own + Borrowed and Limit >= Own + Lent + Idle.
+type UnitUsage struct {
+	Unit     string `json:"unit"`
+	Limit    int    `json:"limit"`
+	Used     int    `json:"used"`
+	Own      int    `json:"own"`
+	Borrowed int    `json:"borrowed"`
+	Lent     int    `json:"lent"`
+	Idle     int    `json:"idle"`
+}
+
+// PositionsRequest is the body of POST /sharq/v1/jobs/positions.
+type PositionsRequest struct {
+	JobIDs []string `json:"jobIds"` // IDs or ARNs, at most MaxPositions
+}
+
+// MaxPositions caps the jobs of one positions request.
+const MaxPositions = 1000
+
+// Positions answers POST /sharq/v1/jobs/positions.
+type Positions struct {
+	Jobs []Position `json:"jobs"`
+	// Unknown lists the requested jobs the server does not hold.
+	Unknown []string `json:"unknown"`
+}
+
+// Position is where a job stands: its priority and, while it waits, its
+// place in its share's RUNNABLE order and why it waits.
+type Position struct {
+	JobID    string `json:"jobId"`
+	Queue    string `json:"queue"`
+	Share    string `json:"share,omitempty"`
+	Status   string `json:"status"`
+	Priority int    `json:"priority"`
+	// Place is the 1-based place in the share's RUNNABLE order (jobs that
+	// cannot run as configured come last); 0 when the job is not waiting.
+	Place int `json:"place,omitempty"`
+	// Reason is why a waiting job waits, as DescribeServiceJob's
+	// statusReason says it.
+	Reason string `json:"reason,omitempty"`
+	// Misconfigured tells that the job can never run with the current
+	// configuration (a MISCONFIGURATION reason); it does not block its share.
+	Misconfigured bool `json:"misconfigured,omitempty"`
+	Preemptions   int  `json:"preemptions"`
+}
+
+// JobEvents answers GET /sharq/v1/jobs/{job}/events: the job's state
+// changes, oldest first.
+type JobEvents struct {
+	Events []engine.JobEvent `json:"events"`
+}
+
+// Error is the body of every non-2xx answer.
+type Error struct {
+	Message string `json:"message"`
+}
+
+// Headers of GET /sharq/v1/jobs/{job}/logs. The body is the raw bytes of
+// the log from the requested offset.
+const (
+	// HeaderAttempt is the 1-based attempt the bytes come from (0: the job
+	// has not started an attempt yet).
+	HeaderAttempt = "Sharq-Attempt"
+	// HeaderAttempts is how many attempts the job has had.
+	HeaderAttempts = "Sharq-Attempts"
+	// HeaderNextOffset is the offset to ask for next.
+	HeaderNextOffset = "Sharq-Next-Offset"
+	// HeaderJobStatus is the job's status when the bytes were read; a
+	// follower stops once it is SUCCEEDED or FAILED and no bytes are left.
+	HeaderJobStatus = "Sharq-Job-Status"
+)
+
+// MaxLogChunk caps the bytes of one logs answer.
+const MaxLogChunk = 1 << 20
