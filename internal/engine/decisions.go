@@ -157,7 +157,8 @@ func (e *Engine) handleUpdate(u executor.Update, now time.Time) {
 	id, ok := e.attempts[u.AttemptID]
 	j := e.jobs[id]
 	if !ok || j == nil || j.Internal.AttemptID != u.AttemptID {
-		return // an attempt the engine already closed (preempted, terminated)
+		e.closedAttemptEnded(u) // an attempt the engine already closed (preempted, terminated)
+		return
 	}
 	at := now
 	if !u.At.IsZero() {
@@ -200,6 +201,36 @@ func (e *Engine) handleUpdate(u executor.Update, now time.Time) {
 		}
 		e.mustCore(core.AttemptEnded{Job: j.JobID})
 		e.finish(j, StatusFailed, reason, at)
+	}
+}
+
+// closedAttemptEnded adds to the record of an attempt the engine had
+// already closed how its processes ended when that was not the plain stop
+// it asked for: e.g. "killed with SIGKILL after 120s grace period" for a job
+// that ignored SIGTERM.
+func (e *Engine) closedAttemptEnded(u executor.Update) {
+	j := e.jobs[u.JobID]
+	if j == nil || u.State != executor.Stopped || u.Reason == "" || u.Reason == "Stopped" {
+		return
+	}
+	more := strings.TrimPrefix(u.Reason, "Stopped: ")
+	amend := func(as []Attempt) bool {
+		changed := false
+		for i := range as {
+			a := &as[i]
+			if strings.HasSuffix(a.ServiceResourceID.Value, "/"+u.AttemptID) && a.StoppedAt != 0 && !strings.Contains(a.StatusReason, more) {
+				a.StatusReason += "; " + more
+				changed = true
+			}
+		}
+		return changed
+	}
+	changed := amend(j.Attempts)
+	if ps := j.PreemptionSummary; ps != nil && amend(ps.RecentPreemptedAttempts) {
+		changed = true
+	}
+	if changed {
+		e.touch(j)
 	}
 }
 
