@@ -68,7 +68,9 @@ func TestEventsFollow(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	var out, errOut lockedBuffer
 	done := make(chan int)
-	go func() { done <- Events(ctx, []string{"--endpoint", s.url, "-f", "--share", "QS2", "-o", "json"}, &out, &errOut) }()
+	go func() {
+		done <- Events(ctx, []string{"--endpoint", s.url, "-f", "--share", "QS2", "-o", "json"}, &out, &errOut)
+	}()
 	s.ok(Submit, "--share", "QS2", "--name", "after", "--env", "SHARQ_SIMULATED_RUNTIME_MS=10", "--", "train")
 	eventually(t, "the followed job's end", func() bool { return strings.Contains(out.String(), `"status":"SUCCEEDED"`) })
 	cancel()
@@ -76,7 +78,9 @@ func TestEventsFollow(t *testing.T) {
 		t.Errorf("events -f exit %d: %s", code, errOut.String())
 	}
 	for _, l := range strings.Split(strings.TrimSpace(out.String()), "\n") {
-		var ev struct{ Detail struct{ JobName, QuotaShareName string } }
+		var ev struct {
+			Detail struct{ JobName, QuotaShareName string }
+		}
 		if err := json.Unmarshal([]byte(l), &ev); err != nil || ev.Detail.JobName != "after" || ev.Detail.QuotaShareName != "QS2" {
 			t.Errorf("line %q: %v (only QS2's job was asked for)", l, err)
 		}
