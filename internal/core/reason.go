@@ -72,8 +72,12 @@ func (r Reason) String() string {
 	case ReasonAtBorrowLimit:
 		return fmt.Sprintf("%s at its limit of %d %s and at its borrow limit", r.Share, r.Limit, r.Unit)
 	case ReasonCapacity:
-		if r.Unit == "" {
+		switch {
+		case r.Unit == "":
 			return "waiting for capacity"
+		case r.Share == "":
+			// A FIFO queue: no shares, no limits.
+			return fmt.Sprintf("waiting for %d %s: capacity in use", r.Need, r.Unit)
 		}
 		return fmt.Sprintf("waiting for %d %s: capacity in use by other shares within their limits or reserved", r.Need, r.Unit)
 	case ReasonHeldBack:
