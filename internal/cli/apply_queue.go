@@ -19,23 +19,34 @@ func (p *planner) queue(q clusterconfig.JobQueue) error {
 	want := clusterconfig.QueueInput(q, "")
 	have, ok := p.cur.queues[q.Name]
 	if !ok {
-		details := []string{fmt.Sprintf("priority %d", want.Priority), "environments " + strings.Join(q.ServiceEnvironments, ",")}
-		if q.SchedulingPolicy != "" {
-			details = append(details, "policy "+q.SchedulingPolicy)
-		}
-		p.add("create", "job queue", q.Name, details, func(ctx context.Context) error {
-			_, err := p.c.batch.CreateJobQueue(ctx, &batch.CreateJobQueueInput{
-				JobQueueName: aws.String(q.Name), Priority: aws.Int32(int32(want.Priority)), JobQueueType: types.JobQueueType(want.Type),
-				ServiceEnvironmentOrder: sdkEnvOrder(want.ServiceEnvironmentOrder), SchedulingPolicyArn: p.policyArn(q.SchedulingPolicy),
-				State: types.JQState(want.State), JobStateTimeLimitActions: sdkActions(want.JobStateTimeLimitActions), Tags: want.Tags,
-			})
-			return err
-		})
+		p.createQueue(q, want)
 		return nil
 	}
 	if have.JobQueueType != "" && string(have.JobQueueType) != want.Type {
 		return usagef("job queue %s is of type %s on the server; a type cannot change", q.Name, have.JobQueueType)
 	}
+	p.updateQueue(q, want, have)
+	p.tagChange("job queue", q.Name, aws.ToString(have.JobQueueArn), have.Tags, want.Tags)
+	return nil
+}
+
+func (p *planner) createQueue(q clusterconfig.JobQueue, want engine.CreateJobQueueInput) {
+	details := []string{fmt.Sprintf("priority %d", want.Priority), "environments " + strings.Join(q.ServiceEnvironments, ",")}
+	if q.SchedulingPolicy != "" {
+		details = append(details, "policy "+q.SchedulingPolicy)
+	}
+	p.add("create", "job queue", q.Name, details, func(ctx context.Context) error {
+		_, err := p.c.batch.CreateJobQueue(ctx, &batch.CreateJobQueueInput{
+			JobQueueName: aws.String(q.Name), Priority: aws.Int32(int32(want.Priority)), JobQueueType: types.JobQueueType(want.Type),
+			ServiceEnvironmentOrder: sdkEnvOrder(want.ServiceEnvironmentOrder), SchedulingPolicyArn: p.policyArn(q.SchedulingPolicy),
+			State: types.JQState(want.State), JobStateTimeLimitActions: sdkActions(want.JobStateTimeLimitActions), Tags: want.Tags,
+		})
+		return err
+	})
+}
+
+// updateQueue sends only what differs: UpdateJobQueue leaves the rest.
+func (p *planner) updateQueue(q clusterconfig.JobQueue, want engine.CreateJobQueueInput, have types.JobQueueDetail) {
 	in := &batch.UpdateJobQueueInput{JobQueue: aws.String(q.Name)}
 	var d diffs
 	if h := int(aws.ToInt32(have.Priority)); h != want.Priority {
@@ -71,8 +82,6 @@ func (p *planner) queue(q clusterconfig.JobQueue) error {
 			return err
 		})
 	}
-	p.tagChange("job queue", q.Name, aws.ToString(have.JobQueueArn), have.Tags, want.Tags)
-	return nil
 }
 
 // policyArn is the ARN of a named policy. Changes call it when they run,
@@ -144,21 +153,32 @@ func (p *planner) share(queue string, s clusterconfig.QuotaShare) {
 	want := clusterconfig.ShareInput(queue, s)
 	name := queue + "/" + s.Name
 	have := p.cur.shares[queue][s.Name]
-	wantRSC := want.ResourceSharingConfiguration
 	if have == nil {
-		details := []string{limitsText(want.CapacityLimits), strategyText(wantRSC.Strategy, wantRSC.BorrowLimit),
-			"in-share preemption " + want.PreemptionConfiguration.InSharePreemption}
-		p.add("create", "quota share", name, details, func(ctx context.Context) error {
-			_, err := p.c.batch.CreateQuotaShare(ctx, &batch.CreateQuotaShareInput{
-				QuotaShareName: aws.String(s.Name), JobQueue: aws.String(queue), CapacityLimits: sdkShareLimits(want.CapacityLimits),
-				ResourceSharingConfiguration: sdkSharing(wantRSC),
-				PreemptionConfiguration:      &types.QuotaSharePreemptionConfiguration{InSharePreemption: types.QuotaShareInSharePreemptionState(want.PreemptionConfiguration.InSharePreemption)},
-				State:                        types.QuotaShareState(want.State), Tags: want.Tags,
-			})
-			return err
-		})
+		p.createShare(queue, name, s, want)
 		return
 	}
+	p.updateShare(name, want, have)
+	p.tagChange("quota share", name, aws.ToString(have.QuotaShareArn), have.Tags, want.Tags)
+}
+
+func (p *planner) createShare(queue, name string, s clusterconfig.QuotaShare, want engine.CreateQuotaShareInput) {
+	wantRSC := want.ResourceSharingConfiguration
+	details := []string{limitsText(want.CapacityLimits), strategyText(wantRSC.Strategy, wantRSC.BorrowLimit),
+		"in-share preemption " + want.PreemptionConfiguration.InSharePreemption}
+	p.add("create", "quota share", name, details, func(ctx context.Context) error {
+		_, err := p.c.batch.CreateQuotaShare(ctx, &batch.CreateQuotaShareInput{
+			QuotaShareName: aws.String(s.Name), JobQueue: aws.String(queue), CapacityLimits: sdkShareLimits(want.CapacityLimits),
+			ResourceSharingConfiguration: sdkSharing(wantRSC),
+			PreemptionConfiguration:      &types.QuotaSharePreemptionConfiguration{InSharePreemption: types.QuotaShareInSharePreemptionState(want.PreemptionConfiguration.InSharePreemption)},
+			State:                        types.QuotaShareState(want.State), Tags: want.Tags,
+		})
+		return err
+	})
+}
+
+// updateShare sends only what differs: UpdateQuotaShare is a partial update.
+func (p *planner) updateShare(name string, want engine.CreateQuotaShareInput, have *batch.DescribeQuotaShareOutput) {
+	wantRSC := want.ResourceSharingConfiguration
 	in := &batch.UpdateQuotaShareInput{QuotaShareArn: have.QuotaShareArn}
 	var d diffs
 	var haveLimits []engine.CapacityLimit
@@ -200,7 +220,6 @@ func (p *planner) share(queue string, s clusterconfig.QuotaShare) {
 			return err
 		})
 	}
-	p.tagChange("quota share", name, aws.ToString(have.QuotaShareArn), have.Tags, want.Tags)
 }
 
 // strategyText renders a sharing strategy with its borrow limit, which

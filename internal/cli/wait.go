@@ -49,7 +49,10 @@ func wait(ctx context.Context, v *verb, ref string, timeout time.Duration) error
 		switch {
 		case v.json():
 		case live:
-			fmt.Fprintf(v.stdout, "\r\x1b[K%s", line)
+			// A line longer than the terminal would wrap, and \r would then
+			// redraw only its last part.
+			width, _ := terminalSize(v.stdout)()
+			fmt.Fprintf(v.stdout, "\r%s%s", escEraseLine, truncate(line, width-1))
 		case line != last:
 			fmt.Fprintln(v.stdout, line)
 		}
