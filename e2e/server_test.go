@@ -1,0 +1,321 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/batch"
+)
+
+const (
+	region  = "us-east-1"
+	account = "000000000000"
+)
+
+// serverOptions says how to start sharq serve.
+type serverOptions struct {
+	dataDir  string   // default: a new temp dir
+	executor string   // default: simulated
+	args     []string // more flags
+}
+
+// server is one running `sharq serve` process.
+type server struct {
+	t       *testing.T
+	dataDir string
+	url     string // http://127.0.0.1:port
+	cmd     *exec.Cmd
+	log     *serverLog
+	exited  chan struct{} // closed once the process has been waited for
+	waitErr error         // the process's exit, valid once exited is closed
+}
+
+// startServer starts sharq serve on a free loopback port and waits until
+// GET /healthz answers 200. The process is killed when the test ends if it
+// still runs, and its log goes to the test log if the test failed.
+func startServer(t *testing.T, opts serverOptions) *server {
+	t.Helper()
+	if opts.dataDir == "" {
+		opts.dataDir = t.TempDir()
+	}
+	if opts.executor == "" {
+		opts.executor = "simulated"
+	}
+	args := append([]string{"serve", "--listen", "127.0.0.1:0", "--data-dir", opts.dataDir,
+		"--executor", opts.executor}, opts.args...)
+	s := &server{t: t, dataDir: opts.dataDir, log: newServerLog(), exited: make(chan struct{})}
+	s.cmd = exec.Command(sharqBin, args...)
+	s.cmd.Stdout, s.cmd.Stderr = s.log, s.log
+	s.cmd.SysProcAttr = dieWithParent(&syscall.SysProcAttr{})
+	if err := s.cmd.Start(); err != nil {
+		t.Fatalf("start sharq serve: %v", err)
+	}
+	go func() {
+		s.waitErr = s.cmd.Wait()
+		close(s.exited)
+	}()
+	t.Cleanup(func() {
+		s.kill()
+		killStragglers(t, s.dataDir)
+		if t.Failed() {
+			t.Logf("log of sharq %s (pid %d):\n%s", strings.Join(args, " "), s.cmd.Process.Pid, s.log.String())
+		}
+	})
+
+	deadline := time.After(60 * time.Second)
+	select {
+	case addr := <-s.log.addr:
+		s.url = "http://" + addr
+	case <-s.exited:
+		t.Fatalf("sharq serve exited before serving: %v", s.waitErr)
+	case <-deadline:
+		t.Fatalf("sharq serve logged no \"serving\" line with its address within 60 s")
+	}
+	s.waitHealthy(deadline)
+	return s
+}
+
+// waitHealthy polls GET /healthz until it answers 200.
+func (s *server) waitHealthy(deadline <-chan time.Time) {
+	s.t.Helper()
+	c := &http.Client{Timeout: 2 * time.Second}
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		resp, err := c.Get(s.url + "/healthz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return
+			}
+		}
+		select {
+		case <-tick.C:
+		case <-s.exited:
+			s.t.Fatalf("sharq serve exited before /healthz answered: %v", s.waitErr)
+		case <-deadline:
+			s.t.Fatalf("GET %s/healthz did not answer 200 within 60 s (last error %v)", s.url, err)
+		}
+	}
+}
+
+// stop ends the server with SIGTERM and expects a clean exit (status 0).
+func (s *server) stop() {
+	s.t.Helper()
+	select {
+	case <-s.exited:
+		s.t.Fatalf("sharq serve had already exited: %v", s.waitErr)
+	default:
+	}
+	if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		s.t.Fatalf("SIGTERM: %v", err)
+	}
+	select {
+	case <-s.exited:
+	case <-time.After(30 * time.Second):
+		s.kill()
+		s.t.Fatalf("sharq serve did not exit within 30 s of SIGTERM")
+	}
+	if s.waitErr != nil {
+		s.t.Errorf("sharq serve exited with %v after SIGTERM, want status 0", s.waitErr)
+	}
+	s.checkLog()
+}
+
+// kill ends the server with SIGKILL, as a crash would, and waits for it.
+func (s *server) kill() {
+	select {
+	case <-s.exited:
+		return
+	default:
+	}
+	s.cmd.Process.Kill()
+	<-s.exited
+}
+
+// checkLog fails the test if the server's race detector reported a race.
+func (s *server) checkLog() {
+	s.t.Helper()
+	if strings.Contains(s.log.String(), "WARNING: DATA RACE") {
+		s.t.Errorf("the server's race detector reported a data race (see its log)")
+	}
+}
+
+// client is an AWS SDK for Go Batch client for the server. It does not
+// retry, so every error the server answers reaches the test.
+func (s *server) client() *batch.Client {
+	return batch.New(batch.Options{
+		Region:       region,
+		BaseEndpoint: aws.String(s.url),
+		Credentials:  credentials.NewStaticCredentialsProvider("AKIDEXAMPLE", "secret", ""),
+		Retryer:      aws.NopRetryer{},
+		HTTPClient:   &http.Client{Timeout: 30 * time.Second},
+	})
+}
+
+// call posts a raw JSON request to /v1/<op> and decodes the answer, for
+// comparing whole documents.
+func (s *server) call(op string, in any) (int, map[string]any) {
+	s.t.Helper()
+	body, err := json.Marshal(in)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	resp, err := http.Post(s.url+"/v1/"+op, "application/json", bytes.NewReader(body))
+	if err != nil {
+		s.t.Fatalf("POST /v1/%s: %v", op, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		s.t.Fatalf("POST /v1/%s: %v", op, err)
+	}
+	var out map[string]any
+	if len(b) > 0 {
+		if err := json.Unmarshal(b, &out); err != nil {
+			s.t.Fatalf("POST /v1/%s answered %d with a body that is not JSON: %q", op, resp.StatusCode, b)
+		}
+	}
+	return resp.StatusCode, out
+}
+
+// serverLog keeps the server's output and picks out the address it
+// logs when it starts serving.
+type serverLog struct {
+	mu      sync.Mutex
+	buf     bytes.Buffer
+	partial []byte
+	addr    chan string
+	found   bool
+}
+
+func newServerLog() *serverLog { return &serverLog{addr: make(chan string, 1)} }
+
+func (l *serverLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.buf.Write(p)
+	if l.found {
+		return len(p), nil
+	}
+	l.partial = append(l.partial, p...)
+	for {
+		i := bytes.IndexByte(l.partial, '\n')
+		if i < 0 {
+			break
+		}
+		line := l.partial[:i]
+		l.partial = l.partial[i+1:]
+		var rec struct{ Msg, Addr string }
+		if json.Unmarshal(line, &rec) == nil && rec.Msg == "serving" && rec.Addr != "" {
+			l.found = true
+			l.partial = nil
+			l.addr <- rec.Addr
+			break
+		}
+	}
+	return len(p), nil
+}
+
+func (l *serverLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
+}
+
+// killStragglers kills whatever process still refers to the data dir by
+// its command line or working directory: local-executor supervisors and
+// their jobs, which by design outlive the server.
+func killStragglers(t *testing.T, dataDir string) {
+	t.Helper()
+	pids := processesUnder(dataDir)
+	if len(pids) == 0 {
+		return
+	}
+	for _, pid := range pids {
+		syscall.Kill(pid, syscall.SIGKILL)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for len(processesUnder(dataDir)) > 0 {
+		if time.Now().After(deadline) {
+			t.Errorf("processes %v under %s survive SIGKILL", processesUnder(dataDir), dataDir)
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// processesUnder lists the live processes, other than this one and the
+// excepted ones, whose command line or working directory mentions dir.
+func processesUnder(dir string, except ...int) []int {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	var out []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == os.Getpid() || slices.Contains(except, pid) {
+			continue
+		}
+		proc := filepath.Join("/proc", e.Name())
+		if st, err := os.ReadFile(filepath.Join(proc, "stat")); err == nil && isZombie(st) {
+			continue
+		}
+		cmdline, _ := os.ReadFile(filepath.Join(proc, "cmdline"))
+		cwd, _ := os.Readlink(filepath.Join(proc, "cwd"))
+		if bytes.Contains(cmdline, []byte(dir)) || cwd == dir || strings.HasPrefix(cwd, dir+"/") {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// isZombie reads the state field of /proc/<pid>/stat.
+func isZombie(stat []byte) bool {
+	i := bytes.LastIndexByte(stat, ')')
+	return i >= 0 && i+2 < len(stat) && stat[i+2] == 'Z'
+}
+
+// eventually polls cond every 20 ms until it returns nil, and fails the
+// test with cond's last error after the timeout.
+func eventually(t *testing.T, timeout time.Duration, cond func() error) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		err := cond()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after %v: %v", timeout, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// ctx is a context for one test's requests.
+func ctx(t *testing.T) context.Context { return t.Context() }
+
+var errNotYet = errors.New("not yet")
+
+func notYet(format string, args ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{errNotYet}, args...)...)
+}
