@@ -18,9 +18,11 @@ import (
 	"github.com/sharq-dev/sharq/internal/executor"
 	"github.com/sharq-dev/sharq/internal/executor/local"
 	"github.com/sharq-dev/sharq/internal/executor/simulated"
+	"github.com/sharq-dev/sharq/internal/metrics"
 	"github.com/sharq-dev/sharq/internal/sharqapi"
 	"github.com/sharq-dev/sharq/internal/sim"
 	"github.com/sharq-dev/sharq/internal/store/sqlite"
+	"github.com/sharq-dev/sharq/internal/web"
 )
 
 type serveConfig struct {
@@ -88,10 +90,13 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 		return fmt.Errorf("open executor: %w", err)
 	}
 	defer ex.Close()
+	met := metrics.New()
+	console := web.New(web.Options{Logger: log})
 	start := time.Now()
 	eng, err := engine.New(ctx, engine.Options{
 		Region: cfg.region, AccountID: cfg.accountID, Store: st, Executor: ex, Logger: log,
 		MaxSharesPerQueue: cfg.maxShares, Retention: cfg.retention, StopGrace: cfg.grace,
+		Observers: []engine.Observer{met, console, metrics.TransitionLogger{Log: log}},
 	})
 	if err != nil {
 		return fmt.Errorf("start engine: %w", err)
@@ -101,7 +106,10 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok\n") })
 	mux.Handle("POST "+sim.DryRunPath, sim.DryRunHandler(eng, log)) // what a submission would do now
-	mux.Handle("/v1/", batchapi.New(eng, batchapi.Options{Region: cfg.region, AccountID: cfg.accountID, Logger: log}))
+	mux.Handle("/v1/", met.API(batchapi.New(eng, batchapi.Options{Region: cfg.region, AccountID: cfg.accountID, Logger: log})))
+	met.Watch(eng)
+	mux.Handle("GET /metrics", met.Handler())
+	console.Mount(mux, eng)
 	sharq := sharqapi.New(eng, sharqapi.Options{Logs: logSource(ex), Logger: log})
 	mux.Handle("/sharq/v1/", sharq)
 
@@ -110,6 +118,8 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 		return fmt.Errorf("listen: %w", err)
 	}
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	// Open console streams would otherwise hold Shutdown up.
+	srv.RegisterOnShutdown(console.Close)
 	srv.RegisterOnShutdown(sharq.Close) // event followers would hold Shutdown up
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()

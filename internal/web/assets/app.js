@@ -1,0 +1,459 @@
+// The sharq console. It reads the server's state from one server-sent
+// event stream (/sharq/v1/stream) and redraws when a new state or job event
+// arrives; it never reloads. Everything is built with DOM calls, not HTML
+// strings, because job names and reasons come from users.
+'use strict';
+
+(function () {
+  const main = document.getElementById('main');
+  const TERMINAL = new Set(['SUCCEEDED', 'FAILED']);
+  const MAX_EVENTS = 200;
+  const names = new Map(); // job ID -> name, to show names in reasons
+
+  // el builds an element: el('a', {href: '/'}, 'text', child, ...).
+  function el(tag, attrs, ...kids) {
+    const n = document.createElement(tag);
+    for (const [k, v] of Object.entries(attrs || {})) {
+      if (v === undefined || v === null || v === false) continue;
+      if (k === 'class') n.className = v;
+      else if (k === 'text') n.textContent = v;
+      else if (k.startsWith('on')) n.addEventListener(k.slice(2), v);
+      else n.setAttribute(k, v === true ? '' : String(v));
+    }
+    for (const kid of kids.flat(Infinity)) {
+      if (kid === undefined || kid === null || kid === false) continue;
+      n.append(kid instanceof Node ? kid : document.createTextNode(String(kid)));
+    }
+    return n;
+  }
+
+  function clock(ms) {
+    if (!ms) return '';
+    const d = new Date(ms);
+    return d.toLocaleTimeString([], { hour12: false });
+  }
+
+  function stamp(ms) {
+    if (!ms) return '';
+    const d = new Date(ms);
+    return d.toLocaleDateString([], { month: 'short', day: 'numeric' }) + ' ' + clock(ms);
+  }
+
+  function ago(ms) {
+    if (!ms) return '';
+    let s = Math.max(0, Math.round((Date.now() - ms) / 1000));
+    if (s < 60) return s + 's ago';
+    if (s < 3600) return Math.floor(s / 60) + 'm ago';
+    if (s < 86400) return Math.floor(s / 3600) + 'h ' + Math.floor((s % 3600) / 60) + 'm ago';
+    return Math.floor(s / 86400) + 'd ago';
+  }
+
+  function times(n) {
+    return n === 0 ? 'never' : n === 1 ? 'once' : n + ' times';
+  }
+
+  function jobLink(id, name) {
+    return el('a', { href: '/jobs/' + encodeURIComponent(id), 'data-job-link': id }, name || id);
+  }
+
+  // reasonText replaces the job IDs a reason names with the jobs' names.
+  function reasonText(r) {
+    if (!r) return '';
+    return r.replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g, (id) => names.get(id) || id);
+  }
+
+  function statusBadge(s) {
+    return el('span', { class: 'status ' + s, text: s });
+  }
+
+  function setConn(state, text) {
+    const c = document.getElementById('conn');
+    c.dataset.state = state;
+    c.textContent = text;
+  }
+
+  function setCounts(counts) {
+    const box = document.getElementById('counts');
+    box.replaceChildren();
+    for (const s of ['RUNNABLE', 'SCHEDULED', 'STARTING', 'RUNNING', 'SUCCEEDED', 'FAILED']) {
+      if (counts && counts[s]) box.append(el('span', {}, s.toLowerCase() + ' ', el('b', { text: counts[s] })), '  ');
+    }
+  }
+
+  // connect opens the stream; EventSource reconnects by itself and the
+  // server starts each connection with a full state.
+  function connect(onState, onJob) {
+    const es = new EventSource('/sharq/v1/stream');
+    es.addEventListener('state', (e) => onState(JSON.parse(e.data)));
+    es.addEventListener('job', (e) => onJob(JSON.parse(e.data)));
+    es.onopen = () => setConn('live', 'live');
+    es.onerror = () => setConn('down', 'reconnecting…');
+    return es;
+  }
+
+  async function api(method, path, body) {
+    const opts = { method, headers: {} };
+    if (body !== undefined) {
+      opts.headers['Content-Type'] = 'application/json';
+      opts.body = JSON.stringify(body);
+    }
+    const resp = await fetch(path, opts);
+    const text = await resp.text();
+    let data = null;
+    try { data = text ? JSON.parse(text) : null; } catch (_) { data = null; }
+    if (!resp.ok) throw new Error((data && data.message) || resp.status + ' ' + resp.statusText);
+    return data;
+  }
+
+  // ---- the overview
+
+  const SEGMENTS = [
+    ['own', 'own: used within its limit'],
+    ['borrowed', 'borrowed: used beyond its limit'],
+    ['lent', 'lent: its idle capacity in use by borrowers'],
+    ['idle', 'idle: free, lendable'],
+    ['reserved', 'reserved idle: free, kept for the share (RESERVE)'],
+  ];
+
+  function legend() {
+    return el('div', { class: 'legend' }, SEGMENTS.map(([k, title]) =>
+      el('span', { title }, el('i', { class: k }), k === 'reserved' ? 'reserved idle' : k)));
+  }
+
+  // scales gives each unit of a queue the bar length that stands for the
+  // most instances any share or environment of the queue shows on it.
+  function scales(q) {
+    const s = {};
+    const grow = (u, n) => { s[u] = Math.max(s[u] || 0, n); };
+    for (const e of q.environments) for (const u of e.units) grow(u.unit, u.limit);
+    for (const sh of q.shares) for (const u of sh.units) grow(u.unit, u.own + u.borrowed + u.lent + u.idle);
+    return s;
+  }
+
+  function bar(q, sh, u, scale) {
+    const reserve = sh.strategy === 'RESERVE';
+    const parts = [['own', u.own], ['borrowed', u.borrowed], ['lent', u.lent], [reserve ? 'reserved' : 'idle', u.idle]];
+    const b = el('div', { class: 'bar', 'data-queue': q.name, 'data-share': sh.name, 'data-unit': u.unit });
+    for (const [k, n] of parts) {
+      if (!n) continue;
+      const seg = el('span', { class: 'seg ' + k, 'data-n': n, title: n + ' ' + (k === 'reserved' ? 'reserved idle' : k) });
+      seg.style.width = (100 * n / scale) + '%';
+      b.append(seg);
+    }
+    const label = [];
+    if (u.own) label.push(u.own + ' own');
+    if (u.borrowed) label.push(u.borrowed + ' borrowed');
+    if (u.lent) label.push(u.lent + ' lent');
+    if (u.idle) label.push(u.idle + (reserve ? ' reserved idle' : ' idle'));
+    return [b, el('div', { class: 'bar-label', text: (label.join(' · ') || 'nothing') + ' — limit ' + u.limit })];
+  }
+
+  function shareBadges(sh) {
+    const out = [];
+    if (sh.strategy) out.push(el('span', { class: 'badge', text: sh.strategy }));
+    if (sh.strategy === 'LEND_AND_BORROW') out.push(el('span', { class: 'badge', text: 'borrow ' + (sh.borrowLimit < 0 ? 'unlimited' : sh.borrowLimit + '%') }));
+    if (sh.inSharePreemption) out.push(el('span', { class: 'badge', text: 'in-share preemption' }));
+    if (sh.state && sh.state !== 'ENABLED') out.push(el('span', { class: 'badge off', text: sh.state }));
+    return out;
+  }
+
+  function sharesTable(q) {
+    const sc = scales(q);
+    const rows = [];
+    for (const sh of q.shares) {
+      const us = sh.units.length ? sh.units : [];
+      if (!us.length) {
+        rows.push(el('tr', {}, el('td', {}, el('span', { class: 'share-name', text: sh.name || '(FIFO)' }), shareBadges(sh)),
+          el('td', { class: 'unit', text: '—' }), el('td', { class: 'bar-cell muted', text: 'no capacity limit' }),
+          el('td', { class: 'num', text: sh.runnable })));
+        continue;
+      }
+      us.forEach((u, i) => {
+        rows.push(el('tr', { 'data-share-row': sh.name },
+          el('td', {}, i === 0 ? [el('span', { class: 'share-name', text: sh.name || '(FIFO)' }), shareBadges(sh)] : null),
+          el('td', { class: 'unit', text: u.unit }),
+          el('td', { class: 'bar-cell' }, bar(q, sh, u, Math.max(1, sc[u.unit] || 1))),
+          el('td', { class: 'num', text: i === 0 ? sh.runnable : '' })));
+      });
+    }
+    return el('table', { class: 'shares' },
+      el('thead', {}, el('tr', {}, el('th', { text: 'share' }), el('th', { text: 'unit' }), el('th', { text: 'capacity' }), el('th', { class: 'num', text: 'waiting' }))),
+      el('tbody', {}, rows));
+  }
+
+  function envLine(q) {
+    return q.environments.map((e) => el('div', { class: 'muted' }, 'service environment ', el('b', { text: e.name }), ': ',
+      e.units.map((u) => u.used + ' of ' + u.limit + ' ' + u.unit + ' in use').join(', ') || 'no capacity'));
+  }
+
+  function front(q, sh) {
+    const list = el('ol', {});
+    for (const j of sh.front) {
+      list.append(el('li', { 'data-job': j.id },
+        el('span', { class: 'pos', text: '#' + j.position }),
+        el('span', {}, jobLink(j.id, j.name)),
+        el('span', { class: 'prio', text: 'priority ' + j.priority + (j.preemptions ? ' · preempted ' + j.preemptions + '×' : '') }),
+        el('span', { class: 'reason' + (j.misconfigured ? ' bad' : ''), text: reasonText(j.reason) })));
+    }
+    const more = sh.runnable - sh.front.length;
+    return el('div', { class: 'front', 'data-front': sh.name },
+      el('h4', {}, (sh.name || 'queue') + ' ', el('span', { class: 'muted', text: sh.runnable + ' waiting' })),
+      sh.front.length ? list : el('div', { class: 'muted', text: 'nothing waiting' }),
+      more > 0 ? el('div', { class: 'muted', text: '… and ' + more + ' more' + (sh.frontPartial ? ' (too many to order here; the first is the head)' : '') }) : null);
+  }
+
+  function dispatchedTable(q) {
+    if (!q.dispatched.length) return el('p', { class: 'muted', text: 'No job holds capacity.' });
+    return el('table', {},
+      el('thead', {}, el('tr', {}, ['job', 'share', 'status', 'priority', 'preempted', 'started'].map((h) => el('th', { text: h })))),
+      el('tbody', {}, q.dispatched.map((j) => el('tr', { 'data-job': j.id },
+        el('td', {}, jobLink(j.id, j.name)), el('td', { text: j.share || '' }), el('td', {}, statusBadge(j.status)),
+        el('td', { class: 'num', text: j.priority }), el('td', { class: 'num', text: j.preemptions || '' }),
+        el('td', { class: 'muted', text: ago(j.startedAt) })))));
+  }
+
+  function queuePanel(q) {
+    return el('section', { class: 'panel queue', 'data-queue': q.name },
+      el('h2', {}, q.name, el('span', { class: 'badge' + (q.state === 'ENABLED' ? '' : ' off'), text: q.state })),
+      envLine(q), legend(), sharesTable(q),
+      el('h3', { text: 'Waiting, in scheduling order' }), el('div', { class: 'fronts' }, q.shares.map((sh) => front(q, sh))),
+      el('h3', { text: 'Holding capacity' }), dispatchedTable(q));
+  }
+
+  function learnNames(st) {
+    for (const q of st.queues) {
+      for (const j of q.dispatched) names.set(j.id, j.name);
+      for (const sh of q.shares) for (const j of sh.front) names.set(j.id, j.name);
+    }
+  }
+
+  function eventItem(ev, fresh) {
+    const d = ev.detail;
+    names.set(d.jobId, d.jobName);
+    return el('li', { 'data-job': d.jobId, 'data-status': d.status, class: fresh ? 'fresh' : '' },
+      el('span', { class: 'muted', text: clock(Date.parse(ev.time)) }),
+      el('span', {}, statusBadge(d.status)),
+      el('span', {}, jobLink(d.jobId, d.jobName), d.quotaShareName ? el('span', { class: 'muted', text: ' in ' + d.quotaShareName }) : null,
+        d.statusReason ? el('span', { class: 'reason', text: ' — ' + reasonText(d.statusReason) }) : null));
+  }
+
+  function overview() {
+    document.title = 'sharq';
+    const queues = el('div', { id: 'queues' });
+    const evList = el('ul', { class: 'events', id: 'events' });
+    main.replaceChildren(queues, el('section', { class: 'panel' }, el('h2', { text: 'Recent state changes' }), evList));
+    let seen = 0;
+    connect((st) => {
+      learnNames(st);
+      setCounts(st.counts);
+      queues.replaceChildren(...(st.queues.length ? st.queues.map(queuePanel)
+        : [el('section', { class: 'panel' }, el('p', { class: 'muted', text: 'No job queues yet. Create them through the AWS Batch API.' }))]));
+      queues.dataset.version = String(++seen);
+    }, (ev) => {
+      // The server sends the latest events before the first state; only
+      // those after it are news worth a flash.
+      evList.prepend(eventItem(ev, seen > 0));
+      while (evList.children.length > MAX_EVENTS) evList.lastChild.remove();
+    });
+  }
+
+  // ---- a job's page
+
+  function jobPage(id) {
+    const head = el('div', { class: 'panel', id: 'job-head' });
+    const actions = jobActions(id, () => refresh());
+    const timeline = el('section', { class: 'panel', id: 'timeline' });
+    const logs = el('section', { class: 'panel', id: 'logs' });
+    main.replaceChildren(el('p', {}, el('a', { href: '/', text: '← all shares' })), head, actions.node, timeline, logs);
+    let job = null;
+    let pending = false;
+    async function refresh() {
+      if (pending) return;
+      pending = true;
+      try {
+        const d = await api('GET', '/sharq/v1/console/jobs/' + encodeURIComponent(id));
+        job = d.job;
+        renderHead(head, d);
+        actions.update(d.job);
+        renderTimeline(timeline, d);
+        logsFollower.kick(d.job);
+      } catch (e) {
+        head.replaceChildren(el('h2', { text: 'Job ' + id }), el('p', { class: 'msg err', text: e.message }));
+      } finally {
+        pending = false;
+      }
+    }
+    const logsFollower = followLogs(id, logs);
+    refresh();
+    connect((st) => { learnNames(st); setCounts(st.counts); refresh(); }, (ev) => {
+      names.set(ev.detail.jobId, ev.detail.jobName);
+      if (job && ev.detail.jobId === job.jobId) refresh();
+    });
+  }
+
+  function renderHead(box, d) {
+    const j = d.job;
+    document.title = j.jobName + ' · sharq';
+    names.set(j.jobId, j.jobName);
+    const kv = [
+      ['job ID', el('span', { class: 'mono', text: j.jobId })],
+      ['queue', (j.jobQueue || '').replace(/.*job-queue\//, '')],
+      ['quota share', j.quotaShareName || '—'],
+      ['priority', el('span', { id: 'job-priority', text: j.schedulingPriority })],
+      ['submitted', stamp(j.createdAt)],
+      ['started', stamp(j.startedAt)],
+      ['stopped', stamp(j.stoppedAt)],
+      ['capacity', (j.capacityUsage || []).map((c) => c.quantity + ' × ' + c.capacityUnit).join(', ') || '—'],
+      ['preempted', times(j.preemptionSummary ? j.preemptionSummary.preemptedAttemptCount : 0)],
+    ].filter(([, v]) => v !== '');
+    if (d.position) kv.push(['place in share', el('span', { id: 'job-position', text: '#' + d.position })]);
+    const reason = d.reason || j.statusReason;
+    if (reason) kv.push([j.status === 'RUNNABLE' ? 'waiting because' : 'reason', el('span', { class: d.misconfigured ? 'msg err' : '', text: reasonText(reason) })]);
+    box.replaceChildren(
+      el('div', { class: 'job-head' }, el('h2', { text: j.jobName }), el('span', { id: 'job-status' }, statusBadge(j.status)),
+        j.isTerminated ? el('span', { class: 'badge off', text: 'terminated' }) : null),
+      el('dl', { class: 'kv' }, kv.map(([k, v]) => [el('dt', { text: k }), el('dd', {}, v)])));
+  }
+
+  // jobActions builds the priority and terminate controls once, so that a
+  // redraw never eats what the user is typing.
+  function jobActions(id, changed) {
+    const input = el('input', { id: 'priority-input', type: 'number', min: 0, max: 9999, step: 1 });
+    const msg = el('span', { class: 'msg', id: 'action-msg' });
+    const say = (text, err) => { msg.textContent = text; msg.className = 'msg' + (err ? ' err' : ''); };
+    const set = el('button', { id: 'priority-set', type: 'button', text: 'Set priority' });
+    const term = el('button', { id: 'terminate', type: 'button', class: 'danger', text: 'Terminate…' });
+    let armed = null;
+    set.addEventListener('click', async () => {
+      const n = Number(input.value);
+      if (input.value === '' || !Number.isInteger(n) || n < 0 || n > 9999) { say('Priority is a whole number from 0 to 9999.', true); return; }
+      set.disabled = true;
+      try {
+        const j = await api('POST', '/sharq/v1/jobs/' + encodeURIComponent(id) + '/priority', { schedulingPriority: n });
+        say('Priority set to ' + j.schedulingPriority + '.');
+        input.dataset.touched = '';
+        changed();
+      } catch (e) { say(e.message, true); } finally { set.disabled = false; }
+    });
+    // Terminating takes two clicks: the first arms the button for a few
+    // seconds. A modal confirm() would block the page's updates.
+    term.addEventListener('click', async () => {
+      if (!armed) {
+        term.classList.add('armed');
+        term.textContent = 'Click again to terminate';
+        armed = setTimeout(() => { armed = null; term.classList.remove('armed'); term.textContent = 'Terminate…'; }, 4000);
+        return;
+      }
+      clearTimeout(armed);
+      armed = null;
+      term.classList.remove('armed');
+      term.textContent = 'Terminate…';
+      term.disabled = true;
+      try {
+        await api('POST', '/sharq/v1/jobs/' + encodeURIComponent(id) + '/terminate', { reason: 'Terminated from the sharq console' });
+        say('Terminated.');
+        changed();
+      } catch (e) { say(e.message, true); term.disabled = false; }
+    });
+    input.addEventListener('input', () => { input.dataset.touched = '1'; });
+    const node = el('section', { class: 'panel', id: 'job-actions' }, el('h3', { text: 'Change' }),
+      el('div', { class: 'actions' }, el('label', { for: 'priority-input', text: 'Scheduling priority' }), input, set, term, msg));
+    return {
+      node,
+      update(j) {
+        if (!input.dataset.touched) input.value = j.schedulingPriority;
+        const over = TERMINAL.has(j.status);
+        set.disabled = over;
+        input.disabled = over;
+        term.disabled = over;
+      },
+    };
+  }
+
+  // renderTimeline shows the job's state changes, attempts and
+  // preemptions, oldest first.
+  function renderTimeline(box, d) {
+    const j = d.job;
+    const items = [el('li', {}, el('span', { class: 'when', text: stamp(j.createdAt) }), 'submitted')];
+    let attempt = 0;
+    for (const ev of d.events) {
+      const e = ev.detail;
+      const preempted = /^Preempted/.test(e.statusReason || '');
+      if (e.status === 'SCHEDULED') attempt++;
+      items.push(el('li', { class: e.status + (preempted ? ' preempted' : ''), 'data-status': e.status },
+        el('span', { class: 'when', text: stamp(Date.parse(ev.time)) }), statusBadge(e.status),
+        e.status === 'SCHEDULED' ? el('span', { class: 'muted', text: ' attempt ' + attempt }) : null,
+        e.statusReason ? el('span', { class: 'why', text: reasonText(e.statusReason) }) : null));
+    }
+    const attempts = (j.attempts || []).map((a, i) => el('tr', {},
+      el('td', { class: 'num', text: i + 1 }),
+      el('td', { class: 'mono', text: (a.serviceResourceId && a.serviceResourceId.value || '').replace(/.*training-job\//, '') }),
+      el('td', { text: stamp(a.startedAt) }), el('td', { text: stamp(a.stoppedAt) }),
+      el('td', { class: 'muted', text: reasonText(a.statusReason || '') })));
+    box.replaceChildren(el('h3', { text: 'Timeline' }), el('ol', { class: 'timeline' }, items),
+      el('h3', { text: 'Attempts' }),
+      attempts.length ? el('table', {}, el('thead', {}, el('tr', {}, ['#', 'training job', 'started', 'stopped', 'reason'].map((h) => el('th', { text: h })))),
+        el('tbody', {}, attempts)) : el('p', { class: 'muted', text: 'No attempt yet.' }));
+  }
+
+  // followLogs shows the latest attempt's output from the server's logs
+  // route, asking for what is new every few seconds while the job lives.
+  function followLogs(id, box) {
+    const out = el('pre', { class: 'log', id: 'log-out' });
+    const note = el('p', { class: 'muted', id: 'log-note', text: 'Loading…' });
+    box.replaceChildren(el('h3', { text: 'Logs (latest attempt, stdout)' }), note);
+    let attempt = 0;
+    let offset = 0;
+    let timer = null;
+    let status = '';
+    let stopped = false;
+    async function poll() {
+      timer = null;
+      let resp;
+      try {
+        const q = new URLSearchParams({ offset: String(offset) });
+        if (attempt) q.set('attempt', String(attempt));
+        resp = await fetch('/sharq/v1/jobs/' + encodeURIComponent(id) + '/logs?' + q);
+      } catch (_) { schedule(); return; }
+      if (!resp.ok) {
+        stopped = true;
+        let m = resp.status === 501 ? 'This server\'s executor keeps no job logs.' : 'No logs.';
+        try { const b = await resp.json(); if (b && b.message) m = b.message; } catch (_) { /* not JSON */ }
+        note.textContent = m;
+        return;
+      }
+      const n = Number(resp.headers.get('Sharq-Attempts') || 0);
+      const a = Number(resp.headers.get('Sharq-Attempt') || 0);
+      if (!attempt && a) attempt = a;
+      const text = await resp.text();
+      if (text) {
+        if (!out.isConnected) box.replaceChildren(box.firstChild, out);
+        out.append(text);
+        out.scrollTop = out.scrollHeight;
+      } else if (!out.isConnected) {
+        note.textContent = a ? 'Nothing written yet.' : 'The job has not started yet.';
+      }
+      offset = Number(resp.headers.get('Sharq-Next-Offset') || offset);
+      if (n > attempt && attempt) { attempt = n; offset = 0; out.append('\n--- attempt ' + n + ' ---\n'); }
+      schedule();
+    }
+    function schedule() {
+      if (stopped || TERMINAL.has(status) || timer) return;
+      timer = setTimeout(poll, 3000);
+    }
+    let started = false;
+    return {
+      kick(j) {
+        const was = status;
+        status = j.status;
+        if (!started) { started = true; poll(); }
+        else if (TERMINAL.has(status) && !TERMINAL.has(was) && !stopped && !timer) poll(); // the last bytes
+        else schedule();
+      },
+    };
+  }
+
+  const m = location.pathname.match(/^\/jobs\/([^/]+)$/);
+  if (m) jobPage(decodeURIComponent(m[1]));
+  else overview();
+})();

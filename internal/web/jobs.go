@@ -1,0 +1,129 @@
+package web
+
+import (
+	"encoding/json"
+	"fmt"
+	"mime"
+	"net/http"
+
+	"github.com/sharq-dev/sharq/internal/engine"
+)
+
+// JobDetail is what a job's page shows.
+type JobDetail struct {
+	Job    engine.ServiceJob `json:"job"`
+	Events []engine.JobEvent `json:"events"`
+	// Position and Reason tell where a waiting job stands in its share and
+	// why it waits; Position is 0 for a job that does not wait.
+	Position      int    `json:"position,omitempty"`
+	Reason        string `json:"reason,omitempty"`
+	Misconfigured bool   `json:"misconfigured,omitempty"`
+}
+
+func (c *Console) jobDetail(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("job")
+	j, err := c.eng.DescribeServiceJob(r.Context(), id)
+	if err != nil {
+		c.engineError(w, err)
+		return
+	}
+	evs, err := c.eng.JobEvents(j.JobID)
+	if err != nil {
+		c.engineError(w, err)
+		return
+	}
+	d := JobDetail{Job: j, Events: evs}
+	if p, ok := c.eng.JobPosition(j.JobID); ok && !p.Dispatched && j.Status == engine.StatusRunnable {
+		d.Position, d.Reason, d.Misconfigured = p.Position+1, p.Reason.String(), p.Reason.Misconfiguration()
+	}
+	writeJSON(w, d)
+}
+
+// PriorityRequest is the body of POST /sharq/v1/jobs/{job}/priority.
+type PriorityRequest struct {
+	SchedulingPriority *int `json:"schedulingPriority"`
+}
+
+// maxPriority is AWS Batch's bound on schedulingPriority.
+const maxPriority = 9999
+
+func (c *Console) setPriority(w http.ResponseWriter, r *http.Request) {
+	var req PriorityRequest
+	if !decodeBody(w, r, &req) {
+		return
+	}
+	if p := req.SchedulingPriority; p == nil || *p < 0 || *p > maxPriority {
+		writeError(w, http.StatusBadRequest, fmt.Sprintf("schedulingPriority must be an integer from 0 to %d", maxPriority))
+		return
+	}
+	j, err := c.eng.UpdateServiceJob(r.Context(), r.PathValue("job"), *req.SchedulingPriority)
+	if err != nil {
+		c.engineError(w, err)
+		return
+	}
+	j.ServiceRequestPayload = ""
+	writeJSON(w, j)
+}
+
+// TerminateRequest is the body of POST /sharq/v1/jobs/{job}/terminate.
+type TerminateRequest struct {
+	Reason string `json:"reason"`
+}
+
+func (c *Console) terminate(w http.ResponseWriter, r *http.Request) {
+	var req TerminateRequest
+	if !decodeBody(w, r, &req) {
+		return
+	}
+	if req.Reason == "" {
+		req.Reason = "Terminated from the sharq console"
+	}
+	if err := c.eng.TerminateServiceJob(r.Context(), r.PathValue("job"), req.Reason); err != nil {
+		c.engineError(w, err)
+		return
+	}
+	writeJSON(w, struct{}{})
+}
+
+// decodeBody reads a JSON body, answering 415 or 400 when it is not one.
+func decodeBody(w http.ResponseWriter, r *http.Request, v any) bool {
+	if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt != "application/json" {
+		writeError(w, http.StatusUnsupportedMediaType, "the body must be application/json")
+		return false
+	}
+	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<16)).Decode(v); err != nil {
+		writeError(w, http.StatusBadRequest, "body is not valid JSON for this request: "+err.Error())
+		return false
+	}
+	return true
+}
+
+// Error is the body of every non-2xx answer of the console's routes.
+type Error struct {
+	Message string `json:"message"`
+}
+
+func writeJSON(w http.ResponseWriter, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(v)
+}
+
+func writeError(w http.ResponseWriter, status int, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(Error{Message: msg})
+}
+
+// engineError answers an engine error: its own message for what the
+// client got wrong, "internal error" (and a log line) for the rest.
+func (c *Console) engineError(w http.ResponseWriter, err error) {
+	switch engine.ErrorCode(err) {
+	case engine.NotFound:
+		writeError(w, http.StatusNotFound, engine.ErrorMessage(err))
+	case engine.Invalid, engine.Conflict:
+		writeError(w, http.StatusBadRequest, engine.ErrorMessage(err))
+	default:
+		c.log.Error("console", "err", err)
+		writeError(w, http.StatusInternalServerError, "internal error")
+	}
+}

@@ -1,0 +1,245 @@
+package web
+
+import (
+	"context"
+	"net/http"
+	"sort"
+	"strings"
+
+	"github.com/sharq-dev/sharq/internal/core"
+	"github.com/sharq-dev/sharq/internal/engine"
+)
+
+// State is what the console shows on its main page. It holds no clock
+// reading, so that two builds of an unchanged server are byte-identical
+// and nothing is pushed for them.
+type State struct {
+	Queues []Queue        `json:"queues"`
+	Counts map[string]int `json:"counts"` // jobs by status
+	Errors []string       `json:"errors,omitempty"`
+}
+
+// Queue is a job queue with its environments, shares and the jobs that
+// hold its capacity.
+type Queue struct {
+	Name         string `json:"name"`
+	State        string `json:"state"`
+	Environments []Env  `json:"environments"`
+	// Quota tells a queue with quota shares from a FIFO one, whose one
+	// share has an empty name.
+	Quota      bool      `json:"quota"`
+	Shares     []Share   `json:"shares"`
+	Dispatched []JobLine `json:"dispatched"` // SCHEDULED, STARTING and RUNNING jobs
+}
+
+// Env is a service environment's capacity per unit.
+type Env struct {
+	Name  string `json:"name"`
+	Units []Unit `json:"units"`
+}
+
+// Share is a quota share's standing and the front of its queue.
+type Share struct {
+	Name              string `json:"name"`
+	State             string `json:"state"`
+	Strategy          string `json:"strategy"`
+	BorrowLimit       int    `json:"borrowLimit"` // -1: unlimited
+	InSharePreemption bool   `json:"inSharePreemption"`
+	Runnable          int    `json:"runnable"`
+	Units             []Unit `json:"units"`
+	// Front is the first waiting jobs in scheduling order; FrontPartial
+	// tells that the share has too many waiting jobs to order them all
+	// here, so Front holds only the head.
+	Front        []JobLine `json:"front"`
+	FrontPartial bool      `json:"frontPartial,omitempty"`
+}
+
+// Unit is a share's (or an environment's) standing on one capacity unit,
+// in instances.
+type Unit struct {
+	Unit     string `json:"unit"`
+	Limit    int    `json:"limit"`
+	Used     int    `json:"used"`
+	Own      int    `json:"own"`
+	Borrowed int    `json:"borrowed"`
+	Lent     int    `json:"lent"`
+	Idle     int    `json:"idle"`
+}
+
+// JobLine is a job as the lists show it.
+type JobLine struct {
+	ID       string `json:"id"`
+	Name     string `json:"name"`
+	Share    string `json:"share,omitempty"`
+	Status   string `json:"status"`
+	Priority int    `json:"priority"`
+	// Position is the 1-based place in the share's waiting order; 0 for a
+	// job that does not wait.
+	Position      int    `json:"position,omitempty"`
+	Reason        string `json:"reason,omitempty"`
+	Misconfigured bool   `json:"misconfigured,omitempty"`
+	Preemptions   int    `json:"preemptions,omitempty"`
+	CreatedAt     int64  `json:"createdAt"`
+	StartedAt     int64  `json:"startedAt,omitempty"`
+}
+
+// maxOrdered is the most waiting jobs of one share the console lists and
+// orders by position. The engine exposes a share's order only through each
+// job's position, so ordering costs a listing and a look-up per job; past
+// this many the console shows the head alone.
+const maxOrdered = 200
+
+func (c *Console) state(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, c.build(r.Context()))
+}
+
+// build reads the whole picture from the engine.
+func (c *Console) build(ctx context.Context) State {
+	st := State{Counts: c.eng.StatusCounts(), Queues: []Queue{}}
+	queues, err := c.allQueues(ctx)
+	if err != nil {
+		c.log.Error("console: list queues", "err", err)
+		st.Errors = append(st.Errors, "cannot list job queues")
+	}
+	byQueue := map[string][]engine.ShareState{}
+	for _, s := range c.eng.Shares() {
+		byQueue[s.Queue] = append(byQueue[s.Queue], s)
+	}
+	for _, q := range queues {
+		st.Queues = append(st.Queues, c.buildQueue(ctx, q, byQueue[q.JobQueueName]))
+	}
+	return st
+}
+
+func (c *Console) allQueues(ctx context.Context) ([]engine.JobQueue, error) {
+	var out []engine.JobQueue
+	p := engine.Page{}
+	for {
+		qs, next, err := c.eng.DescribeJobQueues(ctx, nil, p)
+		if err != nil {
+			return out, err
+		}
+		out = append(out, qs...)
+		if next == "" {
+			sort.Slice(out, func(i, k int) bool { return out[i].JobQueueName < out[k].JobQueueName })
+			return out, nil
+		}
+		p.NextToken = next
+	}
+}
+
+func (c *Console) buildQueue(ctx context.Context, q engine.JobQueue, shares []engine.ShareState) Queue {
+	out := Queue{Name: q.JobQueueName, State: q.State, Quota: q.SchedulingPolicyArn != "",
+		Environments: []Env{}, Shares: []Share{}, Dispatched: []JobLine{}}
+	for _, o := range q.ServiceEnvironmentOrder {
+		name := lastSegment(o.ServiceEnvironment, "service-environment/")
+		out.Environments = append(out.Environments, Env{Name: name, Units: units(c.eng.EnvUsage(name))})
+	}
+	for _, s := range shares {
+		out.Quota = out.Quota || s.Share != ""
+		out.Shares = append(out.Shares, c.buildShare(ctx, q, s))
+	}
+	out.Dispatched = c.dispatched(ctx, q.JobQueueName)
+	return out
+}
+
+func (c *Console) buildShare(ctx context.Context, q engine.JobQueue, s engine.ShareState) Share {
+	sh := Share{Name: s.Share, State: s.State, Strategy: s.Strategy, BorrowLimit: s.BorrowLimit,
+		InSharePreemption: s.InSharePreemption, Runnable: s.Runnable, Units: units(s.Units), Front: []JobLine{}}
+	if s.Runnable == 0 {
+		return sh
+	}
+	in := engine.ListServiceJobsInput{JobQueue: q.JobQueueName, JobStatus: engine.StatusRunnable}
+	if s.Share != "" {
+		in.Filters = []engine.JobFilter{{Name: "QUOTA_SHARE_NAME", Values: []string{s.Share}}}
+	}
+	waiting, complete := c.list(ctx, in, maxOrdered)
+	sh.Front = c.order(waiting)
+	if !complete {
+		sh.FrontPartial = true
+		sh.Front = sh.Front[:min(1, len(sh.Front))]
+	}
+	sh.Front = sh.Front[:min(c.opts.FrontLength, len(sh.Front))]
+	return sh
+}
+
+// order gives waiting jobs their positions and sorts them by position.
+func (c *Console) order(jobs []engine.ServiceJob) []JobLine {
+	out := make([]JobLine, 0, len(jobs))
+	for _, j := range jobs {
+		l := line(j)
+		p, ok := c.eng.JobPosition(j.JobID)
+		if !ok || p.Dispatched {
+			continue // dispatched or ended since it was listed
+		}
+		l.Position, l.Priority = p.Position+1, p.Priority
+		l.Reason, l.Misconfigured = p.Reason.String(), p.Reason.Misconfiguration()
+		out = append(out, l)
+	}
+	sort.SliceStable(out, func(i, k int) bool { return out[i].Position < out[k].Position })
+	return out
+}
+
+// dispatched lists the jobs holding the queue's capacity, oldest first.
+func (c *Console) dispatched(ctx context.Context, queue string) []JobLine {
+	out := []JobLine{}
+	for _, status := range []string{engine.StatusRunning, engine.StatusStarting, engine.StatusScheduled} {
+		jobs, _ := c.list(ctx, engine.ListServiceJobsInput{JobQueue: queue, JobStatus: status}, 100)
+		for _, j := range jobs {
+			out = append(out, line(j))
+		}
+	}
+	sort.SliceStable(out, func(i, k int) bool {
+		if out[i].Share != out[k].Share {
+			return out[i].Share < out[k].Share
+		}
+		return out[i].CreatedAt < out[k].CreatedAt
+	})
+	return out
+}
+
+// list pages through a listing up to limit jobs; complete is false when
+// there were more.
+func (c *Console) list(ctx context.Context, in engine.ListServiceJobsInput, limit int) (jobs []engine.ServiceJob, complete bool) {
+	for {
+		page, next, err := c.eng.ListServiceJobs(ctx, in)
+		if err != nil {
+			c.log.Error("console: list jobs", "queue", in.JobQueue, "status", in.JobStatus, "err", err)
+			return jobs, false
+		}
+		jobs = append(jobs, page...)
+		if next == "" {
+			return jobs, true
+		}
+		if len(jobs) >= limit {
+			return jobs, false
+		}
+		in.NextToken = next
+	}
+}
+
+func line(j engine.ServiceJob) JobLine {
+	l := JobLine{ID: j.JobID, Name: j.JobName, Share: j.QuotaShareName, Status: j.Status, Priority: j.SchedulingPriority,
+		CreatedAt: j.CreatedAt, StartedAt: j.StartedAt}
+	if j.PreemptionSummary != nil {
+		l.Preemptions = j.PreemptionSummary.PreemptedAttemptCount
+	}
+	return l
+}
+
+func units(in []core.UnitUsage) []Unit {
+	out := make([]Unit, 0, len(in))
+	for _, u := range in {
+		out = append(out, Unit{Unit: u.Unit, Limit: u.Limit, Used: u.Used, Own: u.Own, Borrowed: u.Borrowed, Lent: u.Lent, Idle: u.Idle})
+	}
+	return out
+}
+
+// lastSegment takes the name out of an ARN (…/NAME); a bare name is
+// returned as it is.
+func lastSegment(s, after string) string {
+	if i := strings.LastIndex(s, after); i >= 0 {
+		return s[i+len(after):]
+	}
+	return s
+}

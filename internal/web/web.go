@@ -1,0 +1,127 @@
+// Package web is sharq's console: a page served at / that shows each quota
+// share's capacity as stacked bars (own, borrowed, lent, idle), the front of
+// each share's queue with positions and waiting reasons, the jobs holding
+// capacity and the latest state changes, all kept current by server-sent
+// events; and a page per job with its attempts, preemptions, state changes
+// and logs, where its priority can be changed and it can be terminated.
+//
+// The assets are embedded in the binary and use no network. Routes:
+//
+//	GET  /                                    the console
+//	GET  /jobs/{job}                          a job's page
+//	GET  /assets/...                          its scripts and styles
+//	GET  /sharq/v1/stream                     server-sent events: "state" (State) and "job" (engine.JobEvent)
+//	GET  /sharq/v1/console/state              State, once
+//	GET  /sharq/v1/console/jobs/{job}         JobDetail
+//	POST /sharq/v1/jobs/{job}/priority        {"schedulingPriority": N} -> engine.ServiceJob
+//	POST /sharq/v1/jobs/{job}/terminate       {"reason": "..."} -> {}
+//
+// The POST routes take only application/json: a page of another origin
+// cannot send that without a CORS preflight, which the server never grants,
+// so they cannot be driven from a foreign page in the user's browser.
+package web
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/sharq-dev/sharq/internal/core"
+	"github.com/sharq-dev/sharq/internal/engine"
+)
+
+// Engine is what the console reads and changes; *engine.Engine implements
+// it.
+type Engine interface {
+	Shares() []engine.ShareState
+	EnvUsage(name string) []core.UnitUsage
+	StatusCounts() map[string]int
+	DescribeJobQueues(ctx context.Context, namesOrArns []string, p engine.Page) ([]engine.JobQueue, string, error)
+	ListServiceJobs(ctx context.Context, in engine.ListServiceJobsInput) ([]engine.ServiceJob, string, error)
+	DescribeServiceJob(ctx context.Context, id string) (engine.ServiceJob, error)
+	JobPosition(id string) (core.JobStatus, bool)
+	JobEvents(id string) ([]engine.JobEvent, error)
+	RecentEvents() []engine.JobEvent
+	Subscribe(buf int) (<-chan engine.JobEvent, func())
+	UpdateServiceJob(ctx context.Context, id string, priority int) (engine.ServiceJob, error)
+	TerminateServiceJob(ctx context.Context, id, reason string) error
+}
+
+var _ Engine = (*engine.Engine)(nil)
+
+// Options configures the console.
+type Options struct {
+	// Logger receives the causes of 500 answers. Default: discard.
+	Logger *slog.Logger
+	// Interval is the least time between two state pushes (default 250 ms:
+	// at most four a second, however busy the scheduler).
+	Interval time.Duration
+	// FrontLength is how many waiting jobs of each share are shown
+	// (default 10).
+	FrontLength int
+}
+
+// Console serves the console. It is an engine.Observer: pass it in
+// engine.Options.Observers so that it hears of each committed cycle, then
+// Mount it once the engine exists.
+type Console struct {
+	opts Options
+	eng  Engine
+	log  *slog.Logger
+
+	dirty     chan struct{} // a cycle was committed since the last push
+	closing   chan struct{}
+	closeOnce sync.Once
+	hub       hub
+}
+
+// New returns a console not yet attached to an engine.
+func New(opts Options) *Console {
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Interval <= 0 {
+		opts.Interval = 250 * time.Millisecond
+	}
+	if opts.FrontLength <= 0 {
+		opts.FrontLength = 10
+	}
+	return &Console{opts: opts, log: opts.Logger, dirty: make(chan struct{}, 1), closing: make(chan struct{}),
+		hub: hub{clients: map[chan []byte]struct{}{}}}
+}
+
+// ObserveCycle notes that the engine committed a cycle. It never blocks
+// the engine's loop: a pending note absorbs the next ones.
+func (c *Console) ObserveCycle(time.Duration, []engine.JobEvent, []engine.DispatchInfo, []engine.PreemptInfo) {
+	c.poke()
+}
+
+func (c *Console) poke() {
+	select {
+	case c.dirty <- struct{}{}:
+	default:
+	}
+}
+
+// Mount attaches the console to eng, registers its routes on mux and
+// starts the goroutine that pushes state to the open pages. Call Close when
+// the server shuts down.
+func (c *Console) Mount(mux *http.ServeMux, eng Engine) {
+	c.eng = eng
+	mux.HandleFunc("GET /{$}", serveIndex)
+	mux.HandleFunc("GET /jobs/{job}", serveIndex)
+	mux.Handle("GET /assets/", assetHandler())
+	mux.HandleFunc("GET /sharq/v1/stream", c.stream)
+	mux.HandleFunc("GET /sharq/v1/console/state", c.state)
+	mux.HandleFunc("GET /sharq/v1/console/jobs/{job}", c.jobDetail)
+	mux.HandleFunc("POST /sharq/v1/jobs/{job}/priority", c.setPriority)
+	mux.HandleFunc("POST /sharq/v1/jobs/{job}/terminate", c.terminate)
+	go c.pushLoop()
+}
+
+// Close ends the open streams and the push goroutine, so that
+// http.Server.Shutdown does not wait for pages that never leave; register
+// it with http.Server.RegisterOnShutdown.
+func (c *Console) Close() { c.closeOnce.Do(func() { close(c.closing) }) }
