@@ -182,14 +182,24 @@ func TestRestartKill9(t *testing.T) {
 	watchers.Add(1)
 	go watch(s, stopWatch, &watchers)
 	var submitters sync.WaitGroup
-	end := time.Now().Add(2 * time.Second)
+	var killed atomic.Bool
+	stopSubmitting := make(chan struct{})
+	start := time.Now()
 	for g := range 8 {
 		submitters.Add(1)
 		go func() {
 			defer submitters.Done()
-			for i := 0; time.Now().Before(end); i++ {
+			for i := 0; ; i++ {
+				select {
+				case <-stopSubmitting:
+					return
+				default:
+				}
 				out, err := c.SubmitServiceJob(ctx(t), submitInput(jobSpec{name: fmt.Sprintf("load-%d-%d", g, i), share: "team", priority: 1}))
 				if err != nil {
+					if !killed.Load() {
+						t.Errorf("SubmitServiceJob failed before the server was killed: %v", err)
+					}
 					failed.Add(1)
 					continue
 				}
@@ -199,22 +209,26 @@ func TestRestartKill9(t *testing.T) {
 			}
 		}()
 	}
-	// Kill once the stream is well under way, about half-way through.
-	eventually(t, 10*time.Second, func() error {
+	// Kill a second into the stream, once it is well under way; the
+	// clients go on for another second against the dead server.
+	eventually(t, 30*time.Second, func() error {
 		mu.Lock()
 		n := len(acked)
 		mu.Unlock()
-		if n < 20 || time.Until(end) > time.Second {
-			return notYet("%d jobs acknowledged, %v of submitting left", n, time.Until(end))
+		if n < 20 || time.Since(start) < time.Second {
+			return notYet("%d jobs acknowledged after %v", n, time.Since(start))
 		}
 		return nil
 	})
+	killed.Store(true)
 	s.kill()
+	time.Sleep(time.Second) // the clients keep submitting to the dead server
+	close(stopSubmitting)
 	submitters.Wait()
 	close(stopWatch)
 	watchers.Wait()
 	if failed.Load() == 0 {
-		t.Fatalf("no submission failed: the server was not killed while clients were submitting")
+		t.Fatalf("no submission failed after the kill: the server was not killed while clients were submitting")
 	}
 	t.Logf("%d jobs acknowledged, %d submissions failed", len(acked), failed.Load())
 
