@@ -185,27 +185,41 @@ func TestRestartKill9(t *testing.T) {
 	var killed atomic.Bool
 	stopSubmitting := make(chan struct{})
 	start := time.Now()
+	// Each client retries a failed submission with the same clientToken,
+	// as the SDKs do; pending holds the one each had not got through when
+	// submitting stopped.
+	load := func(g, i int) *batch.SubmitServiceJobInput {
+		name := fmt.Sprintf("load-%d-%d", g, i)
+		in := submitInput(jobSpec{name: name, share: "team", priority: 1})
+		in.ClientToken = aws.String(name)
+		return in
+	}
+	pending := make([]*batch.SubmitServiceJobInput, 8)
 	for g := range 8 {
 		submitters.Add(1)
 		go func() {
 			defer submitters.Done()
-			for i := 0; ; i++ {
+			for i := 0; ; {
+				in := load(g, i)
 				select {
 				case <-stopSubmitting:
 					return
 				default:
 				}
-				out, err := c.SubmitServiceJob(ctx(t), submitInput(jobSpec{name: fmt.Sprintf("load-%d-%d", g, i), share: "team", priority: 1}))
+				out, err := c.SubmitServiceJob(ctx(t), in)
 				if err != nil {
 					if !killed.Load() {
 						t.Errorf("SubmitServiceJob failed before the server was killed: %v", err)
 					}
 					failed.Add(1)
+					pending[g] = in
 					continue
 				}
+				pending[g] = nil
 				mu.Lock()
 				acked = append(acked, aws.ToString(out.JobId))
 				mu.Unlock()
+				i++
 			}
 		}()
 	}
@@ -238,13 +252,31 @@ func TestRestartKill9(t *testing.T) {
 	watchers.Add(1)
 	go watch(s, stopWatch, &watchers)
 
-	// Every acknowledged job is there; the jobs that exist are those plus
-	// perhaps some whose answer the kill cut off.
+	// Every acknowledged job is there. The clients' retries of the
+	// submissions the kill cut off succeed, and create no second job of
+	// one whose answer was lost.
 	describeAll(t, c, acked)
+	for _, in := range pending {
+		if in == nil {
+			continue
+		}
+		out, err := c.SubmitServiceJob(ctx(t), in)
+		fatalIf(t, "SubmitServiceJob retried after the restart", err)
+		acked = append(acked, aws.ToString(out.JobId))
+	}
 	all := listAllJobs(t, c)
 	for _, id := range acked {
 		if _, ok := all[id]; !ok {
-			t.Errorf("acknowledged job %s exists but ListServiceJobs lists it under no status", id)
+			t.Errorf("acknowledged job %s is not listed under any status", id)
+		}
+	}
+	byName := map[string][]string{}
+	for id, d := range all {
+		byName[aws.ToString(d.JobName)] = append(byName[aws.ToString(d.JobName)], id)
+	}
+	for name, ids := range byName {
+		if len(ids) > 1 {
+			t.Errorf("submission %s (one clientToken) made %d jobs: %v", name, len(ids), ids)
 		}
 	}
 	dispatched := 0
