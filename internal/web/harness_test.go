@@ -172,3 +172,11 @@ func (s *server) step3wait(w walkthrough) {
 		s.t.Fatalf("high's preemption summary: %+v", j.PreemptionSummary)
 	}
 }
+
+// serveMux serves mux on a loopback port for the test's lifetime.
+func serveMux(t *testing.T, mux *http.ServeMux) string {
+	t.Helper()
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	return srv.URL
+}

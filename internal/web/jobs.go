@@ -61,6 +61,9 @@ func (c *Console) setPriority(w http.ResponseWriter, r *http.Request) {
 		c.engineError(w, err)
 		return
 	}
+	// Changes made by people are worth a line each, as the API's own
+	// requests are not logged above debug.
+	c.log.Info("console: priority changed", "job", j.JobID, "name", j.JobName, "priority", j.SchedulingPriority, "remote", r.RemoteAddr)
 	j.ServiceRequestPayload = ""
 	writeJSON(w, j)
 }
@@ -82,6 +85,7 @@ func (c *Console) terminate(w http.ResponseWriter, r *http.Request) {
 		c.engineError(w, err)
 		return
 	}
+	c.log.Info("console: job terminated", "job", r.PathValue("job"), "reason", req.Reason, "remote", r.RemoteAddr)
 	writeJSON(w, struct{}{})
 }
 

@@ -140,6 +140,12 @@
       seg.style.width = (100 * n / scale) + '%';
       b.append(seg);
     }
+    // A tick where the share's limit ends: what lies beyond it is borrowed.
+    if (u.limit > 0 && u.limit < scale) {
+      const mark = el('span', { class: 'limit-mark', title: 'limit ' + u.limit });
+      mark.style.left = (100 * u.limit / scale) + '%';
+      b.append(mark);
+    }
     const label = [];
     if (u.own) label.push(u.own + ' own');
     if (u.borrowed) label.push(u.borrowed + ' borrowed');
