@@ -33,7 +33,7 @@ import (
 func TestProperties(t *testing.T) {
 	start := time.Now()
 	ss := seeds(10000)
-	steps := stepsOr(25)
+	steps := stepsOr(15)
 	ok := func(seed uint64) bool {
 		first, msg := properties(seed, steps, true, false)
 		again, _ := properties(seed, steps, false, false)
