@@ -109,7 +109,9 @@ func malformed(rng *rand.Rand, g *gen) core.Event {
 			})
 		},
 		func() core.Event { return submit(func(e *core.Submit) { e.Priority = -1 - rng.IntN(5) }) },
-		func() core.Event { return submit(func(e *core.Submit) { e.Priority = core.MaxPriority + 1 + rng.IntN(5) }) },
+		func() core.Event {
+			return submit(func(e *core.Submit) { e.Priority = core.MaxPriority + 1 + rng.IntN(5) })
+		},
 		func() core.Event { return submit(func(e *core.Submit) { e.PreemptionRetries = -2 - rng.IntN(3) }) },
 		func() core.Event { return core.SetPriority{Job: "unknown", Priority: 1} },
 		func() core.Event { return core.SetPriority{Job: job, Priority: core.MaxPriority + 1} },
@@ -134,7 +136,9 @@ func malformed(rng *rand.Rand, g *gen) core.Event {
 		func() core.Event {
 			return core.PutShare{Queue: genQueue, Name: share, Limits: ok, Strategy: core.LendAndBorrow, BorrowLimit: -2}
 		},
-		func() core.Event { return core.PutShare{Queue: "unknown", Name: share, Limits: ok, Strategy: core.Lend} },
+		func() core.Event {
+			return core.PutShare{Queue: "unknown", Name: share, Limits: ok, Strategy: core.Lend}
+		},
 		func() core.Event { return core.PutShare{Queue: genQueue, Name: "", Limits: ok, Strategy: core.Lend} },
 		func() core.Event { return core.PutEnv{Name: genEnv, Limits: []core.UnitCount{{Unit: unit, Count: -5}}} },
 		func() core.Event { return core.PutEnv{Name: ""} },
