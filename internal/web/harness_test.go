@@ -35,13 +35,18 @@ const (
 
 func start(t *testing.T) *server {
 	t.Helper()
+	return startWith(t, web.Options{})
+}
+
+func startWith(t *testing.T, opts web.Options) *server {
+	t.Helper()
 	st, err := sqlite.Open(filepath.Join(t.TempDir(), "sharq.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	ex := simulated.New()
 	met := metrics.New()
-	console := web.New(web.Options{})
+	console := web.New(opts)
 	eng, err := engine.New(context.Background(), engine.Options{Store: st, Executor: ex,
 		Observers: []engine.Observer{met, console}})
 	if err != nil {

@@ -83,12 +83,6 @@ type JobLine struct {
 	StartedAt     int64  `json:"startedAt,omitempty"`
 }
 
-// maxOrdered is the most waiting jobs of one share the console lists and
-// orders by position. The engine exposes a share's order only through each
-// job's position, so ordering costs a listing and a look-up per job; past
-// this many the console shows the head alone.
-const maxOrdered = 200
-
 func (c *Console) state(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, c.build(r.Context()))
 }
@@ -146,21 +140,48 @@ func (c *Console) buildQueue(ctx context.Context, q engine.JobQueue, shares []en
 func (c *Console) buildShare(ctx context.Context, q engine.JobQueue, s engine.ShareState) Share {
 	sh := Share{Name: s.Share, State: s.State, Strategy: s.Strategy, BorrowLimit: s.BorrowLimit,
 		InSharePreemption: s.InSharePreemption, Runnable: s.Runnable, Units: units(s.Units), Front: []JobLine{}}
-	if s.Runnable == 0 {
-		return sh
+	switch {
+	case s.Runnable == 0:
+	case s.Runnable > c.opts.MaxOrdered:
+		sh.Front, sh.FrontPartial = c.head(ctx, q, s.Share), true
+	default:
+		in := engine.ListServiceJobsInput{JobQueue: q.JobQueueName, JobStatus: engine.StatusRunnable}
+		if s.Share != "" {
+			in.Filters = []engine.JobFilter{{Name: "QUOTA_SHARE_NAME", Values: []string{s.Share}}}
+		}
+		waiting, complete := c.list(ctx, in, c.opts.MaxOrdered)
+		if !complete { // more arrived since Shares counted them
+			sh.Front, sh.FrontPartial = c.head(ctx, q, s.Share), true
+			break
+		}
+		sh.Front = c.order(waiting)
+		sh.Front = sh.Front[:min(c.opts.FrontLength, len(sh.Front))]
 	}
-	in := engine.ListServiceJobsInput{JobQueue: q.JobQueueName, JobStatus: engine.StatusRunnable}
-	if s.Share != "" {
-		in.Filters = []engine.JobFilter{{Name: "QUOTA_SHARE_NAME", Values: []string{s.Share}}}
-	}
-	waiting, complete := c.list(ctx, in, maxOrdered)
-	sh.Front = c.order(waiting)
-	if !complete {
-		sh.FrontPartial = true
-		sh.Front = sh.Front[:min(1, len(sh.Front))]
-	}
-	sh.Front = sh.Front[:min(c.opts.FrontLength, len(sh.Front))]
 	return sh
+}
+
+// head is a share's first waiting job alone, from the queue snapshot, for
+// a share with too many waiting jobs to order them here.
+func (c *Console) head(ctx context.Context, q engine.JobQueue, share string) []JobLine {
+	snap, err := c.eng.GetJobQueueSnapshot(ctx, q.JobQueueName)
+	if err != nil {
+		c.log.Error("console: queue snapshot", "queue", q.JobQueueName, "err", err)
+		return []JobLine{}
+	}
+	var front []engine.FrontOfQueueJob
+	switch {
+	case snap.FrontOfQuotaShares != nil:
+		front = snap.FrontOfQuotaShares.QuotaShares[share]
+	case snap.FrontOfQueue != nil:
+		front = snap.FrontOfQueue.Jobs
+	}
+	var jobs []engine.ServiceJob
+	for _, f := range front[:min(1, len(front))] {
+		if j, err := c.eng.DescribeServiceJob(ctx, f.JobArn); err == nil {
+			jobs = append(jobs, j)
+		}
+	}
+	return c.order(jobs)
 }
 
 // order gives waiting jobs their positions and sorts them by position.

@@ -289,3 +289,21 @@ func unitOf(st web.State, share string) *web.Unit {
 	}
 	return &sh.Units[0]
 }
+
+// TestFrontOfBusyShare checks that a share with more waiting jobs than the
+// console orders shows its true head, from the engine's snapshot.
+func TestFrontOfBusyShare(t *testing.T) {
+	s := startWith(t, web.Options{MaxOrdered: 1})
+	s.setupWalkthrough()
+	w := s.step1()
+	s.step2(&w) // QS1 waits with med (preempted, priority 2) ahead of low
+	status, body := request(t, "GET", s.url+"/sharq/v1/console/state", "", "")
+	var st web.State
+	if err := json.Unmarshal([]byte(body), &st); status != 200 || err != nil {
+		t.Fatalf("state: %d %v", status, err)
+	}
+	sh := shareOf(st, "QS1")
+	if sh.Runnable != 2 || !sh.FrontPartial || len(sh.Front) != 1 || sh.Front[0].ID != w.med || sh.Front[0].Position != 1 {
+		t.Errorf("QS1: %d waiting, partial %v, front %+v; want qs1_job_med alone at #1", sh.Runnable, sh.FrontPartial, sh.Front)
+	}
+}

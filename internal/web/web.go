@@ -40,6 +40,7 @@ type Engine interface {
 	StatusCounts() map[string]int
 	DescribeJobQueues(ctx context.Context, namesOrArns []string, p engine.Page) ([]engine.JobQueue, string, error)
 	ListServiceJobs(ctx context.Context, in engine.ListServiceJobsInput) ([]engine.ServiceJob, string, error)
+	GetJobQueueSnapshot(ctx context.Context, jobQueue string) (engine.QueueSnapshot, error)
 	DescribeServiceJob(ctx context.Context, id string) (engine.ServiceJob, error)
 	JobPosition(id string) (core.JobStatus, bool)
 	JobEvents(id string) ([]engine.JobEvent, error)
@@ -61,6 +62,11 @@ type Options struct {
 	// FrontLength is how many waiting jobs of each share are shown
 	// (default 10).
 	FrontLength int
+	// MaxOrdered is the most waiting jobs of one share that are listed and
+	// ordered to find its front (default 200). The engine tells a share's
+	// order only through each job's position, so ordering costs a listing
+	// and a look-up per job; a share with more shows its head alone.
+	MaxOrdered int
 }
 
 // Console serves the console. It is an engine.Observer: pass it in
@@ -87,6 +93,9 @@ func New(opts Options) *Console {
 	}
 	if opts.FrontLength <= 0 {
 		opts.FrontLength = 10
+	}
+	if opts.MaxOrdered <= 0 {
+		opts.MaxOrdered = 200
 	}
 	return &Console{opts: opts, log: opts.Logger, dirty: make(chan struct{}, 1), closing: make(chan struct{}),
 		hub: hub{clients: map[chan []byte]struct{}{}}}
