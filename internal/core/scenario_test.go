@@ -134,6 +134,9 @@ func (w *world) applyLines(input string) string {
 		if err == nil {
 			err = w.c.Apply(ev)
 		}
+		if q, ok := ev.(core.PutQueue); ok && err == nil {
+			w.lastQ = q.Name // later lines default to the last queue set up
+		}
 		if err != nil {
 			fmt.Fprintf(&b, "error: %s: %v\n", line, err)
 		}
@@ -207,7 +210,6 @@ func (w *world) parse(line string) (core.Event, error) {
 	case "env":
 		return core.PutEnv{Name: f.name, Limits: units, Disabled: f.flags["disabled"]}, nil
 	case "queue":
-		w.lastQ = f.name
 		prio, err := f.int("prio", 0)
 		return core.PutQueue{Name: f.name, Env: f.kv["env"], QuotaShares: f.flags["quota"], Priority: prio, Disabled: f.flags["disabled"]}, err
 	case "share":
