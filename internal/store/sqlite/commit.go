@@ -67,6 +67,7 @@ func (s *Store) enqueue(ctx context.Context, r *request) error {
 // behind it and writes them as one group, until Close closes reqs.
 func (s *Store) run() {
 	defer close(s.stopped)
+	defer close(s.kick)
 	for r := range s.reqs {
 		s.writeGroup(s.gather(r))
 	}
@@ -140,6 +141,7 @@ func (s *Store) writeTx(group []*request) error {
 	}
 	s.txs.Add(1)
 	s.batches.Add(int64(len(group)))
+	s.kickCheckpoint()
 	return nil
 }
 

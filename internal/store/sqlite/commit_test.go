@@ -84,8 +84,8 @@ func TestGroupCommit(t *testing.T) {
 			t.Errorf("queued commit %d: %v", i, err)
 		}
 	}
-	if got, want := s.Stats(), (Stats{Batches: 11, Transactions: 2}); got != want {
-		t.Errorf("stats = %+v, want %+v", got, want)
+	if got := s.Stats(); got.Batches != 11 || got.Transactions != 2 {
+		t.Errorf("stats = %+v, want 11 batches in 2 transactions", got)
 	}
 }
 
@@ -117,8 +117,8 @@ func TestGroupCommitBadBatch(t *testing.T) {
 			t.Errorf("job queued-%d: err = %v", i, err)
 		}
 	}
-	if got, want := s.Stats(), (Stats{Batches: 10, Transactions: 10}); got != want {
-		t.Errorf("stats = %+v, want %+v", got, want)
+	if got := s.Stats(); got.Batches != 10 || got.Transactions != 10 {
+		t.Errorf("stats = %+v, want 10 batches in 10 transactions", got)
 	}
 }
 
@@ -198,4 +198,18 @@ func (s *Store) writerPath(t *testing.T) string {
 		t.Fatalf("database list: %v", err)
 	}
 	return file
+}
+
+// Ensure the checkpointer runs after commits, without the writer's help.
+func TestBackgroundCheckpoint(t *testing.T) {
+	s := mustOpen(t, filepath.Join(t.TempDir(), "sharq.db"))
+	defer s.Close()
+	commitOrFail(t, s, jobBatch("a"))
+	deadline := time.Now().Add(10 * time.Second)
+	for s.Stats().Checkpoints == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("no checkpoint 10s after a commit")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }

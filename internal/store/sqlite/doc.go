@@ -12,7 +12,10 @@
 //     is retried batch by batch, so only the bad batch fails.
 //   - Reads use a separate pool of read-only connections; in WAL mode they
 //     see the last committed transaction and neither block nor wait for the
-//     writer.
+//     writer. Connections read pages through a memory mapping.
+//   - A background goroutine checkpoints (copies the WAL into the database
+//     file) on a connection of its own, so commits only append to the WAL;
+//     the writer checkpoints by itself only if the WAL grows past a backstop.
 //   - The schema is the embedded migration/*.sql files, applied in name order,
 //     each in its own transaction and recorded in the migrations table.
 package sqlite

@@ -41,28 +41,70 @@ func (s *Store) Resources(ctx context.Context) ([]store.Resource, error) {
 	return out, nil
 }
 
+// jobsChunk is how many jobs Jobs reads ahead at a time.
+const jobsChunk = 512
+
 // Jobs streams every job in (CreatedAt, ID) order from one read
 // transaction, so fn sees a consistent snapshot even while commits go on.
-// Rows are not buffered: memory stays flat however many jobs there are.
+// A goroutine reads a few chunks ahead, so fn's work (decoding, rebuilding
+// the core on start) runs alongside SQLite's; memory stays flat however
+// many jobs there are.
 func (s *Store) Jobs(ctx context.Context, fn func(store.Job) error) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	chunks := make(chan []store.Job, 4)
+	readErr := make(chan error, 1)
+	go func() { readErr <- s.readJobs(ctx, chunks) }()
+	for chunk := range chunks {
+		for _, j := range chunk {
+			if err := fn(j); err != nil {
+				cancel()
+				for range chunks {
+				}
+				<-readErr
+				return err
+			}
+		}
+	}
+	return <-readErr
+}
+
+// readJobs sends every job to out in chunks, in Jobs order, and closes out.
+func (s *Store) readJobs(ctx context.Context, out chan<- []store.Job) error {
+	defer close(out)
 	rows, err := s.readers.QueryContext(ctx, `SELECT `+jobColumns+` FROM jobs ORDER BY created_at, id`)
 	if err != nil {
 		return fmt.Errorf("stream jobs: %w", err)
 	}
 	defer rows.Close()
+	send := func(chunk []store.Job) error {
+		select {
+		case out <- chunk:
+			return nil
+		case <-ctx.Done():
+			return fmt.Errorf("stream jobs: %w", ctx.Err())
+		}
+	}
+	chunk := make([]store.Job, 0, jobsChunk)
 	for rows.Next() {
 		j, err := scanJob(rows)
 		if err != nil {
 			return fmt.Errorf("stream jobs: %w", err)
 		}
-		if err := fn(j); err != nil {
-			return err
+		if chunk = append(chunk, j); len(chunk) == jobsChunk {
+			if err := send(chunk); err != nil {
+				return err
+			}
+			chunk = make([]store.Job, 0, jobsChunk)
 		}
 	}
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("stream jobs: %w", err)
 	}
-	return nil
+	if len(chunk) == 0 {
+		return nil
+	}
+	return send(chunk)
 }
 
 // Job returns one job, or an error wrapping store.ErrNotFound.

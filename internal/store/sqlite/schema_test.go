@@ -1,6 +1,7 @@
 package sqlite
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -29,9 +30,16 @@ func TestPragmas(t *testing.T) {
 			t.Errorf("pragma %s = %q, want %q", name, got, w)
 		}
 	}
-	var qo string
+	var autockpt string
+	if err := s.writer.QueryRow("PRAGMA wal_autocheckpoint").Scan(&autockpt); err != nil || autockpt != fmt.Sprint(walBackstopPages) {
+		t.Errorf("writer: wal_autocheckpoint = %q, err %v; want %d", autockpt, err, walBackstopPages)
+	}
+	var qo, mmap string
 	if err := s.readers.QueryRow("PRAGMA query_only").Scan(&qo); err != nil || qo != "1" {
 		t.Errorf("readers: query_only = %q, err %v; want 1", qo, err)
+	}
+	if err := s.readers.QueryRow("PRAGMA mmap_size").Scan(&mmap); err != nil || mmap == "0" {
+		t.Errorf("readers: mmap_size = %q, err %v; want it on", mmap, err)
 	}
 }
 
