@@ -9,6 +9,7 @@ import (
 	"image/png"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -43,9 +44,18 @@ func browser(t *testing.T) context.Context {
 		chromedp.UserDataDir(t.TempDir()),
 		chromedp.WindowSize(1280, 1000),
 	}
+	// The browser's messages go to the test log until the test ends; a
+	// late one after that would make testing panic.
+	var ended atomic.Bool
+	logf := func(format string, args ...any) {
+		if !ended.Load() {
+			t.Logf(format, args...)
+		}
+	}
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancel := chromedp.NewContext(actx, chromedp.WithLogf(t.Logf))
+	ctx, cancel := chromedp.NewContext(actx, chromedp.WithLogf(logf), chromedp.WithErrorf(logf))
 	t.Cleanup(func() {
+		ended.Store(true)
 		cancel()
 		cancelAlloc()
 	})
@@ -206,8 +216,6 @@ func TestConsoleInBrowser(t *testing.T) {
 		document.querySelector('.bar[data-share="QS1"] .seg.borrowed') !== null`)
 	// A mark that a reload would erase.
 	eval[bool](t, ctx, `window.sharqTestMark = 'still here'; true`)
-	// Let the width transition settle before measuring.
-	time.Sleep(500 * time.Millisecond)
 	img := screenshot(t, ctx, "console-step1")
 	segs := eval[[]segment](t, ctx, segmentsJS)
 	checkBars(t, img, segs, map[string][]string{"QS1": {"own", "borrowed"}, "QS2": {"lent"}, "QS3": {"reserved"}})
@@ -221,7 +229,6 @@ func TestConsoleInBrowser(t *testing.T) {
 	if mark := eval[string](t, ctx, `window.sharqTestMark || ''`); mark != "still here" {
 		t.Fatal("the page reloaded to show the change")
 	}
-	time.Sleep(500 * time.Millisecond)
 	img = screenshot(t, ctx, "console-step2")
 	checkBars(t, img, eval[[]segment](t, ctx, segmentsJS), map[string][]string{"QS1": {"own"}, "QS2": {"own"}, "QS3": {"reserved"}})
 
@@ -259,7 +266,6 @@ func TestConsoleInBrowser(t *testing.T) {
 	s.wait(w.high, "RUNNING")
 	do(t, ctx, "back to the console", chromedp.Navigate(s.url+"/"))
 	waitFor(t, ctx, "QS1 borrowing again", `document.querySelector('.bar[data-share="QS1"] .seg.borrowed') !== null`)
-	time.Sleep(500 * time.Millisecond)
 	img = screenshot(t, ctx, "console-end")
 	checkBars(t, img, eval[[]segment](t, ctx, segmentsJS), map[string][]string{"QS1": {"own", "borrowed"}, "QS2": {"lent"}, "QS3": {"reserved"}})
 }
