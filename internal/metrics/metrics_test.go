@@ -3,9 +3,11 @@ package metrics_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -158,6 +160,33 @@ func scrape(t *testing.T, url string) map[string]*model.Sample {
 	return out
 }
 
+// scrapeUntil scrapes until every wanted sample has its value, for up to
+// 5 s: observers hear of a cycle after its answers have gone out, so a
+// client can see a job RUNNING a moment before the counters do.
+func scrapeUntil(t *testing.T, url string, want map[string]float64) map[string]*model.Sample {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		m := scrape(t, url)
+		var bad []string
+		for name, v := range want {
+			if s, ok := m[name]; !ok {
+				bad = append(bad, "no "+name)
+			} else if float64(s.Value) != v {
+				bad = append(bad, fmt.Sprintf("%s = %v, want %v", name, s.Value, v))
+			}
+		}
+		if len(bad) == 0 {
+			return m
+		}
+		if time.Now().After(deadline) {
+			sort.Strings(bad)
+			t.Fatalf("after 5 s:\n%s", strings.Join(bad, "\n"))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
 // TestMetricsAfterWalkthrough runs the walkthrough through the AWS SDK and
 // checks what /metrics then says: one cross-share and one in-share
 // preemption, dispatches by how they found capacity, the shares' capacity,
@@ -184,7 +213,6 @@ func TestMetricsAfterWalkthrough(t *testing.T) {
 		t.Fatalf("submit without a share: %v, want a ClientException", err)
 	}
 
-	m := scrape(t, url)
 	want := map[string]float64{
 		`sharq_preemptions_total{kind="cross-share", queue="my-sm-training-qm-jq", share="QS1"}`:              1,
 		`sharq_preemptions_total{kind="in-share", queue="my-sm-training-qm-jq", share="QS1"}`:                 1,
@@ -207,16 +235,7 @@ func TestMetricsAfterWalkthrough(t *testing.T) {
 		`sharq_api_requests_total{operation="updateservicejob", result="2xx"}`:             1,
 		`sharq_api_requests_total{operation="createquotashare", result="2xx"}`:             3,
 	}
-	for name, v := range want {
-		s, ok := m[name]
-		if !ok {
-			t.Errorf("no %s", name)
-			continue
-		}
-		if float64(s.Value) != v {
-			t.Errorf("%s = %v, want %v", name, s.Value, v)
-		}
-	}
+	m := scrapeUntil(t, url, want)
 	if s := m[`sharq_cycle_duration_seconds_count`]; s == nil || s.Value < 5 {
 		t.Errorf("cycle durations: %v", s)
 	}
@@ -240,14 +259,9 @@ func TestAPIOperationLabels(t *testing.T) {
 		}
 		resp.Body.Close()
 	}
-	m := scrape(t, url)
-	for name, v := range map[string]float64{
+	scrapeUntil(t, url, map[string]float64{
 		`sharq_api_requests_total{operation="describejobqueues", result="2xx"}`:   1,
 		`sharq_api_requests_total{operation="tags", result="ClientException"}`:    1,
 		`sharq_api_requests_total{operation="unknown", result="ClientException"}`: 2,
-	} {
-		if s, ok := m[name]; !ok || float64(s.Value) != v {
-			t.Errorf("%s = %v, want %v", name, s, v)
-		}
-	}
+	})
 }
