@@ -17,10 +17,11 @@ import (
 
 type simFlags struct {
 	config, trace, workload, compare string
-	output, html, writeTrace         string
+	output, html                     string
+	writeTrace, writeConfig          string
 	seed                             uint64
 	checkpoint, startup              time.Duration
-	timeline                         bool
+	timeline, noRun                  bool
 }
 
 const simUsage = `usage: sharq sim [--config cluster.yaml] (--trace FILE | --workload NAME) [flags]
@@ -47,9 +48,11 @@ func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&f.output, "o", "text", "report format: text or json")
 	fs.StringVar(&f.html, "html", "", "also write an offline HTML report with charts to this file")
 	fs.StringVar(&f.writeTrace, "write-trace", "", "write the workload as a CSV trace to this file (e.g. to edit a generated one)")
+	fs.StringVar(&f.writeConfig, "write-config", "", "write the cluster configuration as YAML to this file (e.g. a built-in workload's)")
 	fs.Uint64Var(&f.seed, "seed", 1, "seed of generated workloads")
 	fs.DurationVar(&f.checkpoint, "checkpoint-interval", 0, "how often jobs checkpoint; a preempted job loses the work since its last checkpoint (0: restarts from scratch)")
 	fs.DurationVar(&f.startup, "startup-delay", 0, "time from SCHEDULED to RUNNING")
+	fs.BoolVar(&f.noRun, "no-run", false, "only write --write-trace and --write-config, do not simulate")
 	fs.BoolVar(&f.timeline, "timeline", false, "list every dispatch, preemption and end in the report")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -75,10 +78,8 @@ func simulate(ctx context.Context, f simFlags, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if f.writeTrace != "" {
-		if err := writeFile(f.writeTrace, func(out io.Writer) error { return sim.WriteCSV(out, w) }); err != nil {
-			return err
-		}
+	if err := writeInputs(f, w, cfg); err != nil || f.noRun {
+		return err
 	}
 	opts := sim.Options{CheckpointInterval: f.checkpoint, StartupDelay: f.startup, Timeline: f.timeline}
 	if f.compare == "" {
@@ -100,6 +101,27 @@ func simulate(ctx context.Context, f simFlags, stdout, stderr io.Writer) error {
 		return err
 	}
 	return emit(f, stdout, c)
+}
+
+// writeInputs writes the workload and the cluster configuration when asked
+// to, so a generated run can be edited and replayed.
+func writeInputs(f simFlags, w *sim.Workload, cfg *clusterconfig.Config) error {
+	if f.writeTrace != "" {
+		if err := writeFile(f.writeTrace, func(out io.Writer) error { return sim.WriteCSV(out, w) }); err != nil {
+			return err
+		}
+	}
+	if cfg == nil {
+		cfg = w.Config
+	}
+	if f.writeConfig == "" || cfg == nil {
+		return nil
+	}
+	b, err := clusterconfig.Marshal(cfg)
+	if err != nil {
+		return err
+	}
+	return writeFile(f.writeConfig, func(out io.Writer) error { _, err := out.Write(b); return err })
 }
 
 func configName(path string, w *sim.Workload) string {

@@ -17,3 +17,15 @@ func BenchmarkKueueBaseline(b *testing.B) {
 		b.ReportMetric(r.Makespan, "makespan-s")
 	}
 }
+
+// BenchmarkRandom replays a seeded random workload of 20,000 jobs of an
+// hour on average, at 95 % of the capacity of 8 shares.
+func BenchmarkRandom(b *testing.B) {
+	for b.Loop() {
+		w, err := sim.Builtin("random:jobs=20000,shares=8,load=0.95", 1, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		mustRun(b, w, nil, sim.Options{})
+	}
+}

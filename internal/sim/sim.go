@@ -26,7 +26,9 @@ type Options struct {
 	// StartupDelay is how long an attempt takes from SCHEDULED to RUNNING.
 	StartupDelay time.Duration
 	// TickInterval is how often engine housekeeping (time limit actions,
-	// retention) runs in virtual time (default 1 minute).
+	// retention) runs in virtual time (default 5 minutes: time limit
+	// actions wait at least 600 s, and each tick costs a pass over the
+	// engine's jobs).
 	TickInterval time.Duration
 	// Buckets is the resolution of the time series (default 240).
 	Buckets int
@@ -81,7 +83,7 @@ func New(ctx context.Context, w *Workload, cfg *clusterconfig.Config, opts Optio
 		return nil, err
 	}
 	if opts.TickInterval <= 0 {
-		opts.TickInterval = time.Minute
+		opts.TickInterval = 5 * time.Minute
 	}
 	if opts.Buckets <= 0 {
 		opts.Buckets = 240

@@ -7,6 +7,7 @@ package memstore
 
 import (
 	"cmp"
+	"container/heap"
 	"context"
 	"encoding/base64"
 	"errors"
@@ -34,6 +35,29 @@ type data struct {
 	resources map[string]store.Resource
 	jobs      map[string]store.Job
 	meta      map[string]string
+	// ended holds (EndedAt, ID) of every ended job committed, so a purge
+	// costs what it removes rather than a scan of every job. An entry whose
+	// job has since changed is skipped.
+	ended endHeap
+}
+
+type endMark struct {
+	at int64
+	id string
+}
+
+// endHeap is a min-heap of end marks by time.
+type endHeap []endMark
+
+func (h endHeap) Len() int           { return len(h) }
+func (h endHeap) Less(i, j int) bool { return h[i].at < h[j].at }
+func (h endHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *endHeap) Push(x any)        { *h = append(*h, x.(endMark)) }
+func (h *endHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
 }
 
 var _ store.Store = (*Store)(nil)
@@ -72,6 +96,9 @@ func (s *Store) Commit(ctx context.Context, b *store.Batch) error {
 		delete(s.d.resources, arn)
 	}
 	for _, j := range b.Jobs {
+		if old, ok := s.d.jobs[j.ID]; j.EndedAt > 0 && (!ok || old.EndedAt != j.EndedAt) {
+			heap.Push(&s.d.ended, endMark{at: j.EndedAt, id: j.ID})
+		}
 		s.d.jobs[j.ID] = j
 	}
 	for k, v := range b.Meta {
@@ -237,9 +264,10 @@ func (s *Store) PurgeEnded(ctx context.Context, before int64) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	n := 0
-	for id, j := range s.d.jobs {
-		if j.EndedAt > 0 && j.EndedAt < before {
-			delete(s.d.jobs, id)
+	for len(s.d.ended) > 0 && s.d.ended[0].at < before {
+		m := heap.Pop(&s.d.ended).(endMark)
+		if j, ok := s.d.jobs[m.id]; ok && j.EndedAt == m.at {
+			delete(s.d.jobs, m.id)
 			n++
 		}
 	}
