@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -20,6 +21,8 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/ratelimit"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/batch"
 )
@@ -158,15 +161,37 @@ func (s *server) checkLog() {
 	}
 }
 
-// client is an AWS SDK for Go Batch client for the server. It does not
-// retry, so every error the server answers reaches the test.
+// client is an AWS SDK for Go Batch client for the server. It retries
+// nothing but the SDK's own connection race, so every error the server
+// answers reaches the test.
 func (s *server) client() *batch.Client {
 	return batch.New(batch.Options{
 		Region:       region,
 		BaseEndpoint: aws.String(s.url),
 		Credentials:  credentials.NewStaticCredentialsProvider("AKIDEXAMPLE", "secret", ""),
-		Retryer:      aws.NopRetryer{},
+		Retryer:      retryClosedConn(),
 		HTTPClient:   &http.Client{Timeout: 30 * time.Second},
+	})
+}
+
+// retryClosedConn retries, at once, a request whose connection net/http
+// closed under the response: smithy-go closes the request body as soon as
+// the response arrives, and on loopback the response can beat net/http's
+// last read of that body, which then fails and takes the connection down
+// (aws/aws-sdk-go-v2#2737). The SDK's default retryer retries these
+// (net.ErrClosed) too; it would also retry 5xx answers, which the tests
+// must see.
+func retryClosedConn() aws.Retryer {
+	return retry.NewStandard(func(o *retry.StandardOptions) {
+		o.MaxAttempts = 3
+		o.Retryables = []retry.IsErrorRetryable{retry.IsErrorRetryableFunc(func(err error) aws.Ternary {
+			if errors.Is(err, net.ErrClosed) {
+				return aws.TrueTernary
+			}
+			return aws.FalseTernary
+		})}
+		o.Backoff = retry.BackoffDelayerFunc(func(int, error) (time.Duration, error) { return 0, nil })
+		o.RateLimiter = ratelimit.None
 	})
 }
 
