@@ -44,8 +44,8 @@ func headless(t *testing.T, bin string, args ...string) string {
 	return string(out)
 }
 
-// Ensure the HTML report renders in a browser: the DOM holds the charts
-// and tables, and the screenshot is not blank.
+// Ensure the HTML report renders in a browser: it holds the charts and
+// tables, and Chromium's screenshot of it shows them.
 func TestHTMLRenders(t *testing.T) {
 	bin := chromium(t)
 	w, err := sim.Builtin("random:jobs=200,shares=3,load=1.2,runtime=600", 3, nil)
@@ -62,19 +62,23 @@ func TestHTMLRenders(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.Close()
-
-	dom := headless(t, bin, "--dump-dom", "file://"+page)
+	html, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, want := range []string{`<svg class="capacity"`, `<polygon fill="hsl(`, `<svg class="waits"`, `<table id="summary">`, "team-00 own"} {
-		if !strings.Contains(dom, want) {
-			t.Errorf("rendered DOM lacks %q", want)
+		if !strings.Contains(string(html), want) {
+			t.Errorf("report lacks %q", want)
 		}
 	}
+	// One browser run: each costs seconds on a busy machine.
 	shot := filepath.Join(t.TempDir(), "report.png")
 	headless(t, bin, "--window-size=1000,900", "--screenshot="+shot, "file://"+page)
 	checkNotBlank(t, shot)
 }
 
-// checkNotBlank fails unless the image has the colours of a chart.
+// checkNotBlank fails unless a good part of the image is in colour: text
+// and rules are grey, the charts' bands are not.
 func checkNotBlank(t *testing.T, path string) {
 	t.Helper()
 	f, err := os.Open(path)
@@ -86,15 +90,18 @@ func checkNotBlank(t *testing.T, path string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	colours := map[[3]uint32]bool{}
+	coloured, all := 0, 0
 	b := img.Bounds()
-	for y := b.Min.Y; y < b.Max.Y; y += 4 {
-		for x := b.Min.X; x < b.Max.X; x += 4 {
+	for y := b.Min.Y; y < b.Max.Y; y += 2 {
+		for x := b.Min.X; x < b.Max.X; x += 2 {
 			r, g, bl, _ := img.At(x, y).RGBA()
-			colours[[3]uint32{r >> 12, g >> 12, bl >> 12}] = true
+			all++
+			if max(r, g, bl)-min(r, g, bl) > 0x4000 {
+				coloured++
+			}
 		}
 	}
-	if len(colours) < 8 {
-		t.Errorf("screenshot %dx%d has %d colours: blank?", b.Dx(), b.Dy(), len(colours))
+	if coloured*100 < all {
+		t.Errorf("screenshot %dx%d: %d of %d pixels in colour; the charts did not render", b.Dx(), b.Dy(), coloured, all)
 	}
 }
