@@ -77,6 +77,9 @@ func startServer(t *testing.T, opts serverOptions) *server {
 	t.Cleanup(func() {
 		s.kill()
 		killStragglers(t, s.dataDir)
+		if strings.Contains(s.log.String(), "WARNING: DATA RACE") {
+			t.Errorf("the race detector found a data race in sharq serve (pid %d); see its log", s.cmd.Process.Pid)
+		}
 		if t.Failed() {
 			t.Logf("log of sharq %s (pid %d):\n%s", strings.Join(args, " "), s.cmd.Process.Pid, s.log.String())
 		}
@@ -139,7 +142,6 @@ func (s *server) stop() {
 	if s.waitErr != nil {
 		s.t.Errorf("sharq serve exited with %v after SIGTERM, want status 0", s.waitErr)
 	}
-	s.checkLog()
 }
 
 // kill ends the server with SIGKILL, as a crash would, and waits for it.
@@ -151,14 +153,6 @@ func (s *server) kill() {
 	}
 	s.cmd.Process.Kill()
 	<-s.exited
-}
-
-// checkLog fails the test if the server's race detector reported a race.
-func (s *server) checkLog() {
-	s.t.Helper()
-	if strings.Contains(s.log.String(), "WARNING: DATA RACE") {
-		s.t.Errorf("the server's race detector reported a data race (see its log)")
-	}
 }
 
 // client is an AWS SDK for Go Batch client for the server. It retries

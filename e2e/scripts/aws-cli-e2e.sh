@@ -9,7 +9,7 @@
 # The server must have no resources yet. Jobs run `sleep 600` (local
 # executor) or until stopped (simulated executor: the payload declares no
 # runtime), so they stay RUNNING until this script ends them.
-set -Eeuo pipefail
+set -euo pipefail
 
 ENDPOINT=${1:?usage: aws-cli-e2e.sh ENDPOINT_URL}
 
@@ -60,7 +60,10 @@ step() { printf '\n== %s\n' "$*"; }
 # call OP ARGS...: runs `aws batch OP ARGS...` and keeps its answer in $out.
 call() {
 	echo "+ aws batch $*"
-	out=$("$AWS" batch --endpoint-url "$ENDPOINT" --output json "$@")
+	if ! out=$("$AWS" batch --endpoint-url "$ENDPOINT" --output json "$@"); then
+		echo "FAIL: aws batch $1 failed (its error is above)" >&2
+		exit 1
+	fi
 }
 
 # check WHAT EXPR [NAME=VALUE...]: EXPR must hold for the last answer; the
