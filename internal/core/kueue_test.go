@@ -173,6 +173,7 @@ func TestKueueBaseline(t *testing.T) {
 // BenchmarkKueueBaseline measures how long the core takes to process the
 // whole 15,000-job trace in virtual time.
 func BenchmarkKueueBaseline(b *testing.B) {
+	defer reportCPU(b, cpuTime())
 	for i := 0; i < b.N; i++ {
 		runKueueBaseline(b)
 	}
