@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"time"
 
@@ -35,6 +36,9 @@ type serveConfig struct {
 	retention time.Duration
 	grace     time.Duration
 	logLevel  string
+	// supervisor is the local executor's supervisor program (empty: this
+	// binary).
+	supervisor string
 }
 
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -50,6 +54,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.DurationVar(&cfg.retention, "retention", 7*24*time.Hour, "how long ended jobs are kept")
 	fs.DurationVar(&cfg.grace, "stop-grace", 120*time.Second, "time a stopped job gets between SIGTERM and SIGKILL")
 	fs.StringVar(&cfg.logLevel, "log-level", "info", "debug, info, warn or error")
+	fs.StringVar(&cfg.supervisor, "supervisor", "", "local executor: the program that supervises each attempt, run as PROGRAM "+local.SupervisorArg+" DIR (default: this binary; sharq-supervise starts faster)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -69,7 +74,20 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 func openExecutor(cfg serveConfig, log *slog.Logger) (executor.Executor, error) {
 	switch cfg.executor {
 	case "local":
-		return local.New(local.Options{DataDir: filepath.Join(cfg.dataDir, "executor"), DefaultGrace: cfg.grace, Logger: log})
+		opts := local.Options{DataDir: filepath.Join(cfg.dataDir, "executor"), DefaultGrace: cfg.grace, Logger: log}
+		if cfg.supervisor != "" {
+			// Supervisors run in their attempt's directory: the path must be
+			// absolute.
+			path, err := filepath.Abs(cfg.supervisor)
+			if err == nil {
+				_, err = exec.LookPath(path)
+			}
+			if err != nil {
+				return nil, fmt.Errorf("--supervisor: %w", err)
+			}
+			opts.SupervisorCommand = []string{path, local.SupervisorArg}
+		}
+		return local.New(opts)
 	case "simulated":
 		return simulated.New(), nil
 	}
