@@ -1,0 +1,208 @@
+package e2e
+
+import (
+	"bufio"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"net/http"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/batch"
+	"github.com/aws/aws-sdk-go-v2/service/batch/types"
+)
+
+var (
+	benchJobs       = flag.Int("local-bench-jobs", 0, "run TestLocalThroughput with this many `sleep 0.2` jobs (0: skip it)")
+	benchCapacity   = flag.Int("local-bench-capacity", 120, "TestLocalThroughput: instances of the service environment")
+	benchSubmitters = flag.Int("local-bench-submitters", 16, "TestLocalThroughput: concurrent SubmitServiceJob clients")
+	benchServeArgs  = flag.String("local-bench-serve-args", "", "TestLocalThroughput: more `sharq serve` flags, space-separated")
+)
+
+// TestLocalThroughput is the local executor's end-to-end benchmark: N jobs
+// of `sleep 0.2` (one instance each) submitted over the API to one quota
+// share of a service environment of 120 instances, each run as real
+// processes, timed from the first submission to the last completion (the
+// largest stoppedAt). It runs only when -local-bench-jobs is set:
+//
+//	go test ./e2e -run TestLocalThroughput -v -timeout 30m -local-bench-jobs 10000
+func TestLocalThroughput(t *testing.T) {
+	if *benchJobs <= 0 {
+		t.Skip("a benchmark: run it with -local-bench-jobs N")
+	}
+	if raceEnabled {
+		t.Skip("a benchmark: run it without -race")
+	}
+	n, capacity := *benchJobs, *benchCapacity
+	args := append([]string{"--stop-grace", "5s"}, strings.Fields(*benchServeArgs)...)
+	s := startLocal(t, "", args...)
+	c := batch.New(batch.Options{
+		Region: region, BaseEndpoint: aws.String(s.url), Retryer: aws.NopRetryer{},
+		Credentials: credentials.NewStaticCredentialsProvider("AKIDEXAMPLE", "secret", ""),
+		HTTPClient:  &http.Client{Timeout: 60 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: *benchSubmitters}},
+	})
+	setUpBench(t, c, capacity)
+
+	payload, _ := json.Marshal(map[string]any{
+		"AlgorithmSpecification": map[string]any{"TrainingInputMode": "File", "ContainerEntrypoint": []string{"sleep"}, "ContainerArguments": []string{"0.2"}},
+		"ResourceConfig":         map[string]any{"InstanceType": g5, "InstanceCount": 1, "VolumeSizeInGB": 10},
+		"StoppingCondition":      map[string]any{"MaxRuntimeInSeconds": 3600},
+		"Environment":            map[string]string{markEnv: s.mark + "/bench"},
+	})
+	load0 := loadAverage()
+	cpu0 := processCPU(t, s.cmd.Process.Pid)
+	start := time.Now()
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	errs := make(chan error, *benchSubmitters)
+	for range *benchSubmitters {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := next.Add(1); i <= int64(n); i = next.Add(1) {
+				_, err := c.SubmitServiceJob(ctx(t), &batch.SubmitServiceJobInput{JobName: aws.String(fmt.Sprintf("sleep-%d", i)),
+					JobQueue: aws.String("bench-jq"), QuotaShareName: aws.String("bench"), ServiceJobType: types.ServiceJobTypeSagemakerTraining,
+					ServiceRequestPayload: aws.String(string(payload)), SchedulingPriority: aws.Int32(1)})
+				if err != nil {
+					errs <- fmt.Errorf("SubmitServiceJob %d: %w", i, err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	submitted := time.Since(start)
+	close(errs)
+	if err := <-errs; err != nil {
+		t.Fatal(err)
+	}
+
+	var peakLoad float64
+	var ended int
+	deadline := time.Now().Add(time.Duration(n)*200*time.Millisecond + 10*time.Minute)
+	for ended < n {
+		if time.Now().After(deadline) {
+			t.Fatalf("after %v, %d of %d jobs have ended", time.Since(start).Round(time.Second), ended, n)
+		}
+		time.Sleep(250 * time.Millisecond)
+		counts := jobCounts(t, s.url)
+		if counts["FAILED"] > 0 {
+			t.Fatalf("%d jobs FAILED; want every `sleep 0.2` to succeed", counts["FAILED"])
+		}
+		ended = counts["SUCCEEDED"]
+		peakLoad = max(peakLoad, loadAverage()[0])
+	}
+	observed := time.Since(start)
+	cpu1 := processCPU(t, s.cmd.Process.Pid)
+
+	// The last completion, from the jobs' stoppedAt.
+	var last int64
+	var count int
+	pages := batch.NewListServiceJobsPaginator(s.client(), &batch.ListServiceJobsInput{JobQueue: aws.String("bench-jq"), JobStatus: types.ServiceJobStatusSucceeded, MaxResults: aws.Int32(100)})
+	for pages.HasMorePages() {
+		page, err := pages.NextPage(ctx(t))
+		fatalIf(t, "ListServiceJobs", err)
+		for _, j := range page.JobSummaryList {
+			last = max(last, aws.ToInt64(j.StoppedAt))
+			count++
+		}
+	}
+	if count != n {
+		t.Fatalf("ListServiceJobs lists %d SUCCEEDED jobs, want %d", count, n)
+	}
+	elapsed := time.UnixMilli(last).Sub(start)
+	if elapsed <= 0 || elapsed > observed {
+		elapsed = observed
+	}
+	load1 := loadAverage()
+	t.Logf("%d jobs of sleep 0.2 on %d instances, %d submitters, serve %s", n, capacity, *benchSubmitters, strings.Join(args, " "))
+	t.Logf("end to end: %v, %.1f jobs/s (submissions took %v, %.0f/s)", elapsed.Round(time.Millisecond), float64(n)/elapsed.Seconds(),
+		submitted.Round(time.Millisecond), float64(n)/submitted.Seconds())
+	t.Logf("CPU per job: server %.1f ms, supervisors and jobs %.1f ms", 1000*(cpu1.self-cpu0.self)/float64(n), 1000*(cpu1.children-cpu0.children)/float64(n))
+	t.Logf("machine: %d CPUs; load average before %.2f %.2f %.2f, after %.2f %.2f %.2f, peak 1-min %.2f",
+		runtime.NumCPU(), load0[0], load0[1], load0[2], load1[0], load1[1], load1[2], peakLoad)
+	s.waitNoProcesses(t, time.Minute)
+	s.stop()
+}
+
+// setUpBench creates a service environment of capacity ml.g5.xlarge and a
+// job queue bench-jq with one quota share, bench, that may use all of it.
+func setUpBench(t *testing.T, c *batch.Client, capacity int) {
+	t.Helper()
+	p, err := c.CreateSchedulingPolicy(ctx(t), &batch.CreateSchedulingPolicyInput{Name: aws.String("bench-qm"),
+		QuotaSharePolicy: &types.QuotaSharePolicy{IdleResourceAssignmentStrategy: types.QuotaShareIdleResourceAssignmentStrategyFifo}})
+	fatalIf(t, "CreateSchedulingPolicy", err)
+	_, err = c.CreateServiceEnvironment(ctx(t), &batch.CreateServiceEnvironmentInput{ServiceEnvironmentName: aws.String("bench-se"),
+		ServiceEnvironmentType: types.ServiceEnvironmentTypeSagemakerTraining,
+		CapacityLimits:         []types.CapacityLimit{{CapacityUnit: aws.String(g5), MaxCapacity: aws.Int32(int32(capacity))}}})
+	fatalIf(t, "CreateServiceEnvironment", err)
+	_, err = c.CreateJobQueue(ctx(t), &batch.CreateJobQueueInput{JobQueueName: aws.String("bench-jq"), Priority: aws.Int32(1),
+		JobQueueType: types.JobQueueTypeSagemakerTraining, SchedulingPolicyArn: p.Arn,
+		ServiceEnvironmentOrder: []types.ServiceEnvironmentOrder{{Order: aws.Int32(1), ServiceEnvironment: aws.String("bench-se")}}})
+	fatalIf(t, "CreateJobQueue", err)
+	_, err = c.CreateQuotaShare(ctx(t), &batch.CreateQuotaShareInput{QuotaShareName: aws.String("bench"), JobQueue: aws.String("bench-jq"),
+		CapacityLimits:               []types.QuotaShareCapacityLimit{{CapacityUnit: aws.String(g5), MaxCapacity: aws.Int32(int32(capacity))}},
+		ResourceSharingConfiguration: &types.QuotaShareResourceSharingConfiguration{Strategy: types.QuotaShareResourceSharingStrategyReserve},
+		PreemptionConfiguration:      &types.QuotaSharePreemptionConfiguration{InSharePreemption: types.QuotaShareInSharePreemptionStateDisabled}})
+	fatalIf(t, "CreateQuotaShare", err)
+}
+
+// jobCounts reads sharq_jobs{status} from the server's /metrics.
+func jobCounts(t *testing.T, url string) map[string]int {
+	t.Helper()
+	resp, err := http.Get(url + "/metrics")
+	if err != nil {
+		t.Fatalf("GET /metrics: %v", err)
+	}
+	defer resp.Body.Close()
+	counts := map[string]int{}
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		line := sc.Text()
+		rest, ok := strings.CutPrefix(line, `sharq_jobs{status="`)
+		if !ok {
+			continue
+		}
+		status, value, ok := strings.Cut(rest, `"} `)
+		if v, err := strconv.ParseFloat(value, 64); ok && err == nil {
+			counts[status] = int(v)
+		}
+	}
+	return counts
+}
+
+func loadAverage() [3]float64 {
+	var l [3]float64
+	b, _ := os.ReadFile("/proc/loadavg")
+	f := strings.Fields(string(b))
+	for i := 0; i < 3 && i < len(f); i++ {
+		l[i], _ = strconv.ParseFloat(f[i], 64)
+	}
+	return l
+}
+
+// cpuTimes is a process's CPU time and that of its waited-for children, in
+// seconds.
+type cpuTimes struct{ self, children float64 }
+
+func processCPU(t *testing.T, pid int) cpuTimes {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		t.Fatalf("CPU time of the server: %v", err)
+	}
+	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+2:]))
+	// Fields 14-17 of stat (utime, stime, cutime, cstime), in clock ticks
+	// of 1/100 s on Linux.
+	tick := func(i int) float64 { v, _ := strconv.ParseFloat(f[i-3], 64); return v / 100 }
+	return cpuTimes{self: tick(14) + tick(15), children: tick(16) + tick(17)}
+}
