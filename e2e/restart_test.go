@@ -147,6 +147,21 @@ func sortedKeys[V any](m map[string]V) []string {
 // dispatched twice.
 func TestRestartKill9(t *testing.T) {
 	t.Parallel()
+	restartUnderLoad(t, "killed", (*server).kill)
+}
+
+// The same with SIGTERM: the server stops cleanly (status 0) although
+// clients keep submitting, and loses nothing it acknowledged.
+func TestRestartStopUnderLoad(t *testing.T) {
+	t.Parallel()
+	restartUnderLoad(t, "stopped", (*server).stop)
+}
+
+// restartUnderLoad stops the server with stop while 8 clients submit jobs
+// as fast as they can, restarts it on the same data dir and checks that
+// every acknowledged job exists and that none was dispatched twice.
+func restartUnderLoad(t *testing.T, stopped string, stop func(*server)) {
+	t.Helper()
 	const capacity = 3
 	s := startServer(t, serverOptions{})
 	c := s.client()
@@ -209,7 +224,7 @@ func TestRestartKill9(t *testing.T) {
 				out, err := c.SubmitServiceJob(ctx(t), in)
 				if err != nil {
 					if !killed.Load() {
-						t.Errorf("SubmitServiceJob failed before the server was killed: %v", err)
+						t.Errorf("SubmitServiceJob failed before the server was %s: %v", stopped, err)
 					}
 					failed.Add(1)
 					pending[g] = in
@@ -223,8 +238,8 @@ func TestRestartKill9(t *testing.T) {
 			}
 		}()
 	}
-	// Kill a second into the stream, once it is well under way; the
-	// clients go on for another second against the dead server.
+	// Stop the server a second into the stream, once it is well under way;
+	// the clients go on for another second against the dead server.
 	eventually(t, 30*time.Second, func() error {
 		mu.Lock()
 		n := len(acked)
@@ -235,14 +250,14 @@ func TestRestartKill9(t *testing.T) {
 		return nil
 	})
 	killed.Store(true)
-	s.kill()
+	stop(s)
 	time.Sleep(time.Second) // the clients keep submitting to the dead server
 	close(stopSubmitting)
 	submitters.Wait()
 	close(stopWatch)
 	watchers.Wait()
 	if failed.Load() == 0 {
-		t.Fatalf("no submission failed after the kill: the server was not killed while clients were submitting")
+		t.Fatalf("no submission failed after the server was %s: it was not %s while clients were submitting", stopped, stopped)
 	}
 	t.Logf("%d jobs acknowledged, %d submissions failed", len(acked), failed.Load())
 
@@ -253,7 +268,7 @@ func TestRestartKill9(t *testing.T) {
 	go watch(s, stopWatch, &watchers)
 
 	// Every acknowledged job is there. The clients' retries of the
-	// submissions the kill cut off succeed, and create no second job of
+	// submissions the stop cut off succeed, and create no second job of
 	// one whose answer was lost.
 	describeAll(t, c, acked)
 	for _, in := range pending {
