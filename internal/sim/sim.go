@@ -61,7 +61,6 @@ type Sim struct {
 	jobs     []simJob
 	byID     map[string]int32
 	attempts map[string]*attempt
-	pending  string // the ID NewID hands out next
 	col      *collector
 	ended    int
 }
@@ -96,7 +95,8 @@ func New(ctx context.Context, w *Workload, cfg *clusterconfig.Config, opts Optio
 	s.col = newCollector(s)
 	eng, err := engine.New(ctx, engine.Options{
 		Store: memstore.New(), Executor: simExecutor{s}, Clock: clock{s}, Synchronous: true,
-		NewID: func() string { return s.pending }, Observers: []engine.Observer{s.col},
+		NewID:             func() string { return "" }, // every ID comes with SubmitAll
+		Observers:         []engine.Observer{s.col},
 		MaxSharesPerQueue: max(20, cfg.MaxShares()), MaxCapacityLimits: 5,
 		// Ended jobs are of no more use to the engine: forget them soon,
 		// so a long trace does not hold every job in memory.
@@ -190,13 +190,11 @@ func (s *Sim) tellProgress() {
 }
 
 // step handles the next event: at one instant, submissions come first,
-// then queued events in the order they were queued.
+// all in one cycle, then queued events in the order they were queued.
 func (s *Sim) step(ctx context.Context) (bool, error) {
 	if s.next < len(s.w.Jobs) && (len(s.events) == 0 || s.w.Jobs[s.next].At <= s.events[0].at) {
-		i := s.next
-		s.next++
-		s.now = s.w.Jobs[i].At
-		return true, s.submit(ctx, int32(i))
+		s.now = s.w.Jobs[s.next].At
+		return true, s.submitDue(ctx)
 	}
 	if len(s.events) == 0 {
 		return false, nil
@@ -218,8 +216,36 @@ func (s *Sim) step(ctx context.Context) (bool, error) {
 	return false, fmt.Errorf("unknown event kind %d", ev.kind)
 }
 
-func (s *Sim) submit(ctx context.Context, i int32) error {
-	j := &s.w.Jobs[i]
+// submitDue submits every job due now in one cycle.
+func (s *Sim) submitDue(ctx context.Context) error {
+	var ins []engine.SubmitServiceJobInput
+	var ids []string
+	first := s.next
+	for s.next < len(s.w.Jobs) && s.w.Jobs[s.next].At == s.now {
+		j := &s.w.Jobs[s.next]
+		ins = append(ins, submitInput(j))
+		ids = append(ids, j.ID)
+		s.col.submitted(int32(s.next))
+		s.next++
+	}
+	_, errs, err := s.eng.SubmitAll(ctx, ins, ids)
+	if err != nil {
+		return fmt.Errorf("submit: %w", err)
+	}
+	for k, err := range errs {
+		if err == nil {
+			continue
+		}
+		if engine.ErrorCode(err) == engine.Internal {
+			return fmt.Errorf("submit %s: %w", ids[k], err)
+		}
+		s.col.rejected(int32(first+k), engine.ErrorMessage(err))
+		s.ended++
+	}
+	return nil
+}
+
+func submitInput(j *Job) engine.SubmitServiceJobInput {
 	in := engine.SubmitServiceJobInput{
 		JobName: j.Name, JobQueue: j.Queue, ServiceJobType: "SAGEMAKER_TRAINING", QuotaShareName: j.Share,
 		ServiceRequestPayload: payload(j.InstanceType, j.Count), SchedulingPriority: &j.Priority,
@@ -230,17 +256,7 @@ func (s *Sim) submit(ctx context.Context, i int32) error {
 	if j.PreemptionRetries != nil {
 		in.PreemptionConfiguration = &engine.JobPreemptionConfiguration{PreemptionRetriesBeforeTermination: j.PreemptionRetries}
 	}
-	s.pending = j.ID
-	s.col.submitted(i)
-	_, err := s.eng.SubmitServiceJob(ctx, in)
-	if err != nil {
-		if engine.ErrorCode(err) == engine.Internal {
-			return fmt.Errorf("submit %s: %w", j.ID, err)
-		}
-		s.col.rejected(i, engine.ErrorMessage(err))
-		s.ended++
-	}
-	return nil
+	return in
 }
 
 // payload is the smallest CreateTrainingJob request that says what the job
