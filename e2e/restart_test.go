@@ -53,6 +53,8 @@ func TestRestartClean(t *testing.T) {
 		return nil
 	})
 	jobs := []string{high, med, low, qs2, done, stopped, big}
+	_, err = c.UpdateQuotaShare(ctx(t), &batch.UpdateQuotaShareInput{QuotaShareArn: aws.String(shareArn("QS3")), State: types.QuotaShareStateDisabled})
+	fatalIf(t, "UpdateQuotaShare QS3 DISABLED", err)
 
 	before := world(t, s, jobs)
 	s.stop()
@@ -64,6 +66,9 @@ func TestRestartClean(t *testing.T) {
 			t.Errorf("%s changed across the restart (-before +after):\n%s", k, diff)
 		}
 	}
+
+	_, err = c.SubmitServiceJob(ctx(t), submitInput(jobSpec{name: "qs3_late", share: "QS3", priority: 1}))
+	wantClientException(t, "SubmitServiceJob to QS3, DISABLED before the restart", err, "DISABLED")
 
 	// The rebuilt scheduler goes on: low ends, high (the head of QS1)
 	// takes QS1's instance back.
