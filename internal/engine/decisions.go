@@ -140,11 +140,23 @@ func (e *Engine) waiting(j *jobRec, d core.Decision, now time.Time) {
 	}
 	if !d.Reason.Misconfiguration() {
 		delete(e.waits, j.JobID)
+		if j.Internal.WaitSince != 0 {
+			j.Internal.WaitSince = 0
+			e.touch(j)
+		}
 		return
 	}
 	r := d.Reason.String()
 	if w, ok := e.waits[j.JobID]; !ok || w.reason != r {
-		e.waits[j.JobID] = waitMark{reason: r, since: ms(now)}
+		since := ms(now)
+		if !ok && j.StatusReason == r && j.Internal.WaitSince > 0 {
+			since = j.Internal.WaitSince // it waited so before a restart
+		}
+		e.waits[j.JobID] = waitMark{reason: r, since: since}
+		if j.Internal.WaitSince != since {
+			j.Internal.WaitSince = since
+			e.touch(j)
+		}
 	}
 	if j.StatusReason != r {
 		j.StatusReason = r

@@ -50,6 +50,9 @@ type jobInternal struct {
 	ClientToken  string           `json:"clientToken,omitempty"`
 	RequestHash  string           `json:"requestHash,omitempty"`
 	EndedAt      int64            `json:"endedAt,omitempty"` // ms
+	// WaitSince is when the job began to wait for its misconfiguration
+	// statusReason (ms), for time limit actions across restarts.
+	WaitSince int64 `json:"waitSince,omitempty"`
 	// History is every status the job entered, oldest first.
 	History []Transition `json:"history,omitempty"`
 }
