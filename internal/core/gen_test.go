@@ -108,13 +108,14 @@ type gen struct {
 
 	live       map[string]bool // submitted and not ended
 	dispatched map[string]bool
+	home       map[string][2]string // a live job's queue and share
 }
 
 func newGen(seed uint64) *gen {
 	g := &gen{
 		rng:    rand.New(rand.NewPCG(seed, seed^0x5eed)),
 		envLim: map[string]int{}, shares: map[string]*core.PutShare{}, fifoQ: map[string]*core.PutQueue{},
-		live: map[string]bool{}, dispatched: map[string]bool{},
+		live: map[string]bool{}, dispatched: map[string]bool{}, home: map[string][2]string{},
 	}
 	g.idMul = []int{3, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41, 43}[g.rng.IntN(12)] // coprime with 1000
 	g.idAdd = g.rng.IntN(1000)
@@ -368,9 +369,21 @@ func (g *gen) configChange() core.Event {
 	default:
 		if len(g.fifo) > 0 {
 			q := g.fifoQ[g.pick(g.fifo)]
-			if g.rng.IntN(2) == 0 {
+			switch p := g.rng.IntN(10); {
+			case p < 2 && q.Disabled && len(g.fifo) > 1:
+				// A DISABLED FIFO queue is deleted with its jobs.
+				g.fifo = slices.DeleteFunc(g.fifo, func(n string) bool { return n == q.Name })
+				delete(g.fifoQ, q.Name)
+				return core.DeleteQueue{Name: q.Name}
+			case p < 4:
+				lim := make([]core.UnitCount, len(g.units))
+				for i, u := range g.units {
+					lim[i] = core.UnitCount{Unit: u, Count: g.rng.IntN(5)}
+				}
+				return core.PutEnv{Name: genFIFO, Limits: lim}
+			case p < 7:
 				q.Disabled = !q.Disabled
-			} else {
+			default:
 				q.Priority = g.rng.IntN(3)
 			}
 			return *q
@@ -422,6 +435,11 @@ func (g *gen) observeEvent(ev core.Event) {
 	switch e := ev.(type) {
 	case core.Submit:
 		g.live[e.Job] = true
+		g.home[e.Job] = [2]string{e.Queue, e.Share}
+	case core.DeleteShare:
+		g.forget(func(h [2]string) bool { return h == [2]string{e.Queue, e.Name} })
+	case core.DeleteQueue:
+		g.forget(func(h [2]string) bool { return h[0] == e.Name })
 	case core.Terminate:
 		delete(g.live, e.Job)
 		delete(g.dispatched, e.Job)
@@ -429,6 +447,18 @@ func (g *gen) observeEvent(ev core.Event) {
 		delete(g.dispatched, e.Job)
 		if !e.Requeue {
 			delete(g.live, e.Job)
+		}
+	}
+}
+
+// forget drops the jobs whose queue and share match: a deletion removes
+// them at once (their failures are reported by the next step).
+func (g *gen) forget(match func([2]string) bool) {
+	for _, id := range sortedKeys(g.home) {
+		if match(g.home[id]) {
+			delete(g.live, id)
+			delete(g.dispatched, id)
+			delete(g.home, id)
 		}
 	}
 }
