@@ -79,7 +79,7 @@ func (r Reason) String() string {
 			// A FIFO queue: no shares, no limits.
 			return fmt.Sprintf("waiting for %d %s: capacity in use", r.Need, r.Unit)
 		}
-		return fmt.Sprintf("waiting for %d %s: capacity in use by other shares within their limits or reserved", r.Need, r.Unit)
+		return fmt.Sprintf("waiting for %d %s: capacity in use within quota share limits or kept by RESERVE shares", r.Need, r.Unit)
 	case ReasonHeldBack:
 		return "preempted in this scheduling cycle; eligible again in the next"
 	case ReasonEnvDisabled:
