@@ -13,6 +13,7 @@ type hammerResult struct {
 	Latencies  []time.Duration
 	FirstErr   error
 	CPU        cpuUse // over the window
+	Cycles     cycleStats
 }
 
 // Rate is requests answered successfully per second of the window.
@@ -29,17 +30,27 @@ func (r hammerResult) Rate() float64 {
 // count. fn gets the client's number and its request count so far.
 // serverPid, when not 0, is the server's process, whose CPU use over the
 // window is measured too.
-func hammer(ctx context.Context, clients int, warmup, window time.Duration, serverPid int, fn func(ctx context.Context, client, n int) error) hammerResult {
+// endpoint, when not "", is the server's, whose engine cycles over the
+// window are read from its /metrics.
+func hammer(ctx context.Context, clients int, warmup, window time.Duration, serverPid int, endpoint string, fn func(ctx context.Context, client, n int) error) hammerResult {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	start := time.Now()
 	from, to := start.Add(warmup), start.Add(warmup+window)
 	cpu := make(chan cpuUse, 1)
+	cycles := make(chan cycleStats, 1)
 	go func() {
 		time.Sleep(time.Until(from))
 		m := startCPU(serverPid)
+		c0, ok0 := scrapeCycles(endpoint)
 		time.Sleep(time.Until(to))
 		cpu <- m.stop()
+		c1, ok1 := scrapeCycles(endpoint)
+		if ok0 && ok1 {
+			cycles <- c1.minus(c0)
+		} else {
+			cycles <- cycleStats{}
+		}
 	}()
 	type part struct {
 		ok, errs int
@@ -76,7 +87,7 @@ func hammer(ctx context.Context, clients int, warmup, window time.Duration, serv
 		}()
 	}
 	wg.Wait()
-	r := hammerResult{Window: window, CPU: <-cpu}
+	r := hammerResult{Window: window, CPU: <-cpu, Cycles: <-cycles}
 	for _, p := range parts {
 		r.OK += p.ok
 		r.Errors += p.errs

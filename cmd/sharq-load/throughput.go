@@ -92,6 +92,9 @@ func reportLoad(w io.Writer, what string, l *loadFlags, before machineInfo, r ha
 		fmt.Fprintf(w, "  first error: %v\n", r.FirstErr)
 	}
 	fmt.Fprintf(w, "  %s\n", r.CPU.perRequest(r.OK, before.CPUs))
+	if r.Cycles.Count > 0 && what == "SubmitServiceJob" {
+		fmt.Fprintf(w, "  engine: %s\n", r.Cycles.describe(r.OK))
+	}
 	if proc != nil {
 		if rss, peak, err := proc.memory(); err == nil {
 			fmt.Fprintf(w, "  server RSS %d MiB (peak %d MiB)\n", rss>>20, peak>>20)
@@ -115,7 +118,7 @@ func runSubmit(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	defer stop()
 	before := machine()
 	var seq atomic.Int64
-	r := hammer(ctx, l.clients, l.warmup, l.duration, l.serverPid(proc), func(ctx context.Context, _, _ int) error {
+	r := hammer(ctx, l.clients, l.warmup, l.duration, l.serverPid(proc), c.endpoint, func(ctx context.Context, _, _ int) error {
 		_, err := c.submit(ctx, l.job(int(seq.Add(1))))
 		return err
 	})
@@ -142,7 +145,7 @@ func runDescribe(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		return err
 	}
 	before := machine()
-	r := hammer(ctx, l.clients, l.warmup, l.duration, l.serverPid(proc), func(ctx context.Context, client, n int) error {
+	r := hammer(ctx, l.clients, l.warmup, l.duration, l.serverPid(proc), c.endpoint, func(ctx context.Context, client, n int) error {
 		return c.describeCheck(ctx, ids[rand.IntN(len(ids))])
 	})
 	reportLoad(stdout, "DescribeServiceJob", &l, before, r, proc)
