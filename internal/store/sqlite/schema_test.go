@@ -1,6 +1,7 @@
 package sqlite
 
 import (
+	"database/sql/driver"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -20,6 +21,7 @@ func TestPragmas(t *testing.T) {
 		"synchronous":  "2", // FULL
 		"foreign_keys": "1",
 		"busy_timeout": "5000",
+		"cache_size":   fmt.Sprint(-writerCacheKiB),
 	}
 	for name, w := range want {
 		var got string
@@ -134,5 +136,19 @@ func TestPrefixEnd(t *testing.T) {
 		if end != c.end || ok != c.ok {
 			t.Errorf("%s: prefixEnd(%q) = %q, %v; want %q, %v", name, c.p, end, ok, c.end, c.ok)
 		}
+	}
+}
+
+// Ensure a row of unexpected types is an error, not a panic or a zero job.
+func TestJobFromValues(t *testing.T) {
+	good := []driver.Value{"id", "name", "q", "", "RUNNABLE", int64(1), int64(0), nil}
+	j, err := jobFromValues(good)
+	if err != nil || j.ID != "id" || j.CreatedAt != 1 {
+		t.Fatalf("jobFromValues(%v) = %+v, %v", good, j, err)
+	}
+	bad := slices.Clone(good)
+	bad[5] = "1"
+	if _, err := jobFromValues(bad); err == nil {
+		t.Errorf("jobFromValues(%v) succeeded", bad)
 	}
 }

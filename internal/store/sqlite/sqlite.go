@@ -165,6 +165,11 @@ const (
 	walBackstopPages = 16384
 	// walSizeLimit is what a WAL file is truncated to once it starts over.
 	walSizeLimit = 64 << 20
+	// writerCacheKiB is the writer's page cache. A transaction whose dirty
+	// pages outgrow the cache spills them to the WAL early and may write
+	// them twice; an engine cycle of a few thousand jobs dirties tens of
+	// megabytes. SQLite's default is 2 MiB.
+	writerCacheKiB = 64 << 10
 )
 
 // openDB opens a pool on path. Every connection gets the pragmas through
@@ -183,6 +188,7 @@ func openDB(path string, o options, r role) (*sql.DB, error) {
 	switch r {
 	case writerRole:
 		q.Add("_pragma", fmt.Sprintf("wal_autocheckpoint(%d)", walBackstopPages))
+		q.Add("_pragma", fmt.Sprintf("cache_size(%d)", -writerCacheKiB))
 		q.Add("_pragma", fmt.Sprintf("journal_size_limit(%d)", walSizeLimit))
 	case readerRole:
 		q.Add("_pragma", "query_only(1)")
