@@ -19,12 +19,14 @@ type Report struct {
 	// Utilisation is the capacity in use over the makespan, all pools
 	// together; AverageShareUsage the mean over shares of use / limit (the
 	// figure Kueue reports as ClusterQueue usage).
-	Utilisation       float64         `json:"utilisation"`
-	AverageShareUsage float64         `json:"averageShareUsage"`
-	Pools             []PoolReport    `json:"pools"`
-	Waits             WaitReport      `json:"timeToDispatch"`
-	Preemptions       Preemptions     `json:"preemptions"`
-	Timeline          []TimelineEntry `json:"timeline,omitempty"`
+	Utilisation       float64      `json:"utilisation"`
+	AverageShareUsage float64      `json:"averageShareUsage"`
+	Pools             []PoolReport `json:"pools"`
+	Waits             WaitReport   `json:"timeToDispatch"`
+	Preemptions       Preemptions  `json:"preemptions"`
+	// Series is each share's own, borrowed and lent capacity over time.
+	Series   []PoolSeries    `json:"timeSeries"`
+	Timeline []TimelineEntry `json:"timeline,omitempty"`
 
 	series *seriesData
 }
@@ -112,6 +114,23 @@ type SharePreempted struct {
 	InShare          int     `json:"inShare"`
 	RetriesExhausted int     `json:"retriesExhausted"`
 	LostGPUHours     float64 `json:"lostGpuHours"`
+}
+
+// PoolSeries is a pool's use over time in buckets of equal width, from
+// the start of the simulation to the end of the makespan.
+type PoolSeries struct {
+	Queue         string        `json:"queue"`
+	Unit          string        `json:"capacityUnit"`
+	BucketSeconds float64       `json:"bucketSeconds"`
+	Shares        []ShareSeries `json:"shares"`
+}
+
+// ShareSeries are a share's average instances per bucket.
+type ShareSeries struct {
+	Share    string    `json:"share"`
+	Own      []float64 `json:"own"`
+	Borrowed []float64 `json:"borrowed"`
+	Lent     []float64 `json:"lent"`
 }
 
 // TimelineEntry is one dispatch, preemption or end.
@@ -208,6 +227,7 @@ func (c *collector) report() *Report {
 	r.Waits.All = stats(c.waits.all)
 	r.series = &seriesData{width: c.ts.width, pools: c.pools, waits: map[string][]float64{}}
 	r.series.n = int(min(int64(c.ts.n), int64((end+c.ts.width-1)/c.ts.width)))
+	r.Series = seriesReport(c.pools, r.series.n, c.ts.width.Seconds())
 	if len(c.waits.class) > 0 {
 		r.series.waits = c.waits.class
 	} else {
@@ -270,4 +290,23 @@ func ratio(a, b float64) float64 {
 		return 0
 	}
 	return round(a / b)
+}
+
+func seriesReport(pools []*pool, n int, width float64) []PoolSeries {
+	out := make([]PoolSeries, 0, len(pools))
+	for _, p := range pools {
+		ps := PoolSeries{Queue: p.queue, Unit: p.unit, BucketSeconds: round(width)}
+		for _, s := range p.shares {
+			ss := ShareSeries{Share: s.name}
+			for k, dst := range []*[]float64{&ss.Own, &ss.Borrowed, &ss.Lent} {
+				*dst = bucketAverages(s.series[k], n, width)
+				for i, v := range *dst {
+					(*dst)[i] = math.Round(v*1000) / 1000
+				}
+			}
+			ps.Shares = append(ps.Shares, ss)
+		}
+		out = append(out, ps)
+	}
+	return out
 }
