@@ -33,6 +33,14 @@ Workloads: kueue-baseline, kueue-large (both bring their own cluster), and
 random[:jobs=N,load=F,runtime=S,max-count=N,priorities=N,changes=F,cancels=F,shares=N]
 (on --config, or on a made-up cluster of 'shares' shares).
 
+A trace is CSV with a header row, or JSON lines, one event each:
+  at,event,job,share,priority,instance_type,instance_count,runtime
+  0,submit,train-1,QS1,3,ml.g5.xlarge,1,600
+  20,priority,train-1,,4,,,
+  90,cancel,train-1,,,,,
+'at' and 'runtime' are seconds or Go durations (1m30s); optional columns:
+queue, class, name, preemption_retries. 'sharq trace export' writes one.
+
 Flags:
 `
 
