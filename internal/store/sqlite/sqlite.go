@@ -72,9 +72,15 @@ func WithBusyTimeout(d time.Duration) Option { return func(o *options) { o.busyT
 func WithMaxGroup(n int) Option { return func(o *options) { o.maxGroup = max(n, 1) } }
 
 // WithLogger sets where background failures (checkpoints) are reported;
-// by default they are discarded. Commit and read errors are returned, not
-// logged.
-func WithLogger(l *slog.Logger) Option { return func(o *options) { o.logger = l } }
+// by default, or given nil, they are discarded. Commit and read errors are
+// returned, not logged.
+func WithLogger(l *slog.Logger) Option {
+	return func(o *options) {
+		if l != nil {
+			o.logger = l
+		}
+	}
+}
 
 func defaultOptions() options {
 	return options{
