@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"strings"
 	"time"
 
@@ -19,6 +20,7 @@ type simFlags struct {
 	config, trace, workload, compare string
 	output, html                     string
 	writeTrace, writeConfig          string
+	cpuProfile                       string
 	seed                             uint64
 	checkpoint, startup              time.Duration
 	timeline, noRun                  bool
@@ -60,6 +62,7 @@ func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.Uint64Var(&f.seed, "seed", 1, "seed of generated workloads")
 	fs.DurationVar(&f.checkpoint, "checkpoint-interval", 0, "how often jobs checkpoint; a preempted job loses the work since its last checkpoint (0: restarts from scratch)")
 	fs.DurationVar(&f.startup, "startup-delay", 0, "time from SCHEDULED to RUNNING")
+	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of the simulation to this file")
 	fs.BoolVar(&f.noRun, "no-run", false, "only write --write-trace and --write-config, do not simulate")
 	fs.BoolVar(&f.timeline, "timeline", false, "list every dispatch, preemption and end in the report")
 	if err := fs.Parse(args); err != nil {
@@ -69,6 +72,14 @@ func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "sharq sim: give exactly one of --trace and --workload, and -o text or json")
 		fs.Usage()
 		return 2
+	}
+	if f.cpuProfile != "" {
+		stop, err := startProfile(f.cpuProfile)
+		if err != nil {
+			fmt.Fprintf(stderr, "sharq sim: %v\n", err)
+			return 1
+		}
+		defer stop()
 	}
 	if err := simulate(ctx, f, stdout, stderr); err != nil {
 		fmt.Fprintf(stderr, "sharq sim: seed=%d: %v\n", f.seed, err)
@@ -207,6 +218,18 @@ func writeFile(path string, write func(io.Writer) error) error {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return out.Close()
+}
+
+func startProfile(path string) (func(), error) {
+	out, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(out); err != nil {
+		out.Close()
+		return nil, err
+	}
+	return func() { pprof.StopCPUProfile(); out.Close() }, nil
 }
 
 // progressBar redraws one line on a terminal.

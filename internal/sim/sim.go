@@ -26,9 +26,10 @@ type Options struct {
 	// StartupDelay is how long an attempt takes from SCHEDULED to RUNNING.
 	StartupDelay time.Duration
 	// TickInterval is how often engine housekeeping (time limit actions,
-	// retention) runs in virtual time (default 5 minutes: time limit
-	// actions wait at least 600 s, and each tick costs a pass over the
-	// engine's jobs).
+	// retention) runs in virtual time. Each tick costs a pass over the
+	// engine's jobs, so the default is 5 minutes when a queue has time limit
+	// actions (they wait at least 600 s) and an hour otherwise, when only
+	// ended jobs are to be forgotten.
 	TickInterval time.Duration
 	// Buckets is the resolution of the time series (default 240).
 	Buckets int
@@ -82,7 +83,7 @@ func New(ctx context.Context, w *Workload, cfg *clusterconfig.Config, opts Optio
 		return nil, err
 	}
 	if opts.TickInterval <= 0 {
-		opts.TickInterval = 5 * time.Minute
+		opts.TickInterval = defaultTick(cfg)
 	}
 	if opts.Buckets <= 0 {
 		opts.Buckets = 240
@@ -110,6 +111,15 @@ func New(ctx context.Context, w *Workload, cfg *clusterconfig.Config, opts Optio
 		return nil, fmt.Errorf("sim: %w", err)
 	}
 	return s, nil
+}
+
+func defaultTick(cfg *clusterconfig.Config) time.Duration {
+	for _, q := range cfg.JobQueues {
+		if len(q.JobStateTimeLimitActions) > 0 {
+			return 5 * time.Minute
+		}
+	}
+	return time.Hour
 }
 
 // checkWorkload fills in each job's queue when the config has one
