@@ -138,8 +138,8 @@ func TestSeedPlan(t *testing.T) {
 	seen := map[string]bool{}
 	for i := range 10000 {
 		id := seedID(i)
-		if len(id) != 36 || id[14] != '4' || seen[id] {
-			t.Fatalf("seedID(%d) = %q: not a fresh version 4 UUID", i, id)
+		if len(id) != 36 || id[14] != '7' || seen[id] || i > 0 && id < seedID(i-1) {
+			t.Fatalf("seedID(%d) = %q: not a fresh, increasing version 7 UUID", i, id)
 		}
 		seen[id] = true
 	}

@@ -69,14 +69,25 @@ func (p seedPlan) kind(i int) seedKind {
 	return seedSucceeded
 }
 
-// seedID is job i's ID: a version 4 UUID from a fixed hash of i, so that
-// IDs land all over the primary key's B-tree as random ones do, and a run
-// seeds the same store every time.
+// seedID is job i's ID: a version 7 UUID, as the engine makes, whose
+// time is a fixed base plus i milliseconds and whose random bits are a
+// fixed hash of i, so a run seeds the same store every time.
 func seedID(i int) string {
-	h := splitmix(uint64(i))
-	l := splitmix(h)
-	return fmt.Sprintf("%08x-%04x-4%03x-%x%03x-%012x", uint32(h>>32), uint16(h>>16), uint16(h)&0xfff,
-		8|(l>>62), uint16(l>>48)&0xfff, l&0xffffffffffff)
+	var b [16]byte
+	ms := uint64(1_750_000_000_000 + i)
+	for k := range 6 {
+		b[k] = byte(ms >> (40 - 8*k))
+	}
+	h, l := splitmix(uint64(i)), splitmix(uint64(i)^0x9e37)
+	for k := 6; k < 16; k++ {
+		b[k] = byte(h >> (8 * (k % 8)))
+		if k >= 8 {
+			b[k] = byte(l >> (8 * (k - 8)))
+		}
+	}
+	b[6] = b[6]&0x0f | 0x70
+	b[8] = b[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
 }
 
 func splitmix(x uint64) uint64 {
