@@ -20,8 +20,9 @@ func TestLocalAnnouncementExample(t *testing.T) {
 	for _, want := range []string{
 		"QS1\tLEND_AND_BORROW\tVALID\tENABLED", "QS3\tRESERVE\tVALID\tENABLED",
 		"train: SUCCEEDED (Training job completed)",
-		"qs1_job_low: RUNNABLE", "qs1_job_low: RUNNING", "qs1_job_med: RUNNABLE",
-		"qs1_job_high: FAILED (example over)",
+		"qs1_job_high RUNNING qs1_job_low RUNNABLE qs1_job_med RUNNING",
+		"qs1_job_high RUNNING qs1_job_low RUNNING qs1_job_med RUNNABLE",
+		"qs1_job_high FAILED qs1_job_low FAILED qs1_job_med FAILED",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("examples/announcement.sh printed no line with %q; its output:\n%s", want, out)

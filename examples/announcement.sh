@@ -26,9 +26,9 @@ batch() { aws batch --endpoint-url "$ENDPOINT" "$@"; }
 
 QUEUE=my-sm-training-qm-jq
 
-# watch JOB STATE...: prints the job's status as it changes until it is one
+# watch_job JOB STATE...: prints the job's status as it changes until it is one
 # of the given states.
-watch() {
+watch_job() {
 	local job=$1 last= name status reason
 	shift
 	while :; do
@@ -49,6 +49,24 @@ watch() {
 submit() {
 	batch submit-service-job --job-name "$1" --job-queue "$QUEUE" --service-job-type SAGEMAKER_TRAINING \
 		--quota-share-name "$2" --scheduling-priority "$3" --service-request-payload "$4" --query jobArn --output text
+}
+
+# await_jobs PREFIX EXPECTED: prints the name and status of the jobs whose
+# name starts with PREFIX whenever they change, until they read EXPECTED
+# ("name STATUS name STATUS ..." in name order).
+await_jobs() {
+	local prefix=$1 want=$2 last= now
+	while :; do
+		now=$(batch list-service-jobs --job-queue "$QUEUE" --filters "name=JOB_NAME,values=$prefix*" \
+			--query 'sort_by(jobSummaryList, &jobName)[].[jobName, status]' --output text | tr -s '\t\n' '  ')
+		now=${now% }
+		if [[ $now != "$last" ]]; then
+			echo "  $now"
+			last=$now
+		fi
+		[[ $now == "$want" ]] && return 0
+		sleep 1
+	done
 }
 
 echo "== 1. the set-up"
@@ -84,7 +102,7 @@ TRAIN=$(submit train QS3 1 '{
     "ContainerArguments": ["for i in $(seq \"$SM_HP_EPOCHS\"); do echo \"epoch $i on $SM_CURRENT_HOST\"; sleep 1; done; echo weights > \"$SM_MODEL_DIR/model.txt\""]}
 }')
 echo "submitted $TRAIN"
-watch "$TRAIN" SUCCEEDED FAILED
+watch_job "$TRAIN" SUCCEEDED FAILED
 
 echo "== 3. raise a priority: in-share preemption in QS1"
 # sleep 600 stands in for a long training run.
@@ -96,18 +114,15 @@ MED=$(submit qs1_job_med QS1 2 "$LONG")
 LOW=$(submit qs1_job_low QS1 1 "$LONG")
 # high runs on QS1's instance, med on the one it borrows from QS2; low waits
 # because QS3 lends nothing.
-watch "$HIGH" RUNNING
-watch "$MED" RUNNING
-watch "$LOW" RUNNABLE
+await_jobs qs1_job_ "qs1_job_high RUNNING qs1_job_low RUNNABLE qs1_job_med RUNNING"
 batch update-service-job --job-id "$LOW" --scheduling-priority 4 >/dev/null
 echo "qs1_job_low's priority raised to 4"
-watch "$LOW" RUNNING
-watch "$MED" RUNNABLE
+await_jobs qs1_job_ "qs1_job_high RUNNING qs1_job_low RUNNING qs1_job_med RUNNABLE"
 batch get-job-queue-snapshot --job-queue "$QUEUE" \
 	--query '{front: frontOfQuotaShares.quotaShares, usage: queueUtilization.quotaShareUtilization.topCapacityUtilization}'
 
 echo "== 4. clean up"
 for job in "$HIGH" "$MED" "$LOW"; do
 	batch terminate-service-job --job-id "$job" --reason "example over"
-	watch "$job" FAILED
 done
+await_jobs qs1_job_ "qs1_job_high FAILED qs1_job_low FAILED qs1_job_med FAILED"
