@@ -31,7 +31,8 @@ done
 
 // A job that checkpoints on SIGTERM is preempted in its share and resumes
 // from its checkpoint (CheckpointConfig.LocalPath, seen as
-// SM_CHECKPOINT_DIR) on its next attempt, which completes it.
+// SM_CHECKPOINT_DIR) on its next attempt, which completes it. Its
+// retryStrategy allows one attempt: preemptions do not use attempts up.
 func TestLocalCheckpointResume(t *testing.T) {
 	t.Parallel()
 	s := startLocal(t, "", "--stop-grace", "2s")
@@ -39,7 +40,8 @@ func TestLocalCheckpointResume(t *testing.T) {
 	setUpWalkthrough(t, c, 3)
 	ckptDir := filepath.Join(t.TempDir(), "ckpt")
 
-	train := s.submitLocal(t, c, localJob{name: "train", share: "QS1", priority: 1, argv: shell(checkpointing), checkpoint: ckptDir})
+	train := s.submitLocal(t, c, localJob{name: "train", share: "QS1", priority: 1, argv: shell(checkpointing), checkpoint: ckptDir,
+		retry: retryStrategy(1)})
 	waitStatus(t, c, train, types.ServiceJobStatusRunning)
 	// QS2's own instance is taken, so that QS1 cannot borrow it and its
 	// urgent job must preempt train.
