@@ -38,10 +38,14 @@ func BenchmarkKueueLarge(b *testing.B) { benchBuiltin(b, "kueue-large") }
 func BenchmarkRandom(b *testing.B) { benchBuiltin(b, "random:jobs=20000,shares=8,load=0.95") }
 
 // BenchmarkMillionJobTrace writes a 1,000,000-job random trace as CSV,
-// then reads and replays it; it reports the heap's peak in MiB.
+// then reads and replays it; it reports the memory the runtime took, in
+// MiB. The offered load is 70 %: on this cluster a third of the shares are
+// RESERVE, whose idle capacity nobody else may use, and preempted jobs
+// restart, so at 95 % the queue grows without bound over the trace's years
+// of virtual time.
 // Run it alone: go test -run X -bench MillionJobTrace -benchtime 1x.
 func BenchmarkMillionJobTrace(b *testing.B) {
-	w, err := sim.Builtin("random:jobs=1000000,shares=8,load=0.95", 1, nil)
+	w, err := sim.Builtin("random:jobs=1000000,shares=8,load=0.7", 1, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
