@@ -16,7 +16,7 @@ package sharqapi
 
 import (
 	"context"
-	"encoding/json"
+	"github.com/sharq-dev/sharq/internal/jsonhttp"
 	"log/slog"
 	"net/http"
 	"sync"
@@ -87,27 +87,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.mux.Serv
 // http.Server.RegisterOnShutdown.
 func (h *Handler) Close() { h.closeOnce.Do(func() { close(h.closing) }) }
 
-func writeJSON(w http.ResponseWriter, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	json.NewEncoder(w).Encode(v)
-}
+func writeJSON(w http.ResponseWriter, v any) { jsonhttp.Write(w, v) }
 
-func writeError(w http.ResponseWriter, status int, msg string) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	json.NewEncoder(w).Encode(Error{Message: msg})
-}
+func writeError(w http.ResponseWriter, status int, msg string) { jsonhttp.WriteError(w, status, msg) }
 
-// engineError answers an engine error: its own message for what the client
-// got wrong, "internal error" (and a log line) for the rest.
 func (h *Handler) engineError(w http.ResponseWriter, err error) {
-	switch engine.ErrorCode(err) {
-	case engine.NotFound:
-		writeError(w, http.StatusNotFound, engine.ErrorMessage(err))
-	case engine.Invalid, engine.Conflict:
-		writeError(w, http.StatusBadRequest, engine.ErrorMessage(err))
-	default:
-		h.opts.Logger.Error("sharq api", "err", err)
-		writeError(w, http.StatusInternalServerError, "internal error")
-	}
+	jsonhttp.EngineError(w, h.opts.Logger, "sharq api", err)
 }

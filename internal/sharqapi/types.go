@@ -1,6 +1,9 @@
 package sharqapi
 
-import "github.com/sharq-dev/sharq/internal/engine"
+import (
+	"github.com/sharq-dev/sharq/internal/engine"
+	"github.com/sharq-dev/sharq/internal/jsonhttp"
+)
 
 // The wire shapes of the sharq-specific routes. They are lowerCamelCase JSON
 // like the AWS Batch API's, and the CLI decodes them with these same types.
@@ -87,9 +90,7 @@ type JobEvents struct {
 }
 
 // Error is the body of every non-2xx answer.
-type Error struct {
-	Message string `json:"message"`
-}
+type Error = jsonhttp.Error
 
 // Headers of GET /sharq/v1/jobs/{job}/logs. The body is the raw bytes of
 // the log from the requested offset.

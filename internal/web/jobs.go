@@ -3,6 +3,7 @@ package web
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/sharq-dev/sharq/internal/jsonhttp"
 	"mime"
 	"net/http"
 
@@ -102,32 +103,10 @@ func decodeBody(w http.ResponseWriter, r *http.Request, v any) bool {
 	return true
 }
 
-// Error is the body of every non-2xx answer of the console's routes.
-type Error struct {
-	Message string `json:"message"`
-}
+func writeJSON(w http.ResponseWriter, v any) { jsonhttp.Write(w, v) }
 
-func writeJSON(w http.ResponseWriter, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	json.NewEncoder(w).Encode(v)
-}
+func writeError(w http.ResponseWriter, status int, msg string) { jsonhttp.WriteError(w, status, msg) }
 
-func writeError(w http.ResponseWriter, status int, msg string) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	json.NewEncoder(w).Encode(Error{Message: msg})
-}
-
-// engineError answers an engine error: its own message for what the
-// client got wrong, "internal error" (and a log line) for the rest.
 func (c *Console) engineError(w http.ResponseWriter, err error) {
-	switch engine.ErrorCode(err) {
-	case engine.NotFound:
-		writeError(w, http.StatusNotFound, engine.ErrorMessage(err))
-	case engine.Invalid, engine.Conflict:
-		writeError(w, http.StatusBadRequest, engine.ErrorMessage(err))
-	default:
-		c.log.Error("console", "err", err)
-		writeError(w, http.StatusInternalServerError, "internal error")
-	}
+	jsonhttp.EngineError(w, c.log, "console", err)
 }
