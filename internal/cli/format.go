@@ -53,11 +53,12 @@ func (t *table) flush() error {
 	return nil
 }
 
-// shortID is the first 8 characters of a job ID: enough to tell jobs
-// apart in a table, as container tools do.
+// shortID is the last 8 characters of a job ID: enough to tell jobs apart
+// in a table. Job IDs begin with their creation time (version 7 UUIDs), so
+// the distinguishing part is the end.
 func shortID(id string) string {
 	if len(id) > 8 {
-		return id[:8]
+		return id[len(id)-8:]
 	}
 	return id
 }

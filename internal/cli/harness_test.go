@@ -21,6 +21,7 @@ import (
 	"github.com/sharq-dev/sharq/internal/executor/local"
 	"github.com/sharq-dev/sharq/internal/executor/simulated"
 	"github.com/sharq-dev/sharq/internal/sharqapi"
+	"github.com/sharq-dev/sharq/internal/sim"
 	"github.com/sharq-dev/sharq/internal/store/sqlite"
 )
 
@@ -111,7 +112,7 @@ func newServer(t *testing.T, localExec bool) *server {
 	var seq atomic.Int64
 	eng, err := engine.New(t.Context(), engine.Options{
 		Store: st, Executor: fx, Clock: fixedClock{}, StopGrace: time.Second,
-		NewID: func() string { return fmt.Sprintf("%08d-0000-4000-8000-000000000000", seq.Add(1)) },
+		NewID: func() string { return jobID(int(seq.Add(1))) },
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -127,6 +128,7 @@ func newServer(t *testing.T, localExec bool) *server {
 	mux := http.NewServeMux()
 	mux.Handle("/v1/", batchapi.New(eng, batchapi.Options{}))
 	mux.Handle("/sharq/v1/", sapi)
+	mux.Handle("POST "+sim.DryRunPath, sim.DryRunHandler(eng, nil))
 	srv := httptest.NewServer(mux)
 	t.Cleanup(func() {
 		sapi.Close()
@@ -196,7 +198,7 @@ func eventually(t *testing.T, what string, cond func() bool) {
 }
 
 // jobID is the n-th job ID the test server hands out.
-func jobID(n int) string { return fmt.Sprintf("%08d-0000-4000-8000-000000000000", n) }
+func jobID(n int) string { return fmt.Sprintf("01a22d8d-0000-7000-8000-0000%08d", n) }
 
 // golden compares got with testdata/NAME.golden, or rewrites it with
 // -update.

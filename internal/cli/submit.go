@@ -15,6 +15,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/batch"
 	"github.com/aws/aws-sdk-go-v2/service/batch/types"
+
+	"github.com/sharq-dev/sharq/internal/engine"
+	"github.com/sharq-dev/sharq/internal/sim"
 )
 
 // kvFlags collects repeated K=V flags.
@@ -36,7 +39,7 @@ type submitFlags struct {
 	count, priority, retries, preemptRetries  int
 	timeout                                   time.Duration
 	env                                       kvFlags
-	quiet                                     bool
+	quiet, dryRun                             bool
 }
 
 // Submit is `sharq submit`: it submits one training job, built from a
@@ -60,6 +63,7 @@ func Submit(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	v.fs.DurationVar(&f.timeout, "timeout", 0, "stop an attempt that runs longer than this (e.g. 2h; at least 60s)")
 	v.fs.Var(f.env, "env", "environment variable K=V of the job (repeatable)")
 	v.fs.BoolVar(&f.quiet, "q", false, "print only the job ID")
+	v.fs.BoolVar(&f.dryRun, "dry-run", false, "only ask the server what would happen if the job were submitted now; changes nothing")
 	command, err := v.parse(args, 0, -1)
 	if err != nil {
 		return v.exit(err)
@@ -97,6 +101,9 @@ func submit(ctx context.Context, v *verb, f *submitFlags, command []string) erro
 	in, err := f.input(payload)
 	if err != nil {
 		return err
+	}
+	if f.dryRun {
+		return dryRun(ctx, v, c, in)
 	}
 	var raw []byte
 	out, err := c.batch.SubmitServiceJob(ctx, in, captureBody(&raw))
@@ -309,4 +316,61 @@ func atoi(what, s string) (int, error) {
 		return 0, usagef("%s must be a number, not %q", what, s)
 	}
 	return n, nil
+}
+
+// dryRun asks the server what the submission would do now, through the
+// same scheduler code on a copy of its state, and prints the answer.
+func dryRun(ctx context.Context, v *verb, c *client, in *batch.SubmitServiceJobInput) error {
+	req := sim.SubmitRequest{
+		JobName: aws.ToString(in.JobName), JobQueue: aws.ToString(in.JobQueue), ServiceJobType: string(in.ServiceJobType),
+		ServiceRequestPayload: aws.ToString(in.ServiceRequestPayload), QuotaShareName: aws.ToString(in.QuotaShareName),
+	}
+	if in.SchedulingPriority != nil {
+		p := int(*in.SchedulingPriority)
+		req.SchedulingPriority = &p
+	}
+	if pc := in.PreemptionConfiguration; pc != nil && pc.PreemptionRetriesBeforeTermination != nil {
+		n := int(*pc.PreemptionRetriesBeforeTermination)
+		req.PreemptionConfiguration = &engine.JobPreemptionConfiguration{PreemptionRetriesBeforeTermination: &n}
+	}
+	out, err := sim.DryRun(ctx, c.http, c.base, req)
+	if err != nil {
+		return err
+	}
+	if v.json() {
+		b, err := json.Marshal(out)
+		if err != nil {
+			return err
+		}
+		return printJSON(v.stdout, b)
+	}
+	switch {
+	case out.Dispatched:
+		fmt.Fprintf(v.stdout, "would be dispatched now (%s)", out.Via)
+		if len(out.Own) > 0 {
+			fmt.Fprintf(v.stdout, ", own %s", usageText(out.Own))
+		}
+		if len(out.Borrowed) > 0 {
+			fmt.Fprintf(v.stdout, ", borrowed %s", usageText(out.Borrowed))
+		}
+		fmt.Fprintln(v.stdout)
+		for _, p := range out.Preempts {
+			fate := "requeued"
+			if !p.Requeued {
+				fate = "failed: preemption retries exhausted"
+			}
+			fmt.Fprintf(v.stdout, "  would preempt %s (%s, priority %d, %s): %s\n", p.JobName, p.Share, p.Priority, p.Kind, fate)
+		}
+	default:
+		fmt.Fprintf(v.stdout, "would wait at position %d: %s\n", out.Position, out.Reason)
+	}
+	return nil
+}
+
+func usageText(us []engine.CapacityUsage) string {
+	parts := make([]string, len(us))
+	for i, u := range us {
+		parts[i] = fmt.Sprintf("%g × %s", u.Quantity, u.CapacityUnit)
+	}
+	return strings.Join(parts, ", ")
 }

@@ -120,3 +120,24 @@ func TestSubmitRefused(t *testing.T) {
 	expect(t, s.run(Submit, "--retries", "10", "--share", "QS1", "--", "train"), ExitUsage, "--retries must be 0 to 9")
 	expect(t, s.run(Submit, "--queue", "nope", "--share", "QS1", "--", "train"), ExitNotFound, "nope does not exist")
 }
+
+// Ensure --dry-run answers what would happen, matching what the real
+// submission then does, and changes nothing.
+func TestSubmitDryRun(t *testing.T) {
+	s := newServer(t, false)
+	s.ok(Apply, "-f", announcement)
+	s.ok(Submit, "--share", "QS1", "--priority", "3", "--name", "high", "--", "train")
+	s.ok(Submit, "--share", "QS1", "--priority", "2", "--name", "med", "--", "train")
+	s.waitStatus(jobID(2), "RUNNING")
+	got := s.ok(Submit, "--dry-run", "--share", "QS2", "--name", "q2", "--", "train")
+	want := "would be dispatched now (reclaim), own 1 × ml.g5.xlarge\n  would preempt med (QS1, priority 2, cross-share): requeued\n"
+	if got != want {
+		t.Errorf("dry-run printed %q, want %q", got, want)
+	}
+	if got := s.ok(Submit, "--dry-run", "--share", "QS1", "--name", "low", "--", "train"); !strings.HasPrefix(got, "would wait at position 1: QS1 at its limit") {
+		t.Errorf("dry-run of a waiting job printed %q", got)
+	}
+	s.ok(Submit, "--share", "QS2", "--name", "q2", "--", "train")
+	s.waitStatus(jobID(3), "RUNNING")
+	s.waitStatus(jobID(2), "RUNNABLE")
+}
