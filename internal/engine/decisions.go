@@ -130,6 +130,7 @@ func (e *Engine) finish(j *jobRec, status, reason string, now time.Time) {
 	e.setStatus(j, status, now)
 	j.StoppedAt = ms(now)
 	j.Internal.EndedAt = ms(now)
+	e.ended = append(e.ended, endMark{id: j.JobID, at: j.Internal.EndedAt})
 	delete(e.waits, j.JobID)
 	e.touch(j)
 }
@@ -303,7 +304,8 @@ func (e *Engine) mustCore(ev core.Event) {
 // housekeeping runs every second: time limit actions and retention.
 func (e *Engine) housekeeping(now time.Time) error {
 	nowMs := ms(now)
-	for id, w := range e.waits {
+	for _, id := range sortedKeys(e.waits) { // in ID order: terminations are events
+		w := e.waits[id]
 		j := e.jobs[id]
 		if j == nil || j.Status != StatusRunnable {
 			delete(e.waits, id)
@@ -330,16 +332,23 @@ func (e *Engine) housekeeping(now time.Time) error {
 }
 
 // purge forgets jobs that ended longer ago than the retention.
+// Ended jobs are taken from the front of e.ended, which holds them in the
+// order they ended, so a purge costs what it removes, not what is kept.
 func (e *Engine) purge(now time.Time) {
 	before := ms(now.Add(-e.opts.Retention))
-	for id, j := range e.jobs {
-		if terminal(j.Status) && j.Internal.EndedAt > 0 && j.Internal.EndedAt < before {
-			delete(e.jobs, id)
-			e.counts[j.Status]--
-			if t := j.Internal.ClientToken; t != "" && e.tokens[t] == id {
-				delete(e.tokens, t)
-			}
+	n := 0
+	for ; n < len(e.ended) && e.ended[n].at < before; n++ {
+		id := e.ended[n].id
+		j := e.jobs[id]
+		if j == nil || !terminal(j.Status) || j.Internal.EndedAt != e.ended[n].at {
+			continue
+		}
+		delete(e.jobs, id)
+		e.counts[j.Status]--
+		if t := j.Internal.ClientToken; t != "" && e.tokens[t] == id {
+			delete(e.tokens, t)
 		}
 	}
+	e.ended = e.ended[n:]
 	e.tx.purgeBefore = before
 }

@@ -107,7 +107,7 @@ type subscribers struct {
 	mu     sync.Mutex
 	next   int
 	chans  map[int]chan JobEvent
-	recent []JobEvent // ring of the latest events, oldest first
+	recent []JobEvent // the latest events, oldest first: at most 2 × recentEvents
 }
 
 const recentEvents = 1000
@@ -140,7 +140,7 @@ func (e *Engine) RecentEvents() []JobEvent {
 	s := &e.subs
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return append([]JobEvent(nil), s.recent...)
+	return append([]JobEvent(nil), s.recent[max(0, len(s.recent)-recentEvents):]...)
 }
 
 // publish hands a committed cycle's events to subscribers and observers.
@@ -155,7 +155,8 @@ func (e *Engine) publish(t *tx, took time.Duration) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.recent = append(s.recent, t.events...)
-	if n := len(s.recent) - recentEvents; n > 0 {
+	// Trim only when twice the size, so the copy costs O(1) per event.
+	if n := len(s.recent) - recentEvents; n > recentEvents {
 		s.recent = append(s.recent[:0], s.recent[n:]...)
 	}
 	for _, ev := range t.events {

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -52,7 +53,11 @@ func (e *Engine) load(ctx context.Context) error {
 	}
 	for _, j := range e.jobs {
 		e.counts[j.Status]++
+		if terminal(j.Status) {
+			e.ended = append(e.ended, endMark{id: j.JobID, at: j.Internal.EndedAt})
+		}
 	}
+	slices.SortFunc(e.ended, func(a, b endMark) int { return cmp.Or(cmp.Compare(a.at, b.at), cmp.Compare(a.id, b.id)) })
 	for _, j := range live {
 		if err := e.restoreJob(j); err != nil {
 			return fmt.Errorf("restore job %s: %w", j.JobID, err)

@@ -43,6 +43,7 @@ type Engine struct {
 	lastPurge time.Time
 	subs      subscribers
 	counts    map[string]int // jobs by status
+	ended     []endMark      // ended jobs in the order they ended, for purging
 	tx        *tx
 	cycles    uint64
 }
@@ -51,6 +52,12 @@ type Engine struct {
 type waitMark struct {
 	reason string
 	since  int64 // ms
+}
+
+// endMark is a job that ended, and when (ms).
+type endMark struct {
+	id string
+	at int64
 }
 
 // op is a change run inside the loop with mu held.

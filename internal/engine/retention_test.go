@@ -1,0 +1,58 @@
+package engine_test
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/sharq-dev/sharq/internal/engine"
+	"github.com/sharq-dev/sharq/internal/store/sqlite"
+)
+
+// TestRetention checks that ended jobs are forgotten, in memory and in the
+// store, once the retention has passed, and live or recent ones are kept.
+func TestRetention(t *testing.T) {
+	ctx := context.Background()
+	st, err := sqlite.Open(filepath.Join(t.TempDir(), "sharq.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	clock := &fakeClock{t: time.Date(2026, 3, 25, 0, 0, 0, 0, time.UTC)}
+	e, err := engine.New(ctx, engine.Options{Store: st, Clock: clock, Synchronous: true, Retention: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &harness{t: t, e: e}
+	h.setupWalkthrough()
+	old := h.submit("old", "QS1", 1)
+	if err := e.TerminateServiceJob(ctx, old, "done"); err != nil {
+		t.Fatal(err)
+	}
+	clock.Add(30 * time.Minute)
+	recent := h.submit("recent", "QS1", 1)
+	if err := e.TerminateServiceJob(ctx, recent, "done"); err != nil {
+		t.Fatal(err)
+	}
+	live := h.submit("live", "QS1", 1)
+	clock.Add(45 * time.Minute)
+	if err := e.Tick(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.DescribeServiceJob(ctx, old); engine.ErrorCode(err) != engine.NotFound {
+		t.Errorf("a job ended 75 minutes ago: err %v, want not found", err)
+	}
+	for _, id := range []string{recent, live} {
+		if _, err := e.DescribeServiceJob(ctx, id); err != nil {
+			t.Errorf("job %s: %v", id, err)
+		}
+	}
+	jobs, _, err := e.ListServiceJobs(ctx, engine.ListServiceJobsInput{JobStatus: "FAILED"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(jobs) != 1 || jobs[0].JobID != recent {
+		t.Errorf("FAILED jobs in the store: %d, want only the recent one", len(jobs))
+	}
+}
