@@ -11,9 +11,10 @@
 //	sharq-load baseline  Kueue's baseline workload in real time through the server
 //	sharq-load server    run the server in this process (with -cpuprofile), for profiles
 //
-// Every command takes either -endpoint (a server already running) or
-// -server (a sharq binary, started with the simulated executor on a fresh
-// data directory and stopped at the end). The measured requests go through
+// submit, describe, latency and baseline take either -endpoint (a server
+// already running) or -server (a sharq binary, started with the simulated
+// executor on a fresh data directory and stopped at the end); restart
+// starts the binary on a seeded directory. The measured requests go through
 // the AWS SDK for Go v2 Batch client (-client sdk), net/http's client with
 // the same JSON (-client http), or a minimal HTTP/1.1 client (-client wire,
 // the default), which costs the shared CPUs the least.
