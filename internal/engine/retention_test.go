@@ -2,24 +2,17 @@ package engine_test
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/sharq-dev/sharq/internal/engine"
-	"github.com/sharq-dev/sharq/internal/store/sqlite"
 )
 
 // TestRetention checks that ended jobs are forgotten, in memory and in the
 // store, once the retention has passed, and live or recent ones are kept.
 func TestRetention(t *testing.T) {
 	ctx := context.Background()
-	st, err := sqlite.Open(filepath.Join(t.TempDir(), "sharq.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	clock := &fakeClock{t: time.Date(2026, 3, 25, 0, 0, 0, 0, time.UTC)}
+	st, clock := syncStore(t)
 	e, err := engine.New(ctx, engine.Options{Store: st, Clock: clock, Synchronous: true, Retention: time.Hour})
 	if err != nil {
 		t.Fatal(err)

@@ -2,12 +2,10 @@ package engine_test
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/sharq-dev/sharq/internal/engine"
-	"github.com/sharq-dev/sharq/internal/store/sqlite"
 )
 
 // TestJobStateTimeLimitActionAcrossRestart checks that a restart does not
@@ -15,12 +13,7 @@ import (
 // and 100 s after make the 600 s of the queue's action.
 func TestJobStateTimeLimitActionAcrossRestart(t *testing.T) {
 	ctx := context.Background()
-	st, err := sqlite.Open(filepath.Join(t.TempDir(), "sharq.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	clock := &fakeClock{t: time.Date(2026, 3, 25, 0, 0, 0, 0, time.UTC)}
+	st, clock := syncStore(t)
 	open := func() *engine.Engine {
 		t.Helper()
 		e, err := engine.New(ctx, engine.Options{Store: st, Clock: clock, Synchronous: true})

@@ -21,17 +21,24 @@ func (c *fakeClock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c
 
 func (c *fakeClock) Add(d time.Duration) { c.mu.Lock(); c.t = c.t.Add(d); c.mu.Unlock() }
 
+// syncStore opens a store in a temp dir and a fake clock for engines run
+// synchronously, as the simulator runs them.
+func syncStore(t *testing.T) (*sqlite.Store, *fakeClock) {
+	t.Helper()
+	st, err := sqlite.Open(filepath.Join(t.TempDir(), "sharq.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st, &fakeClock{t: time.Date(2026, 3, 25, 0, 0, 0, 0, time.UTC)}
+}
+
 // TestJobStateTimeLimitAction checks that a job stuck in RUNNABLE for a
 // misconfiguration longer than the queue's maxTimeSeconds is terminated with
 // AWS's statusReason, and that one waiting for another reason is not.
 func TestJobStateTimeLimitAction(t *testing.T) {
 	ctx := context.Background()
-	st, err := sqlite.Open(filepath.Join(t.TempDir(), "sharq.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	clock := &fakeClock{t: time.Date(2026, 3, 25, 0, 0, 0, 0, time.UTC)}
+	st, clock := syncStore(t)
 	e, err := engine.New(ctx, engine.Options{Store: st, Clock: clock, Synchronous: true})
 	if err != nil {
 		t.Fatal(err)
