@@ -93,37 +93,23 @@ func reportCPU(b *testing.B, start time.Duration) {
 // BenchmarkDispatchAsCapacityFrees ends one running job and steps, which
 // dispatches the next job into the freed instance: one op is one dispatch
 // decision, with 1,000,000 jobs queued.
-func BenchmarkDispatchAsCapacityFrees(b *testing.B) {
-	c, running := bigCore(b, 1_000_000)
-	now := benchT0
-	b.ResetTimer()
-	defer reportCPU(b, cpuTime())
-	dispatches := 0
-	for i := 0; i < b.N; i++ {
-		k := i % len(running)
-		mustApply(b, c, core.AttemptEnded{Job: running[k]})
-		now = now.Add(time.Millisecond)
-		for _, d := range c.Step(now).List {
-			if d.Kind == core.Dispatch {
-				running[k] = d.Job
-				dispatches++
-			}
-		}
-	}
-	b.ReportMetric(float64(dispatches)/b.Elapsed().Seconds(), "dispatches/s")
-}
+func BenchmarkDispatchAsCapacityFrees(b *testing.B) { benchDispatch(b, 1) }
 
 // BenchmarkDispatchBulk frees 1,000 instances at once and steps: one op is
 // one step that makes 1,000 dispatch decisions.
-func BenchmarkDispatchBulk(b *testing.B) {
+func BenchmarkDispatchBulk(b *testing.B) { benchDispatch(b, 1000) }
+
+// benchDispatch ends n running jobs and steps, per op; the jobs the step
+// dispatches take the ended jobs' places in running.
+func benchDispatch(b *testing.B, n int) {
 	c, running := bigCore(b, 1_000_000)
 	now := benchT0
 	b.ResetTimer()
 	defer reportCPU(b, cpuTime())
 	dispatches := 0
 	for i := 0; i < b.N; i++ {
-		start := (i * 1000) % len(running)
-		for k := start; k < start+1000; k++ {
+		start := (i * n) % len(running)
+		for k := start; k < start+n; k++ {
 			mustApply(b, c, core.AttemptEnded{Job: running[k]})
 		}
 		now = now.Add(time.Millisecond)
