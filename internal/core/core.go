@@ -29,7 +29,7 @@ type Core struct {
 	unitIdx map[string]int32
 
 	rng       uint64 // treap priorities
-	cycle     uint64
+	instant   uint64 // counts the distinct instants Step has run at
 	now       int64
 	dirtyEnvs []*env
 	pending   []Decision // decided by Apply (deletions), reported by the next Step

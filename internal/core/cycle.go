@@ -7,10 +7,15 @@ import (
 )
 
 // Step runs one scheduling cycle at time now over every pool that changed
-// since the last Step, and returns what it decided (spec 2.3).
+// since the last Step, and returns what it decided (spec 2.3). A job
+// preempted at an instant stays held back, blocking its share, until a
+// Step at a later instant: the engine runs one cycle per instant, and a
+// second Step at the same instant cannot undo what the first decided.
 func (c *Core) Step(now time.Time) Decisions {
-	c.now = now.UnixNano()
-	c.cycle++
+	if t := now.UnixNano(); t != c.now || c.instant == 0 {
+		c.now = t
+		c.instant++
+	}
 	var ds Decisions
 	ds.List = append(ds.List, c.pending...)
 	c.pending = c.pending[:0]
@@ -25,9 +30,6 @@ func (c *Core) Step(now time.Time) Decisions {
 			continue // deleted
 		}
 		ds.List = c.runPool(e, ds.List)
-		if len(e.dirty) > 0 {
-			ds.More = true
-		}
 	}
 	return ds
 }
@@ -90,7 +92,7 @@ func (c *Core) heads(e *env) []*job {
 		if s.q.disabled {
 			continue
 		}
-		if h := s.head(); h != nil && h.heldCycle != c.cycle {
+		if h := s.head(); h != nil && h.heldAt != c.instant {
 			hs = append(hs, h)
 		}
 	}
@@ -188,7 +190,7 @@ func (c *Core) fifoRound(e *env, out []Decision) ([]Decision, bool) {
 }
 
 func (c *Core) isHead(j *job) bool {
-	return j.state == runnable && j.sh.head() == j && j.heldCycle != c.cycle
+	return j.state == runnable && j.sh.head() == j && j.heldAt != c.instant
 }
 
 // settle ends a pool's cycle: every dirty share becomes clean except those
@@ -204,7 +206,7 @@ func (c *Core) settle(e *env, out []Decision) []Decision {
 	for _, s := range dirty {
 		s.dirty = false
 		h := s.head()
-		if h != nil && h.heldCycle == c.cycle && c.poolOpen(e) && !s.q.disabled {
+		if h != nil && h.heldAt == c.instant && c.poolOpen(e) && !s.q.disabled {
 			c.markShare(s)
 			continue
 		}

@@ -16,8 +16,7 @@ import (
 // TestDifferential feeds the core and the naive reference (reference_test.go)
 // the same random event sequences and compares, after every step:
 //   - whether each event was accepted, and the class of the error if not;
-//   - the Dispatch, Preempt and Fail decisions, exactly and in order, and
-//     the More flag;
+//   - the Dispatch, Preempt and Fail decisions, exactly and in order;
 //   - every Wait decision: the core reports only the heads it looked at
 //     whose reason changed, so each reported Wait must carry the reason the
 //     reference gives for that job now; which heads are reported is not
@@ -113,9 +112,6 @@ func compareStep(c *core.Core, r *refCore, dc, dr core.Decisions) string {
 	}
 	if diff := diffOf(dr.List, acts); diff != "" {
 		return fmt.Sprintf("decisions (-reference +core):\n%s", diff)
-	}
-	if dc.More != dr.More {
-		return fmt.Sprintf("More: reference %v, core %v", dr.More, dc.More)
 	}
 	return compareState(c, r)
 }

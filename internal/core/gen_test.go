@@ -94,6 +94,7 @@ const (
 type gen struct {
 	rng    *rand.Rand
 	step   int
+	secs   int // the instant of the step, in seconds after t0
 	units  []string
 	envLim map[string]int
 	envOff bool
@@ -122,7 +123,7 @@ func newGen(seed uint64) *gen {
 	return g
 }
 
-func (g *gen) now() time.Time { return t0.Add(time.Duration(g.step) * time.Second) }
+func (g *gen) now() time.Time { return t0.Add(time.Duration(g.secs) * time.Second) }
 
 func (g *gen) pick(xs []string) string { return xs[g.rng.IntN(len(xs))] }
 
@@ -208,9 +209,15 @@ func (g *gen) borrowLimit(st core.Strategy) int {
 	return []int{core.UnlimitedBorrow, 0, 50, 100, 200}[g.rng.IntN(5)]
 }
 
-// events returns the events of the next step: one to three changes.
+// events returns the events of the next step: one to three changes. One
+// step in eight comes at the same instant as the one before, as changes
+// that an executor reports at once do: a job preempted at that instant
+// must stay held back.
 func (g *gen) events() []core.Event {
 	g.step++
+	if g.step == 1 || g.rng.IntN(8) > 0 {
+		g.secs++
+	}
 	var evs []core.Event
 	for range 1 + g.rng.IntN(3) {
 		p := g.rng.IntN(100)

@@ -23,7 +23,7 @@ type job struct {
 	preempted    int32
 	state        jobState
 	removed      bool   // tentatively removed while choosing victims
-	heldCycle    uint64 // the cycle in which it was last preempted
+	heldAt       uint64 // the instant (Core.instant) of its last preemption
 	queuedAt     int64
 	dispatchedAt int64
 	why          ReasonCode // why it is infeasible

@@ -129,7 +129,7 @@ func (c *Core) preempt(v, h *job, out []Decision) []Decision {
 		return append(out, Decision{Kind: Fail, Job: v.id, Queue: vs.q.name, Share: vs.name, Reason: Reason{Code: ReasonRetriesExhausted}})
 	}
 	d.Requeued = true
-	v.heldCycle = c.cycle
+	v.heldAt = c.instant
 	c.enqueue(v)
 	return append(out, d)
 }

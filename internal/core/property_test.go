@@ -16,7 +16,7 @@ import (
 // decisions themselves drive (the reference's bookkeeping, not its
 // scheduler):
 //   - only a share's head is dispatched, only into an ENABLED SE and
-//     queue, and never a job preempted earlier in the same cycle;
+//     queue, and never a job preempted earlier at the same instant;
 //   - a dispatch satisfies placeOwn or placeBorrow at that point: the SE
 //     limit is never exceeded, no share takes another RESERVE share's idle
 //     instances, borrowed stays within borrowCap, and the reported own and
@@ -102,7 +102,6 @@ func properties(seed uint64, steps int, check, verbose bool) (string, string) {
 
 // checkStep checks one step's decisions in order, applying each to model m.
 func checkStep(m *refCore, now time.Time, ds core.Decisions) error {
-	m.cycle++
 	m.now = now.UnixNano()
 	list := ds.List
 	// Deletions decided in Apply come first, as the model decided them.
@@ -151,8 +150,8 @@ func checkDispatch(m *refCore, d core.Decision, victims []*refJob) error {
 	s := m.shareOf(j)
 	e := m.envOf(s)
 	switch {
-	case j.heldCycle == m.cycle:
-		return fmt.Errorf("%q: the job was preempted earlier in this cycle", d)
+	case m.heldNow(j):
+		return fmt.Errorf("%q: the job was preempted earlier at this instant", d)
 	case e.disabled || m.queueOf(s).disabled:
 		return fmt.Errorf("%q: the SE or queue is DISABLED", d)
 	case m.head(s) != j:
@@ -267,7 +266,7 @@ func checkPreemption(m *refCore, list []core.Decision) (int, error) {
 	for i, v := range victims {
 		v.dispatched = false
 		v.preempted++
-		v.heldCycle = m.cycle
+		v.held, v.heldAt = true, m.now
 		if !decs[i].Requeued {
 			m.remove(v)
 		}

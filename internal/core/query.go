@@ -14,7 +14,7 @@ func (c *Core) headReason(h *job) Reason {
 		return Reason{Code: ReasonEnvDisabled}
 	case s.q.disabled:
 		return Reason{Code: ReasonQueueDisabled}
-	case h.heldCycle == c.cycle:
+	case h.heldAt == c.instant:
 		return Reason{Code: ReasonHeldBack}
 	}
 	if s.strategy == 0 || c.ownFit(h) {

@@ -19,7 +19,7 @@ const (
 	ReasonAtLimit       // share at its limit of Limit Unit, nothing lendable
 	ReasonAtBorrowLimit // share at its limit and at its borrow limit
 	ReasonCapacity      // Unit in use by other shares within their limits or reserved
-	ReasonHeldBack      // preempted in this cycle; eligible again in the next
+	ReasonHeldBack      // preempted at this instant; eligible again at the next change
 	ReasonEnvDisabled
 	ReasonQueueDisabled
 	// Preemption.
@@ -81,7 +81,7 @@ func (r Reason) String() string {
 		}
 		return fmt.Sprintf("waiting for %d %s: capacity in use within quota share limits or kept by RESERVE shares", r.Need, r.Unit)
 	case ReasonHeldBack:
-		return "preempted in this scheduling cycle; eligible again in the next"
+		return "preempted in this scheduling cycle; eligible again at the next change"
 	case ReasonEnvDisabled:
 		return "service environment is DISABLED"
 	case ReasonQueueDisabled:

@@ -298,7 +298,7 @@ func (r *refCore) reason(j *refJob, feasible []*refJob) core.Reason {
 		return core.Reason{Code: core.ReasonEnvDisabled}
 	case r.queueOf(s).disabled:
 		return core.Reason{Code: core.ReasonQueueDisabled}
-	case j.heldCycle == r.cycle:
+	case r.heldNow(j):
 		return core.Reason{Code: core.ReasonHeldBack}
 	}
 	if s.strategy == 0 || r.ownFit(j) {

@@ -24,7 +24,6 @@ type refCore struct {
 	queues  []*refQueue
 	shares  []*refShare
 	jobs    []*refJob
-	cycle   int
 	now     int64
 	pending []core.Decision // failures decided by deletions, reported by the next Step
 
@@ -67,7 +66,8 @@ type refJob struct {
 	preempted        int
 	dispatched       bool
 	dispatchedAt     int64
-	heldCycle        int // the cycle of its last preemption
+	held             bool  // preempted once at least
+	heldAt           int64 // the instant of its last preemption
 }
 
 func newRef() *refCore { return &refCore{gone: map[*refJob]bool{}} }
@@ -391,7 +391,6 @@ func (r *refCore) seFits(j *refJob) bool {
 
 // Step runs one cycle over every service environment, in name order.
 func (r *refCore) Step(now time.Time) core.Decisions {
-	r.cycle++
 	r.now = now.UnixNano()
 	ds := core.Decisions{List: r.pending}
 	r.pending = nil
@@ -413,7 +412,6 @@ func (r *refCore) Step(now time.Time) core.Decisions {
 			}
 		}
 	}
-	ds.More = r.more()
 	return ds
 }
 
@@ -428,14 +426,14 @@ func (r *refCore) quotaEnv(e *refEnv) bool {
 
 // heads returns the heads that may be placed now: the first feasible
 // RUNNABLE job of each share of an ENABLED queue on e, unless it was
-// preempted in this cycle (it then still blocks its share).
+// preempted at this instant (it then still blocks its share).
 func (r *refCore) heads(e *refEnv) []*refJob {
 	var hs []*refJob
 	for _, s := range r.poolShares(e) {
 		if r.queueOf(s).disabled {
 			continue
 		}
-		if h := r.head(s); h != nil && h.heldCycle != r.cycle {
+		if h := r.head(s); h != nil && !r.heldNow(h) {
 			hs = append(hs, h)
 		}
 	}
@@ -443,7 +441,7 @@ func (r *refCore) heads(e *refEnv) []*refJob {
 }
 
 func (r *refCore) isHead(j *refJob) bool {
-	return r.job(j.id) == j && !j.dispatched && r.head(r.shareOf(j)) == j && j.heldCycle != r.cycle
+	return r.job(j.id) == j && !j.dispatched && r.head(r.shareOf(j)) == j && !r.heldNow(j)
 }
 
 // quotaRound runs passes 1-4 and reports whether one changed anything.
@@ -660,7 +658,7 @@ func (r *refCore) preemptFor(h *refJob, vs []*refJob, via core.Via, out *[]core.
 			continue
 		}
 		d.Requeued = true
-		v.heldCycle = r.cycle
+		v.held, v.heldAt = true, r.now
 		*out = append(*out, d)
 	}
 	if !r.placeOwn(h) && !r.placeBorrow(h) {
@@ -710,21 +708,9 @@ func (r *refCore) fifoRound(e *refEnv, out *[]core.Decision) bool {
 	return changed
 }
 
-// more: some share's head was preempted in this cycle and could otherwise
-// be placed now, so the engine should step again.
-func (r *refCore) more() bool {
-	for _, e := range r.envs {
-		if e.disabled {
-			continue
-		}
-		for _, s := range r.poolShares(e) {
-			if h := r.head(s); h != nil && h.heldCycle == r.cycle && !r.queueOf(s).disabled {
-				return true
-			}
-		}
-	}
-	return false
-}
+// heldNow tells whether j was preempted at this instant: it may not be
+// dispatched again before the next one (2.3).
+func (r *refCore) heldNow(j *refJob) bool { return j.held && j.heldAt == r.now }
 
 func (r *refCore) remove(j *refJob) {
 	r.jobs = slices.DeleteFunc(r.jobs, func(x *refJob) bool { return x == j })

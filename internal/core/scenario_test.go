@@ -29,7 +29,7 @@ func TestScenarios(t *testing.T) {
 }
 
 // world drives a core from scenario commands. Time starts at t0 and each
-// step advances it by one second unless the step says at=.
+// step advances it by one second unless the step says at= or same-instant.
 type world struct {
 	c       *core.Core
 	now     time.Duration
@@ -48,7 +48,11 @@ func (w *world) handle(t *testing.T, d *datadriven.TestData) string {
 	case "apply":
 		return w.applyLines(d.Input)
 	case "step":
-		w.now += time.Second
+		// Each step is one second after the last, unless it says at= or
+		// same-instant (a second cycle at the instant of the last).
+		if !d.HasArg("same-instant") {
+			w.now += time.Second
+		}
 		for _, a := range d.CmdArgs {
 			if a.Key == "at" {
 				dur, err := time.ParseDuration(a.Vals[0])

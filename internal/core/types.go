@@ -260,9 +260,6 @@ func (d Decision) String() string {
 // Decisions is what one Step decided, in the order it was decided.
 type Decisions struct {
 	List []Decision
-	// More is set when some head was held back because it was preempted in
-	// this cycle: the engine should step again.
-	More bool
 }
 
 func (ds Decisions) String() string {
@@ -270,9 +267,6 @@ func (ds Decisions) String() string {
 	for _, d := range ds.List {
 		b.WriteString(d.String())
 		b.WriteByte('\n')
-	}
-	if ds.More {
-		b.WriteString("more\n")
 	}
 	return b.String()
 }

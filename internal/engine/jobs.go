@@ -211,22 +211,27 @@ func (e *Engine) findJob(idOrArn string) (*jobRec, error) {
 func (e *Engine) UpdateServiceJob(ctx context.Context, id string, priority int) (ServiceJob, error) {
 	var out ServiceJob
 	err := e.do(ctx, func(time.Time) error {
-		j, err := e.findJob(id)
-		if err != nil {
-			return err
-		}
-		if terminal(j.Status) {
-			return invalidf("Job %s is in a terminal state (%s); its priority cannot change", j.JobID, j.Status)
-		}
-		if err := coreErr(e.core.Apply(core.SetPriority{Job: j.JobID, Priority: priority})); err != nil {
-			return err
-		}
-		j.SchedulingPriority = priority
-		e.touch(j)
-		out = j.ServiceJob
-		return nil
+		var err error
+		out, err = e.setPriority(id, priority)
+		return err
 	})
 	return out, err
+}
+
+func (e *Engine) setPriority(id string, priority int) (ServiceJob, error) {
+	j, err := e.findJob(id)
+	if err != nil {
+		return ServiceJob{}, err
+	}
+	if terminal(j.Status) {
+		return ServiceJob{}, invalidf("Job %s is in a terminal state (%s); its priority cannot change", j.JobID, j.Status)
+	}
+	if err := coreErr(e.core.Apply(core.SetPriority{Job: j.JobID, Priority: priority})); err != nil {
+		return ServiceJob{}, err
+	}
+	j.SchedulingPriority = priority
+	e.touch(j)
+	return j.ServiceJob, nil
 }
 
 func (e *Engine) TerminateServiceJob(ctx context.Context, id, reason string) error {

@@ -243,15 +243,10 @@ func (e *Engine) cycle(ctx context.Context, batch []*op) error {
 	return nil
 }
 
-// step runs core cycles until no head is held back.
+// step runs the core's one cycle for the changes just applied (spec 2.3):
+// what it held back waits for the next change.
 func (e *Engine) step(now time.Time) {
-	for i := 0; i < 8; i++ {
-		ds := e.core.Step(now)
-		e.applyDecisions(ds, now)
-		if !ds.More {
-			break
-		}
-	}
+	e.applyDecisions(e.core.Step(now), now)
 	for _, j := range e.tx.submitted {
 		if j.Status == StatusSubmitted {
 			e.setStatus(j, StatusRunnable, now)

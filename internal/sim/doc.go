@@ -6,7 +6,10 @@
 // The simulation is a discrete-event loop over a heap ordered by (time,
 // sequence): trace events (submissions, priority changes, cancellations),
 // attempt progress scheduled by the simulator's own executor, and
-// housekeeping ticks. The engine runs with Options.Synchronous on a virtual
+// housekeeping ticks. Everything due at one instant is applied in one
+// engine cycle (engine.ApplyInstant), as scheduling.md 2.3 requires: ends
+// of attempts, submissions, priority changes, cancellations and
+// housekeeping. The engine runs with Options.Synchronous on a virtual
 // clock, deterministic job IDs and an in-memory store, so nothing sleeps and
 // equal inputs give byte-identical reports.
 //

@@ -96,7 +96,7 @@ func New(ctx context.Context, w *Workload, cfg *clusterconfig.Config, opts Optio
 	s.col = newCollector(s)
 	eng, err := engine.New(ctx, engine.Options{
 		Store: memstore.New(), Executor: simExecutor{s}, Clock: clock{s}, Synchronous: true,
-		NewID:             func() string { return "" }, // every ID comes with SubmitAll
+		NewID:             func() string { return "" }, // every ID comes with its Instant
 		Observers:         []engine.Observer{s.col},
 		MaxSharesPerQueue: max(20, cfg.MaxShares()), MaxCapacityLimits: 5,
 		// Ended jobs are of no more use to the engine: forget them soon,
@@ -199,58 +199,77 @@ func (s *Sim) tellProgress() {
 	}
 }
 
-// step handles the next event: at one instant, submissions come first,
-// all in one cycle, then queued events in the order they were queued.
+// step handles everything due at the next instant in one cycle (spec
+// 2.3): the ends and progress of attempts, the submissions, the trace's
+// priority changes and cancellations, and housekeeping.
 func (s *Sim) step(ctx context.Context) (bool, error) {
-	if s.next < len(s.w.Jobs) && (len(s.events) == 0 || s.w.Jobs[s.next].At <= s.events[0].at) {
-		s.now = s.w.Jobs[s.next].At
-		return true, s.submitDue(ctx)
-	}
-	if len(s.events) == 0 {
+	pending := s.next < len(s.w.Jobs)
+	if len(s.events) == 0 && !pending {
 		return false, nil
 	}
-	ev := s.events.pop()
-	s.now = ev.at
-	switch ev.kind {
-	case evChange:
-		return true, s.change(ctx, ev.job, ev.change)
-	case evRunning, evEnd:
-		return true, s.progress(ctx, ev)
-	case evTick:
-		// Housekeeping goes on only while something else is to come.
-		if len(s.events) > 0 || s.next < len(s.w.Jobs) {
-			s.push(event{at: s.now + s.opts.TickInterval, kind: evTick})
-		}
-		return true, s.eng.Tick(ctx)
+	switch {
+	case len(s.events) == 0:
+		s.now = s.w.Jobs[s.next].At
+	case pending:
+		s.now = min(s.events[0].at, s.w.Jobs[s.next].At)
+	default:
+		s.now = s.events[0].at
 	}
-	return false, fmt.Errorf("unknown event kind %d", ev.kind)
-}
-
-// submitDue submits every job due now in one cycle.
-func (s *Sim) submitDue(ctx context.Context) error {
-	var ins []engine.SubmitServiceJobInput
-	var ids []string
+	var in engine.Instant
+	for len(s.events) > 0 && s.events[0].at == s.now {
+		ev := s.events.pop()
+		switch ev.kind {
+		case evChange:
+			in.Changes = append(in.Changes, s.change(ev.job, ev.change))
+		case evRunning, evEnd:
+			in.Updates = s.attemptUpdates(ev, in.Updates)
+		case evTick:
+			in.Housekeeping = true
+		default:
+			return false, fmt.Errorf("unknown event kind %d", ev.kind)
+		}
+	}
 	first := s.next
 	for s.next < len(s.w.Jobs) && s.w.Jobs[s.next].At == s.now {
 		j := &s.w.Jobs[s.next]
-		ins = append(ins, submitInput(j))
-		ids = append(ids, j.ID)
+		in.Submits = append(in.Submits, submitInput(j))
+		in.IDs = append(in.IDs, j.ID)
 		s.col.submitted(int32(s.next))
 		s.next++
 	}
-	_, errs, err := s.eng.SubmitAll(ctx, ins, ids)
-	if err != nil {
-		return fmt.Errorf("submit: %w", err)
+	if len(in.Updates)+len(in.Submits)+len(in.Changes) > 0 || in.Housekeeping {
+		if err := s.apply(ctx, in, first); err != nil {
+			return false, err
+		}
 	}
-	for k, err := range errs {
+	// Housekeeping goes on only while something else is to come.
+	if in.Housekeeping && (len(s.events) > 0 || s.next < len(s.w.Jobs)) {
+		s.push(event{at: s.now + s.opts.TickInterval, kind: evTick})
+	}
+	return true, nil
+}
+
+// apply runs the instant's cycle; refused submissions end their jobs, and
+// refused changes (of a job that has ended, say) change nothing.
+func (s *Sim) apply(ctx context.Context, in engine.Instant, first int) error {
+	res, err := s.eng.ApplyInstant(ctx, in)
+	if err != nil {
+		return err
+	}
+	for k, err := range res.SubmitErrs {
 		if err == nil {
 			continue
 		}
 		if engine.ErrorCode(err) == engine.Internal {
-			return fmt.Errorf("submit %s: %w", ids[k], err)
+			return fmt.Errorf("submit %s: %w", in.IDs[k], err)
 		}
 		s.col.rejected(int32(first+k), engine.ErrorMessage(err))
 		s.ended++
+	}
+	for k, err := range res.ChangeErrs {
+		if err != nil && engine.ErrorCode(err) == engine.Internal {
+			return fmt.Errorf("change job %s: %w", in.Changes[k].Job, err)
+		}
 	}
 	return nil
 }
@@ -275,38 +294,10 @@ func payload(unit string, count int) string {
 	return `{"ResourceConfig":{"InstanceType":"` + unit + `","InstanceCount":` + strconv.Itoa(count) + `}}`
 }
 
-// change applies a trace's priority change or cancellation; one for a job
-// that has ended changes nothing.
-func (s *Sim) change(ctx context.Context, i, k int32) error {
+// change is a trace's priority change or cancellation of job i.
+func (s *Sim) change(i, k int32) engine.JobChange {
 	c := s.w.Jobs[i].Changes[k]
-	id := s.jobs[i].id
-	var err error
-	if c.Cancel {
-		err = s.eng.TerminateServiceJob(ctx, id, "Cancelled by the trace")
-	} else {
-		_, err = s.eng.UpdateServiceJob(ctx, id, c.Priority)
-	}
-	if err != nil && engine.ErrorCode(err) == engine.Internal {
-		return fmt.Errorf("change job %s: %w", id, err)
-	}
-	return nil
-}
-
-// progress handles an attempt event and every other one at the same
-// instant, delivering their updates to the engine in one cycle.
-func (s *Sim) progress(ctx context.Context, ev event) error {
-	var us []executor.Update
-	for {
-		us = s.attemptUpdates(ev, us)
-		if len(s.events) == 0 || s.events[0].at != ev.at || (s.events[0].kind != evRunning && s.events[0].kind != evEnd) {
-			break
-		}
-		ev = s.events.pop()
-	}
-	if len(us) == 0 {
-		return nil
-	}
-	return s.eng.DeliverAll(ctx, us)
+	return engine.JobChange{Job: s.jobs[i].id, Priority: c.Priority, Terminate: c.Cancel, Reason: "Cancelled by the trace"}
 }
 
 // attemptUpdates advances one attempt: up (STARTING, RUNNING, and its end

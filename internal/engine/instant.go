@@ -1,0 +1,110 @@
+package engine
+
+import (
+	"context"
+	"time"
+
+	"github.com/sharq-dev/sharq/internal/executor"
+)
+
+// Instant is what happens at one instant of a synchronous engine's clock,
+// applied together in one cycle (spec 2.3): the simulator gathers every
+// change due at a virtual instant into one. The changes are applied in
+// this order: executor updates (so that an attempt ending at the instant
+// has ended before anything else is considered), submissions, job changes
+// in the order given, then housekeeping.
+type Instant struct {
+	Updates []executor.Update
+	Submits []SubmitServiceJobInput
+	// IDs, when not nil, are the job IDs to give Submits, one each,
+	// instead of Options.NewID's.
+	IDs     []string
+	Changes []JobChange
+	// Housekeeping runs time limit actions and retention, as Run does
+	// every second.
+	Housekeeping bool
+}
+
+// JobChange is a priority update or a termination of one job.
+type JobChange struct {
+	Job       string
+	Priority  int
+	Terminate bool
+	Reason    string // why it is terminated
+}
+
+// InstantResult says how each submission and change of an Instant went.
+type InstantResult struct {
+	Jobs       []ServiceJob // each submitted job's record, in order
+	SubmitErrs []error      // each submission's refusal, or nil
+	ChangeErrs []error      // each change's refusal, or nil
+}
+
+// ApplyInstant applies in one cycle everything that happens at one
+// instant. It is for engines with Options.Synchronous. clientToken
+// idempotency is not offered to its submissions: a job with a token is
+// refused. The error is for the cycle as a whole.
+func (e *Engine) ApplyInstant(ctx context.Context, in Instant) (InstantResult, error) {
+	res := InstantResult{Jobs: make([]ServiceJob, len(in.Submits)), SubmitErrs: make([]error, len(in.Submits)),
+		ChangeErrs: make([]error, len(in.Changes))}
+	ops := make([]*op, 0, len(in.Updates)+len(in.Submits)+len(in.Changes)+1)
+	for _, u := range in.Updates {
+		ops = append(ops, &op{fn: func(now time.Time) error { e.handleUpdate(u, now); return nil }})
+	}
+	for i, s := range in.Submits {
+		ops = append(ops, &op{fn: func(now time.Time) error {
+			res.Jobs[i], res.SubmitErrs[i] = e.submitOne(s, in.IDs, i, now)
+			return nil
+		}})
+	}
+	for i, c := range in.Changes {
+		ops = append(ops, &op{fn: func(now time.Time) error {
+			if c.Terminate {
+				res.ChangeErrs[i] = e.terminate(c.Job, c.Reason, now)
+			} else {
+				_, res.ChangeErrs[i] = e.setPriority(c.Job, c.Priority)
+			}
+			return nil
+		}})
+	}
+	if in.Housekeeping {
+		ops = append(ops, &op{fn: e.housekeeping})
+	}
+	return res, e.cycle(ctx, ops)
+}
+
+// Deliver applies an executor update in its own cycle. It is for engines
+// with Options.Synchronous; Run reads updates from the executor itself.
+func (e *Engine) Deliver(ctx context.Context, u executor.Update) error {
+	_, err := e.ApplyInstant(ctx, Instant{Updates: []executor.Update{u}})
+	return err
+}
+
+// Tick runs housekeeping (time limit actions, retention) in its own cycle,
+// for engines with Options.Synchronous.
+func (e *Engine) Tick(ctx context.Context) error {
+	_, err := e.ApplyInstant(ctx, Instant{Housekeeping: true})
+	return err
+}
+
+func (e *Engine) submitOne(in SubmitServiceJobInput, ids []string, i int, now time.Time) (ServiceJob, error) {
+	if in.ClientToken != "" {
+		return ServiceJob{}, invalidf("clientToken is not supported when submitting several jobs at once")
+	}
+	demand, err := demandOf(in.ServiceRequestPayload)
+	if err != nil {
+		return ServiceJob{}, err
+	}
+	if ids != nil {
+		// NB: ops run one at a time with mu held, so swapping the ID source
+		// for this job alone is safe.
+		newID := e.opts.NewID
+		e.opts.NewID = func() string { return ids[i] }
+		defer func() { e.opts.NewID = newID }()
+	}
+	j, err := e.newJob(in, demand, now)
+	if err != nil {
+		return ServiceJob{}, err
+	}
+	return j.ServiceJob, nil
+}
