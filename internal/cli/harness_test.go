@@ -52,9 +52,13 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-type fixedClock struct{}
+// fixedClock stays at t0 to the millisecond, which is all that records
+// and tables show, but moves on by a nanosecond at each reading, so that
+// each engine cycle has an instant of its own (spec 2.3: a job preempted
+// at an instant waits for a later one).
+type fixedClock struct{ ns *atomic.Int64 }
 
-func (fixedClock) Now() time.Time { return t0 }
+func (c fixedClock) Now() time.Time { return t0.Add(time.Duration(c.ns.Add(1))) }
 
 // frozenUpdates passes the executor's updates on without their times, so
 // that the engine stamps them with its frozen clock.
@@ -111,7 +115,7 @@ func newServer(t *testing.T, localExec bool) *server {
 	fx := freeze(ex)
 	var seq atomic.Int64
 	eng, err := engine.New(t.Context(), engine.Options{
-		Store: st, Executor: fx, Clock: fixedClock{}, StopGrace: time.Second,
+		Store: st, Executor: fx, Clock: fixedClock{new(atomic.Int64)}, StopGrace: time.Second,
 		NewID: func() string { return jobID(int(seq.Add(1))) },
 	})
 	if err != nil {

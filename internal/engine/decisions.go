@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -28,7 +29,7 @@ func (e *Engine) applyDecisions(ds core.Decisions, now time.Time) {
 		case core.Dispatch:
 			e.dispatched(j, d, waitFor[d.Job], now)
 		case core.Preempt:
-			if a := j.Internal.AttemptID; a != "" {
+			if a := j.Internal.AttemptID; a != "" && e.stopAttempt(a) {
 				waitFor[d.For] = append(waitFor[d.For], a)
 			}
 			e.preempted(j, d, now)
@@ -90,9 +91,6 @@ func (e *Engine) endAttempt(j *jobRec, reason string, now time.Time) {
 
 func (e *Engine) preempted(j *jobRec, d core.Decision, now time.Time) {
 	reason := d.Reason.String()
-	if id := j.Internal.AttemptID; id != "" {
-		e.tx.stops = append(e.tx.stops, id)
-	}
 	e.endAttempt(j, reason, now)
 	ps := j.PreemptionSummary
 	if ps == nil {
@@ -115,10 +113,23 @@ func (e *Engine) preempted(j *jobRec, d core.Decision, now time.Time) {
 	e.touch(j)
 }
 
+// stopAttempt has the executor stop a live attempt once the cycle is
+// durable. An attempt dispatched in this same cycle (then preempted by a
+// later pass, or failed) is simply never started; stopAttempt reports
+// whether there is a stop to wait for.
+func (e *Engine) stopAttempt(id string) bool {
+	if i := slices.IndexFunc(e.tx.starts, func(a executor.Attempt) bool { return a.ID == id }); i >= 0 {
+		e.tx.starts = slices.Delete(e.tx.starts, i, i+1)
+		return false
+	}
+	e.tx.stops = append(e.tx.stops, id)
+	return true
+}
+
 // fail ends a job as FAILED.
 func (e *Engine) fail(j *jobRec, reason string, now time.Time) {
 	if dispatchedStatus(j.Status) && j.Internal.AttemptID != "" {
-		e.tx.stops = append(e.tx.stops, j.Internal.AttemptID)
+		e.stopAttempt(j.Internal.AttemptID)
 	}
 	e.endAttempt(j, reason, now)
 	e.finish(j, StatusFailed, reason, now)
