@@ -47,6 +47,12 @@ type InstantResult struct {
 func (e *Engine) ApplyInstant(ctx context.Context, in Instant) (InstantResult, error) {
 	res := InstantResult{Jobs: make([]ServiceJob, len(in.Submits)), SubmitErrs: make([]error, len(in.Submits)),
 		ChangeErrs: make([]error, len(in.Changes))}
+	return res, e.cycle(ctx, e.instantOps(in, &res))
+}
+
+// instantOps are the changes of in, in the order they apply, each writing
+// its outcome into res.
+func (e *Engine) instantOps(in Instant, res *InstantResult) []*op {
 	ops := make([]*op, 0, len(in.Updates)+len(in.Submits)+len(in.Changes)+1)
 	for _, u := range in.Updates {
 		ops = append(ops, &op{fn: func(now time.Time) error { e.handleUpdate(u, now); return nil }})
@@ -70,7 +76,7 @@ func (e *Engine) ApplyInstant(ctx context.Context, in Instant) (InstantResult, e
 	if in.Housekeeping {
 		ops = append(ops, &op{fn: e.housekeeping})
 	}
-	return res, e.cycle(ctx, ops)
+	return ops
 }
 
 // Deliver applies an executor update in its own cycle. It is for engines

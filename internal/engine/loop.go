@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"runtime/debug"
 	"sync"
 	"time"
 
@@ -95,25 +96,27 @@ func New(ctx context.Context, opts Options) (*Engine, error) {
 	if opts.Store == nil {
 		return nil, errors.New("engine: no store")
 	}
-	e := &Engine{
-		opts:     opts,
-		log:      opts.Logger,
-		ops:      make(chan *op, 8192),
-		stopped:  make(chan struct{}),
-		core:     core.New(),
-		policies: map[string]*policyRec{},
-		envs:     map[string]*envRec{},
-		queues:   map[string]*queueRec{},
-		jobs:     map[string]*jobRec{},
-		attempts: map[string]string{},
-		tokens:   map[string]string{},
-		waits:    map[string]waitMark{},
-		counts:   map[string]int{},
-	}
+	e := &Engine{opts: opts, log: opts.Logger, ops: make(chan *op, 8192), stopped: make(chan struct{})}
+	e.clearState()
 	if err := e.load(ctx); err != nil {
 		return nil, err
 	}
 	return e, nil
+}
+
+// clearState empties what load rebuilds from the store.
+func (e *Engine) clearState() {
+	e.core = core.New()
+	e.policies = map[string]*policyRec{}
+	e.envs = map[string]*envRec{}
+	e.queues = map[string]*queueRec{}
+	e.jobs = map[string]*jobRec{}
+	e.attempts = map[string]string{}
+	e.tokens = map[string]string{}
+	e.waits = map[string]waitMark{}
+	e.counts = map[string]int{}
+	e.ended = nil
+	e.lastQ = 0
 }
 
 // do runs fn inside the loop and waits until its cycle is durable.
@@ -180,6 +183,9 @@ func (e *Engine) Run(ctx context.Context) error {
 		// A cycle that has begun finishes: its changes are committed even
 		// when the engine is being stopped.
 		if err := e.cycle(context.WithoutCancel(ctx), batch); err != nil {
+			if p := (*cyclePanic)(nil); errors.As(err, &p) && p.reloaded {
+				continue // the cycle was dropped whole; serving goes on
+			}
 			e.log.Error("cycle failed; stopping", "err", err)
 			return err
 		}
@@ -203,29 +209,19 @@ func (e *Engine) drain(batch []*op, updates <-chan executor.Update) []*op {
 }
 
 // cycle applies a batch of changes, runs the core, commits, answers and
-// then acts: persist first, then act.
+// then acts: persist first, then act. A panic while deciding drops the
+// whole cycle: its requests fail, nothing of it is committed, and the state
+// is rebuilt from the store, as at a restart.
 func (e *Engine) cycle(ctx context.Context, batch []*op) error {
 	start := time.Now()
-	e.mu.Lock()
-	now := e.opts.Clock.Now()
-	e.tx = newTx(now)
-	for _, o := range batch {
-		o.err = o.fn(now)
+	t, b, err := e.decide(ctx, batch)
+	if err != nil {
+		answerAll(batch, err)
+		return err
 	}
-	e.step(now)
-	t := e.tx
-	e.tx = nil
-	b := e.storeBatch(t)
-	e.cycles++
-	e.mu.Unlock()
-
 	if err := e.opts.Store.Commit(ctx, b); err != nil {
 		err = fmt.Errorf("commit cycle: %w", err)
-		for _, o := range batch {
-			if o.done != nil {
-				o.done <- &Error{Code: Internal, Message: "internal error", Err: err}
-			}
-		}
+		answerAll(batch, &Error{Code: Internal, Message: "internal error", Err: err})
 		return err
 	}
 	for _, o := range batch {
@@ -241,6 +237,62 @@ func (e *Engine) cycle(ctx context.Context, batch []*op) error {
 		}
 	}
 	return nil
+}
+
+// decide applies the batch and runs the core, under the lock; it returns
+// what to commit and to act on.
+func (e *Engine) decide(ctx context.Context, batch []*op) (t *tx, b *store.Batch, err error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	defer func() {
+		if r := recover(); r != nil {
+			err = e.recoverCycle(ctx, r)
+		}
+	}()
+	now := e.opts.Clock.Now()
+	e.tx = newTx(now)
+	for _, o := range batch {
+		o.err = o.fn(now)
+	}
+	e.step(now)
+	t = e.tx
+	e.tx = nil
+	b = e.storeBatch(t)
+	e.cycles++
+	return t, b, nil
+}
+
+// cyclePanic is the error of a cycle that panicked.
+type cyclePanic struct {
+	value    any
+	reloaded bool // the state was rebuilt from the store
+}
+
+func (p *cyclePanic) Error() string { return fmt.Sprintf("panic in a scheduling cycle: %v", p.value) }
+
+// recoverCycle logs a cycle's panic with its stack, and rebuilds the state
+// the cycle had half changed from the store, where none of it was
+// committed. Reports the executor had sent in the cycle are asked for again
+// by the reconciliation that follows the rebuild.
+func (e *Engine) recoverCycle(ctx context.Context, r any) error {
+	e.log.Error("panic in a scheduling cycle: its changes are dropped and the state is reloaded from the store",
+		"panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+	e.tx = nil
+	p := &cyclePanic{value: r}
+	e.clearState()
+	if err := e.load(ctx); err != nil {
+		return &Error{Code: Internal, Message: "internal error", Err: fmt.Errorf("%w; reloading the state: %v", p, err)}
+	}
+	p.reloaded = true
+	return &Error{Code: Internal, Message: "internal error", Err: p}
+}
+
+func answerAll(batch []*op, err error) {
+	for _, o := range batch {
+		if o.done != nil {
+			o.done <- err
+		}
+	}
 }
 
 // step runs the core's one cycle for the changes just applied (spec 2.3):
