@@ -134,6 +134,8 @@ func simDifferential(seed uint64, verbose bool) string {
 	if err != nil {
 		return describe("reference: " + err.Error())
 	}
+	sortEnds(want)
+	sortEnds(got)
 	if d := diffOf(want, got); d != "" {
 		return describe("timeline (-reference +sim):\n" + d + "\nthe simulator's timeline:\n" + strings.Join(got, "\n"))
 	}
@@ -166,22 +168,18 @@ func replayOnReference(cfg *clusterconfig.Config, w *sim.Workload) ([]string, er
 	// In time order; at one instant, in the order of the jobs and then of
 	// each job's changes, as the simulator queues them.
 	slices.SortStableFunc(changes, func(a, b change) int { return cmp.Compare(a.at, b.at) })
-	type run struct {
-		end time.Duration
-		seq int // dispatch order: ends at one instant come in it
-	}
 	byID := map[string]int{}
 	for i, j := range w.Jobs {
 		byID[j.ID] = i
 	}
-	running := map[int]run{}
+	running := map[int]time.Duration{} // a dispatched job's end
 	var out []string
 	note := func(now time.Duration, i int, event, detail string) {
 		j := w.Jobs[i]
 		out = append(out, fmt.Sprintf("%4gs %-10s %s %s: %s", now.Seconds(), event, j.ID, j.Share, detail))
 	}
 	var lastQ int64
-	next, nextChange, seq := 0, 0, 0
+	next, nextChange := 0, 0
 	for {
 		now, ok := time.Duration(0), false
 		consider := func(t time.Duration) {
@@ -195,19 +193,19 @@ func replayOnReference(cfg *clusterconfig.Config, w *sim.Workload) ([]string, er
 		if nextChange < len(changes) {
 			consider(changes[nextChange].at)
 		}
-		for _, a := range running {
-			consider(a.end)
+		for _, end := range running {
+			consider(end)
 		}
 		if !ok {
 			return out, nil
 		}
 		var ends []int
-		for i, a := range running {
-			if a.end == now {
+		for i, end := range running {
+			if end == now {
 				ends = append(ends, i)
 			}
 		}
-		slices.SortFunc(ends, func(a, b int) int { return cmp.Compare(running[a].seq, running[b].seq) })
+		slices.Sort(ends)
 		for _, i := range ends {
 			delete(running, i)
 			if err := r.Apply(core.AttemptEnded{Job: w.Jobs[i].ID}); err != nil {
@@ -257,8 +255,7 @@ func replayOnReference(cfg *clusterconfig.Config, w *sim.Workload) ([]string, er
 					how += ", " + d.Via.String()
 				}
 				note(now, i, "dispatched", how)
-				seq++
-				running[i] = run{end: now + w.Jobs[i].Runtime, seq: seq}
+				running[i] = now + w.Jobs[i].Runtime
 			case core.Preempt:
 				delete(running, i)
 				if d.Requeued {
@@ -269,6 +266,22 @@ func replayOnReference(cfg *clusterconfig.Config, w *sim.Workload) ([]string, er
 				note(now, i, "failed", d.Reason.String())
 			}
 		}
+	}
+}
+
+// sortEnds sorts each run of attempts that succeeded at one instant: they
+// are applied together before the instant's cycle, so the order in which
+// the executor reported them decides nothing.
+func sortEnds(timeline []string) {
+	ends := func(i int) bool { return strings.Contains(timeline[i], " succeeded ") }
+	instant := func(i int) string { return strings.Fields(timeline[i])[0] }
+	for i := 0; i < len(timeline); {
+		j := i + 1
+		for ends(i) && j < len(timeline) && ends(j) && instant(j) == instant(i) {
+			j++
+		}
+		slices.Sort(timeline[i:j])
+		i = j
 	}
 }
 

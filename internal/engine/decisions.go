@@ -46,6 +46,7 @@ func (e *Engine) dispatched(j *jobRec, d core.Decision, waitFor []string, now ti
 	id := attemptName(j.JobName, j.JobID, j.Internal.AttemptSeq)
 	j.Internal.AttemptID = id
 	j.Internal.DispatchedAt = now.UnixNano()
+	j.Internal.WaitFor = waitFor
 	j.StatusReason = ""
 	e.setStatus(j, StatusScheduled, now)
 	j.ScheduledAt = ms(now)
@@ -178,6 +179,9 @@ func (e *Engine) waiting(j *jobRec, d core.Decision, now time.Time) {
 
 // handleUpdate applies an executor report about an attempt.
 func (e *Engine) handleUpdate(u executor.Update, now time.Time) {
+	if u.State.Terminal() {
+		e.disp.ended(u.AttemptID) // a preemptor may wait for it
+	}
 	id, ok := e.attempts[u.AttemptID]
 	j := e.jobs[id]
 	if !ok || j == nil || j.Internal.AttemptID != u.AttemptID {

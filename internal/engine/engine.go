@@ -54,6 +54,18 @@ type Options struct {
 	// StopGrace is how long a stopped attempt may take to exit before it is
 	// killed (default 120 s, as SageMaker's StopTrainingJob gives).
 	StopGrace time.Duration
+	// StopTimeout is how much longer than StopGrace a preemptor waits for
+	// its victims to report that they stopped before it starts anyway
+	// (default 30 s).
+	StopTimeout time.Duration
+	// ExecutorWorkers is how many executor calls are made at once (default
+	// 16).
+	ExecutorWorkers int
+	// StartTries is how many times a start failing with a transient error
+	// is tried before the attempt fails (default 5); RetryBackoff is the
+	// delay before the first retry, doubling after each (default 100 ms).
+	StartTries   int
+	RetryBackoff time.Duration
 }
 
 func (o *Options) setDefaults() {
@@ -86,5 +98,17 @@ func (o *Options) setDefaults() {
 	}
 	if o.StopGrace == 0 {
 		o.StopGrace = 120 * time.Second
+	}
+	if o.StopTimeout == 0 {
+		o.StopTimeout = 30 * time.Second
+	}
+	if o.ExecutorWorkers <= 0 {
+		o.ExecutorWorkers = 16
+	}
+	if o.StartTries <= 0 {
+		o.StartTries = 5
+	}
+	if o.RetryBackoff <= 0 {
+		o.RetryBackoff = 100 * time.Millisecond
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/sharq-dev/sharq/internal/engine"
+	"github.com/sharq-dev/sharq/internal/executor"
 	"github.com/sharq-dev/sharq/internal/executor/simulated"
 	"github.com/sharq-dev/sharq/internal/store/sqlite"
 )
@@ -26,12 +27,23 @@ type harness struct {
 
 func startEngine(t *testing.T, dir string) *harness {
 	t.Helper()
+	return startEngineWith(t, dir, nil, engine.Options{})
+}
+
+// startEngineWith runs an engine with opts over the simulated executor,
+// seen through wrap when it is not nil.
+func startEngineWith(t *testing.T, dir string, wrap func(executor.Executor) executor.Executor, opts engine.Options) *harness {
+	t.Helper()
 	st, err := sqlite.Open(filepath.Join(dir, "sharq.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	ex := simulated.New()
-	e, err := engine.New(context.Background(), engine.Options{Store: st, Executor: ex})
+	opts.Store, opts.Executor = st, ex
+	if wrap != nil {
+		opts.Executor = wrap(ex)
+	}
+	e, err := engine.New(context.Background(), opts)
 	if err != nil {
 		t.Fatal(err)
 	}

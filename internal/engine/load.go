@@ -133,7 +133,7 @@ func (e *Engine) restoreJob(j *jobRec) error {
 // of attempts that changed while the server was down are applied by the
 // first cycles, attempts it never heard of are started again (a crash
 // between commit and start), and attempts nobody owns any more are stopped.
-func (e *Engine) reconcile(ctx context.Context, live []*jobRec) error {
+func (e *Engine) reconcile(ctx context.Context, jobs []*jobRec) error {
 	ex := e.opts.Executor
 	if ex == nil {
 		return nil
@@ -143,20 +143,22 @@ func (e *Engine) reconcile(ctx context.Context, live []*jobRec) error {
 		return fmt.Errorf("list executor attempts: %w", err)
 	}
 	seen := map[string]bool{}
+	live := map[string]bool{} // attempts whose processes may still run
 	var pending []executor.Update
 	for _, u := range known {
 		seen[u.AttemptID] = true
+		if !u.State.Terminal() {
+			live[u.AttemptID] = true
+		}
 		if _, ours := e.attempts[u.AttemptID]; !ours {
 			if !u.State.Terminal() {
-				if err := ex.Stop(ctx, u.AttemptID, e.opts.StopGrace); err != nil {
-					e.log.Warn("stop orphaned attempt", "attempt", u.AttemptID, "err", err)
-				}
+				e.disp.stop(u.AttemptID)
 			}
 			continue
 		}
 		pending = append(pending, u)
 	}
-	for _, j := range live {
+	for _, j := range jobs {
 		if !dispatchedStatus(j.Status) || seen[j.Internal.AttemptID] {
 			continue
 		}
@@ -167,8 +169,17 @@ func (e *Engine) reconcile(ctx context.Context, live []*jobRec) error {
 		if tc := j.TimeoutConfig; tc != nil && tc.AttemptDurationSeconds > 0 {
 			a.Timeout = secs(tc.AttemptDurationSeconds)
 		}
-		if err := ex.Start(ctx, a); err != nil {
-			e.log.Warn("restart attempt", "attempt", a.ID, "err", err)
+		// It may be a preemptor whose victims still run: it waits for them.
+		var waitFor []string
+		for _, v := range j.Internal.WaitFor {
+			if live[v] {
+				waitFor = append(waitFor, v)
+			}
+		}
+		if len(waitFor) > 0 {
+			e.disp.hold(a, waitFor)
+		} else {
+			e.disp.start(a)
 		}
 	}
 	for _, u := range pending {

@@ -18,12 +18,8 @@ import (
 // it with Run; its methods are safe for concurrent use.
 type Engine struct {
 	opts Options
-	log  interface {
-		Info(string, ...any)
-		Warn(string, ...any)
-		Error(string, ...any)
-		Debug(string, ...any)
-	}
+	log  logger
+	disp *dispatcher // the executor's calls
 
 	ops     chan *op
 	stopped chan struct{}
@@ -97,8 +93,12 @@ func New(ctx context.Context, opts Options) (*Engine, error) {
 		return nil, errors.New("engine: no store")
 	}
 	e := &Engine{opts: opts, log: opts.Logger, ops: make(chan *op, 8192), stopped: make(chan struct{})}
+	e.disp = newDispatcher(opts, e.log, func(u executor.Update) {
+		e.post(func(now time.Time) error { e.handleUpdate(u, now); return nil })
+	})
 	e.clearState()
 	if err := e.load(ctx); err != nil {
+		e.disp.close()
 		return nil, err
 	}
 	return e, nil
@@ -160,6 +160,7 @@ func (e *Engine) post(fn func(now time.Time) error) {
 // rebuild from the store.
 func (e *Engine) Run(ctx context.Context) error {
 	defer close(e.stopped)
+	defer e.disp.close()
 	var updates <-chan executor.Update
 	if e.opts.Executor != nil {
 		updates = e.opts.Executor.Updates()
@@ -214,6 +215,9 @@ func (e *Engine) drain(batch []*op, updates <-chan executor.Update) []*op {
 // is rebuilt from the store, as at a restart.
 func (e *Engine) cycle(ctx context.Context, batch []*op) error {
 	start := time.Now()
+	if e.opts.Synchronous {
+		batch = append(e.drain(nil, nil), batch...) // what was posted meanwhile comes first
+	}
 	t, b, err := e.decide(ctx, batch)
 	if err != nil {
 		answerAll(batch, err)
@@ -229,7 +233,7 @@ func (e *Engine) cycle(ctx context.Context, batch []*op) error {
 			o.done <- o.err
 		}
 	}
-	e.act(ctx, t)
+	e.act(t)
 	e.publish(t, time.Since(start))
 	if t.purgeBefore > 0 {
 		if _, err := e.opts.Store.PurgeEnded(ctx, t.purgeBefore); err != nil {
@@ -320,26 +324,21 @@ func (e *Engine) storeBatch(t *tx) *store.Batch {
 	return b
 }
 
-// act tells the executor what the committed cycle decided: stops first, so
-// capacity is being freed before new attempts ask for it.
-func (e *Engine) act(ctx context.Context, t *tx) {
-	ex := e.opts.Executor
-	if ex == nil {
-		return
-	}
-	for _, id := range t.stops {
-		if err := ex.Stop(ctx, id, e.opts.StopGrace); err != nil {
-			e.log.Warn("stop attempt", "attempt", id, "err", err)
+// act hands the executor calls of the committed cycle to the dispatcher:
+// the preemptors are held until their victims have stopped, then the stops
+// go, so capacity is being freed before the other new attempts ask for it.
+func (e *Engine) act(t *tx) {
+	for _, a := range t.starts {
+		if len(a.WaitFor) > 0 {
+			e.disp.hold(a, a.WaitFor)
 		}
 	}
+	for _, id := range t.stops {
+		e.disp.stop(id)
+	}
 	for _, a := range t.starts {
-		if err := ex.Start(ctx, a); err != nil {
-			e.log.Warn("start attempt", "attempt", a.ID, "job", a.JobID, "err", err)
-			id, aid := a.JobID, a.ID
-			e.post(func(now time.Time) error {
-				e.handleUpdate(executor.Update{AttemptID: aid, JobID: id, State: executor.Failed, Reason: "CannotStart: " + err.Error(), ExitCode: -1, At: now}, now)
-				return nil
-			})
+		if len(a.WaitFor) == 0 {
+			e.disp.start(a)
 		}
 	}
 }

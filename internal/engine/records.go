@@ -47,6 +47,9 @@ type jobInternal struct {
 	AttemptID    string           `json:"attemptId,omitempty"`
 	AttemptSeq   int              `json:"attemptSeq,omitempty"`
 	DispatchedAt int64            `json:"dispatchedAt,omitempty"` // ns
+	// WaitFor are the attempts preempted for the current attempt: it starts
+	// once they have stopped, after a restart too.
+	WaitFor     []string `json:"waitFor,omitempty"`
 	ClientToken  string           `json:"clientToken,omitempty"`
 	RequestHash  string           `json:"requestHash,omitempty"`
 	EndedAt      int64            `json:"endedAt,omitempty"` // ms

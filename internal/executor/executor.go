@@ -5,6 +5,7 @@ package executor
 
 import (
 	"context"
+	"errors"
 	"time"
 )
 
@@ -80,3 +81,18 @@ type Executor interface {
 	// executor keep running (they are supervised by their own processes).
 	Close() error
 }
+
+// ErrPermanent marks an error of Start that trying again cannot cure: the
+// attempt cannot run as asked, and the engine fails it at once. Other
+// errors (a connection refused, a timeout) are taken as transient and the
+// call is tried again.
+var ErrPermanent = errors.New("permanent executor error")
+
+// Permanent marks err as permanent; its message is unchanged.
+func Permanent(err error) error { return permanentError{err} }
+
+type permanentError struct{ err error }
+
+func (p permanentError) Error() string        { return p.err.Error() }
+func (p permanentError) Unwrap() error        { return p.err }
+func (p permanentError) Is(target error) bool { return target == ErrPermanent }

@@ -39,8 +39,10 @@ func (x simExecutor) Start(ctx context.Context, a executor.Attempt) error {
 	return nil
 }
 
-// Stop ends an attempt at once. Its work since the last checkpoint is lost;
-// the rest is kept, so the next attempt runs only what remains.
+// Stop ends an attempt at once, and reports it at the same instant (a
+// preemptor starts once its victims have reported). Its work since the last
+// checkpoint is lost; the rest is kept, so the next attempt runs only what
+// remains.
 func (x simExecutor) Stop(ctx context.Context, id string, grace time.Duration) error {
 	s := x.s
 	at := s.attempts[id]
@@ -49,6 +51,7 @@ func (x simExecutor) Stop(ctx context.Context, id string, grace time.Duration) e
 	}
 	delete(s.attempts, id)
 	at.stopped = true
+	s.push(event{at: s.now, kind: evStopped, att: at})
 	j := &s.jobs[at.job]
 	if j.attempt == at {
 		j.attempt = nil

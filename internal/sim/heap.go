@@ -9,6 +9,7 @@ const (
 	evChange  evKind = iota + 1 // a trace priority change or cancellation
 	evRunning                   // an attempt's instances are up: STARTING, RUNNING
 	evEnd                       // an attempt's work is done: SUCCEEDED
+	evStopped                   // a stopped attempt reports it: STOPPED
 	evTick                      // engine housekeeping
 )
 

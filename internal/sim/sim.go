@@ -223,6 +223,9 @@ func (s *Sim) step(ctx context.Context) (bool, error) {
 			in.Changes = append(in.Changes, s.change(ev.job, ev.change))
 		case evRunning, evEnd:
 			in.Updates = s.attemptUpdates(ev, in.Updates)
+		case evStopped:
+			in.Updates = append(in.Updates, executor.Update{AttemptID: ev.att.id, JobID: s.jobs[ev.att.job].id,
+				State: executor.Stopped, Reason: "Stopped", At: Epoch.Add(s.now)})
 		case evTick:
 			in.Housekeeping = true
 		default:

@@ -1,0 +1,159 @@
+package engine_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/sharq-dev/sharq/internal/engine"
+	"github.com/sharq-dev/sharq/internal/executor"
+)
+
+// gatedExecutor is the simulated executor with calls the test controls:
+// starts may fail or block, and stops may be held back.
+type gatedExecutor struct {
+	executor.Executor
+	mu        sync.Mutex
+	startErrs map[string][]error // by job name: what the next starts return
+	starts    map[string]int     // by job name: start calls made
+	gate      chan struct{}      // when not nil, a start waits for it
+	holdStops bool
+	heldStops []string
+	started   chan string // job names as their starts reach the executor
+}
+
+func newGated(ex executor.Executor) *gatedExecutor {
+	return &gatedExecutor{Executor: ex, startErrs: map[string][]error{}, starts: map[string]int{}, started: make(chan string, 100)}
+}
+
+func (g *gatedExecutor) Start(ctx context.Context, a executor.Attempt) error {
+	g.mu.Lock()
+	g.starts[a.JobName]++
+	gate := g.gate
+	var err error
+	if errs := g.startErrs[a.JobName]; len(errs) > 0 {
+		err, g.startErrs[a.JobName] = errs[0], errs[1:]
+	}
+	g.mu.Unlock()
+	if gate != nil {
+		<-gate
+	}
+	if err != nil {
+		return err
+	}
+	g.started <- a.JobName
+	return g.Executor.Start(ctx, a)
+}
+
+func (g *gatedExecutor) Stop(ctx context.Context, id string, grace time.Duration) error {
+	g.mu.Lock()
+	if g.holdStops {
+		g.heldStops = append(g.heldStops, id)
+		g.mu.Unlock()
+		return nil
+	}
+	g.mu.Unlock()
+	return g.Executor.Stop(ctx, id, grace)
+}
+
+// releaseStops lets the held-back stops through: the victims then report
+// that they stopped.
+func (g *gatedExecutor) releaseStops(t *testing.T) {
+	g.mu.Lock()
+	ids := g.heldStops
+	g.heldStops, g.holdStops = nil, false
+	g.mu.Unlock()
+	for _, id := range ids {
+		if err := g.Executor.Stop(context.Background(), id, time.Second); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// Ensure executor calls are made off the engine's loop: while the
+// executor is stuck starting an attempt, API writes are still answered.
+func TestExecutorCallsOffTheLoop(t *testing.T) {
+	var g *gatedExecutor
+	h := startEngineWith(t, t.TempDir(), func(ex executor.Executor) executor.Executor { g = newGated(ex); return g }, engine.Options{})
+	h.setupWalkthrough()
+	g.mu.Lock()
+	g.gate = make(chan struct{})
+	g.mu.Unlock()
+	stuck := h.submit("stuck", "QS1", 1)
+	h.waitStatus(stuck, "SCHEDULED")
+	// The start is stuck in the executor; the engine still takes writes.
+	for _, name := range []string{"a", "b", "c"} {
+		h.submit(name, "QS3", 1)
+	}
+	if _, err := h.e.UpdateServiceJob(context.Background(), stuck, 5); err != nil {
+		t.Fatal(err)
+	}
+	close(g.gate)
+	h.waitStatus(stuck, "RUNNING")
+}
+
+// Ensure a start that fails with a transient error is tried again, and one
+// that fails for good fails its attempt at once, with the reason.
+func TestExecutorErrors(t *testing.T) {
+	var g *gatedExecutor
+	h := startEngineWith(t, t.TempDir(), func(ex executor.Executor) executor.Executor { g = newGated(ex); return g },
+		engine.Options{RetryBackoff: time.Millisecond})
+	h.setupWalkthrough()
+	transient := errors.New("connection refused")
+	g.mu.Lock()
+	g.startErrs["flaky"] = []error{transient, transient}
+	g.startErrs["broken"] = []error{executor.Permanent(errors.New("no such image"))}
+	g.mu.Unlock()
+
+	flaky := h.submit("flaky", "QS1", 1)
+	j := h.waitStatus(flaky, "RUNNING")
+	g.mu.Lock()
+	tries := g.starts["flaky"]
+	g.mu.Unlock()
+	if tries != 3 || len(j.Attempts) != 1 {
+		t.Errorf("flaky: %d start calls and %d attempts, want 3 calls (two transient failures) for one attempt", tries, len(j.Attempts))
+	}
+
+	broken := h.submit("broken", "QS2", 1)
+	j = h.waitStatus(broken, "FAILED")
+	g.mu.Lock()
+	tries = g.starts["broken"]
+	g.mu.Unlock()
+	if tries != 1 || !strings.HasPrefix(j.StatusReason, "CannotStart: no such image") {
+		t.Errorf("broken: %d start calls, statusReason %q; want 1 call and CannotStart: no such image", tries, j.StatusReason)
+	}
+}
+
+// Ensure a preemptor's attempt is started only once its victim has
+// reported that it stopped, however long the victim takes.
+func TestPreemptorWaitsForVictims(t *testing.T) {
+	var g *gatedExecutor
+	h := startEngineWith(t, t.TempDir(), func(ex executor.Executor) executor.Executor { g = newGated(ex); return g }, engine.Options{})
+	h.setupWalkthrough()
+	low := h.submit("low", "QS1", 1)
+	h.waitStatus(low, "RUNNING")
+	<-g.started
+	busy := h.submit("busy", "QS2", 1)
+	h.waitStatus(busy, "RUNNING")
+	<-g.started
+
+	g.mu.Lock()
+	g.holdStops = true
+	g.mu.Unlock()
+	high := h.submit("high", "QS1", 9) // preempts low in-share
+	h.waitStatus(low, "RUNNABLE")
+	h.waitStatus(high, "SCHEDULED")
+	select {
+	case name := <-g.started:
+		t.Fatalf("job %s started while the victim had not reported stopping", name)
+	case <-time.After(200 * time.Millisecond):
+	}
+	g.releaseStops(t)
+	if name := <-g.started; name != "high" {
+		t.Fatalf("started %s after the victim stopped, want high", name)
+	}
+	h.waitStatus(high, "RUNNING")
+}
