@@ -50,9 +50,9 @@ type jobInternal struct {
 	// WaitFor are the attempts preempted for the current attempt: it starts
 	// once they have stopped, after a restart too.
 	WaitFor     []string `json:"waitFor,omitempty"`
-	ClientToken  string           `json:"clientToken,omitempty"`
-	RequestHash  string           `json:"requestHash,omitempty"`
-	EndedAt      int64            `json:"endedAt,omitempty"` // ms
+	ClientToken string   `json:"clientToken,omitempty"`
+	RequestHash string   `json:"requestHash,omitempty"`
+	EndedAt     int64    `json:"endedAt,omitempty"` // ms
 	// WaitSince is when the job began to wait for its misconfiguration
 	// statusReason (ms), for time limit actions across restarts.
 	WaitSince int64 `json:"waitSince,omitempty"`
