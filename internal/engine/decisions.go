@@ -57,14 +57,14 @@ func (e *Engine) dispatched(j *jobRec, d core.Decision, waitFor []string, now ti
 	delete(e.waits, j.JobID)
 	e.attempts[id] = j.JobID
 	e.touch(j)
-	a := executor.Attempt{ID: id, JobID: j.JobID, JobName: j.JobName, Payload: []byte(j.ServiceRequestPayload), WaitFor: waitFor}
+	a := executor.Attempt{ID: id, JobID: j.JobID, JobName: j.JobName, Payload: []byte(j.ServiceRequestPayload)}
 	for _, u := range j.Internal.Demand {
 		a.Instances = append(a.Instances, executor.Instances{Type: u.Unit, Count: u.Count})
 	}
 	if tc := j.TimeoutConfig; tc != nil && tc.AttemptDurationSeconds > 0 {
 		a.Timeout = time.Duration(tc.AttemptDurationSeconds) * time.Second
 	}
-	e.tx.starts = append(e.tx.starts, a)
+	e.tx.starts = append(e.tx.starts, start{a, waitFor})
 	e.tx.dispatches = append(e.tx.dispatches, DispatchInfo{Queue: j.Internal.Queue, Share: j.QuotaShareName,
 		Via: d.Via.String(), Borrowed: len(d.Borrowed) > 0, Waited: now.Sub(time.UnixMilli(j.CreatedAt))})
 }
@@ -119,7 +119,7 @@ func (e *Engine) preempted(j *jobRec, d core.Decision, now time.Time) {
 // later pass, or failed) is simply never started; stopAttempt reports
 // whether there is a stop to wait for.
 func (e *Engine) stopAttempt(id string) bool {
-	if i := slices.IndexFunc(e.tx.starts, func(a executor.Attempt) bool { return a.ID == id }); i >= 0 {
+	if i := slices.IndexFunc(e.tx.starts, func(s start) bool { return s.attempt.ID == id }); i >= 0 {
 		e.tx.starts = slices.Delete(e.tx.starts, i, i+1)
 		return false
 	}

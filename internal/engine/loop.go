@@ -72,13 +72,20 @@ type tx struct {
 	resources  map[string]store.Resource
 	deleted    []string
 	submitted  []*jobRec
-	starts     []executor.Attempt
+	starts     []start
 	stops      []string
 	events     []JobEvent
 	dispatches []DispatchInfo
 	preempts   []PreemptInfo
 	// purgeBefore, when set, purges ended jobs from the store after commit.
 	purgeBefore int64
+}
+
+// start is an attempt to start, once the attempts preempted for it (its
+// waitFor) have stopped.
+type start struct {
+	attempt executor.Attempt
+	waitFor []string
 }
 
 func newTx(now time.Time) *tx {
@@ -328,17 +335,17 @@ func (e *Engine) storeBatch(t *tx) *store.Batch {
 // the preemptors are held until their victims have stopped, then the stops
 // go, so capacity is being freed before the other new attempts ask for it.
 func (e *Engine) act(t *tx) {
-	for _, a := range t.starts {
-		if len(a.WaitFor) > 0 {
-			e.disp.hold(a, a.WaitFor)
+	for _, s := range t.starts {
+		if len(s.waitFor) > 0 {
+			e.disp.hold(s.attempt, s.waitFor)
 		}
 	}
 	for _, id := range t.stops {
 		e.disp.stop(id)
 	}
-	for _, a := range t.starts {
-		if len(a.WaitFor) == 0 {
-			e.disp.start(a)
+	for _, s := range t.starts {
+		if len(s.waitFor) == 0 {
+			e.disp.start(s.attempt)
 		}
 	}
 }

@@ -19,10 +19,9 @@ type Attempt struct {
 	// Payload is the SageMaker CreateTrainingJob request (PascalCase JSON).
 	Payload []byte
 	// Instances is the capacity dispatched to the attempt, per instance type.
+	// The engine starts an attempt only once the attempts preempted for it
+	// have reported that they stopped: its capacity is theirs.
 	Instances []Instances
-	// WaitFor lists attempts (preempted victims) that must have exited
-	// before this attempt may start: their capacity is the one it gets.
-	WaitFor []string
 	// Timeout stops the attempt after this long running (0: none); it then
 	// fails with "Attempt duration exceeded".
 	Timeout time.Duration

@@ -12,8 +12,8 @@ import (
 	"github.com/sharq-dev/sharq/internal/executor"
 )
 
-// admit starts every queued attempt whose WaitFor attempts have ended and
-// for which enough GPUs are free, in arrival order. An attempt that does
+// admit starts every queued attempt for which enough GPUs are free, in
+// arrival order. An attempt that does
 // not fit does not hold back smaller ones behind it: the scheduler's
 // capacity accounting, not this queue, decides who runs.
 func (e *Executor) admit() {
@@ -24,7 +24,7 @@ func (e *Executor) admit() {
 	}
 	var ready []*attempt
 	e.queue = slices.DeleteFunc(e.queue, func(at *attempt) bool {
-		if e.waitingLocked(at) || !e.allocateLocked(at) {
+		if !e.allocateLocked(at) {
 			return false
 		}
 		at.phase = launched
@@ -35,17 +35,6 @@ func (e *Executor) admit() {
 	for _, at := range ready {
 		go e.launch(at)
 	}
-}
-
-// waitingLocked tells whether one of the attempt's WaitFor attempts may
-// still have processes. Unknown attempts have none here.
-func (e *Executor) waitingLocked(at *attempt) bool {
-	for _, id := range at.waitFor {
-		if w := e.attempts[id]; w != nil && w.phase != ended {
-			return true
-		}
-	}
-	return false
 }
 
 // allocateLocked takes the lowest free GPUs for the attempt's hosts, all

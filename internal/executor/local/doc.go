@@ -36,10 +36,11 @@
 //
 // # Admission
 //
-// An attempt does not spawn anything (and reports no Starting) until every
-// attempt in WaitFor has ended, and until enough GPUs are free: each instance
-// gets its own devices through CUDA_VISIBLE_DEVICES and two live attempts
-// never share one. Until then Attempts reports it as Scheduled.
+// An attempt does not spawn anything (and reports no Starting) until enough
+// GPUs are free: each instance gets its own devices through
+// CUDA_VISIBLE_DEVICES and two live attempts never share one. Until then
+// Attempts reports it as Scheduled. (The engine starts a preemptor only once
+// its victims have stopped.)
 //
 // # Supervisors and restarts
 //

@@ -24,7 +24,7 @@ var ErrClosed = errors.New("local executor closed")
 type phase int
 
 const (
-	queued   phase = iota // waiting for WaitFor or GPUs; nothing runs
+	queued   phase = iota // waiting for GPUs; nothing runs
 	launched              // a supervisor was started (or found alive)
 	ended                 // a terminal state is recorded
 )
@@ -35,7 +35,6 @@ const (
 type attempt struct {
 	id, jobID, dir string
 	created        time.Time
-	waitFor        []string
 
 	// mu serialises the attempt's changes, so that its updates go out in
 	// the order they happened.
@@ -69,7 +68,7 @@ type Executor struct {
 	attempts map[string]*attempt
 	queue    []*attempt // queued attempts in arrival order
 	gpuOwner map[int]string
-	loaded   bool // reattach is done: WaitFor can be judged
+	loaded   bool // reattach is done: the GPUs in use are known
 	closed   bool
 }
 
@@ -125,7 +124,7 @@ func (e *Executor) Start(ctx context.Context, a executor.Attempt) error {
 		e.mu.Unlock()
 		return nil
 	}
-	at := &attempt{id: a.ID, jobID: a.JobID, dir: filepath.Join(e.root, a.ID), created: time.Now(), waitFor: a.WaitFor}
+	at := &attempt{id: a.ID, jobID: a.JobID, dir: filepath.Join(e.root, a.ID), created: time.Now()}
 	// NB: nobody else can hold the new attempt's lock yet; taking it here
 	// keeps Stop and Attempts waiting until it is recorded.
 	at.mu.Lock()

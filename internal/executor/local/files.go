@@ -24,8 +24,8 @@ const (
 	supervisorLog = "supervisor.log"
 )
 
-// Scheduled is the state Attempts reports for an attempt that waits for the
-// attempts in its WaitFor or for GPUs: nothing of it runs yet.
+// Scheduled is the state Attempts reports for an attempt that waits for
+// GPUs: nothing of it runs yet.
 const Scheduled executor.State = "SCHEDULED"
 
 // transition is one change of state, as the supervisor (or, when none runs,

@@ -34,7 +34,7 @@ func (e *Executor) load(id string) {
 		}
 		return // Start never completed: nobody was told of it
 	}
-	at := &attempt{id: id, jobID: rec.Attempt.JobID, dir: dir, created: rec.Created, waitFor: rec.Attempt.WaitFor, phase: launched}
+	at := &attempt{id: id, jobID: rec.Attempt.JobID, dir: dir, created: rec.Created, phase: launched}
 	at.mu.Lock()
 	defer at.mu.Unlock()
 	st, alive, err := e.liveStatus(dir)

@@ -28,13 +28,13 @@ func TestReattachRunning(t *testing.T) {
 // Ensure an attempt that ended while no executor ran is reported by
 // Attempts, and one that was waiting is queued again.
 func TestReattachEndedAndQueued(t *testing.T) {
-	h := newHarness(t, Options{})
+	h := newHarness(t, Options{GPUs: []int{0}})
 	h.start(attemptOf("short", "j1", sh("sleep 0.3; exit 4")))
-	h.start(attemptOf("long", "j2", sh("sleep 30")))
+	h.start(gpuAttempt("long", "ml.g5.xlarge", 1))
 	h.await("long", executor.Running)
 	waiting := attemptOf("waiting", "j3", sh("true"))
-	waiting.WaitFor = []string{"long"}
-	h.start(waiting)
+	waiting.Instances = []executor.Instances{{Type: "ml.g5.xlarge", Count: 1}}
+	h.start(waiting) // waits for long's GPU
 	h.await("short", executor.Running)
 	if err := h.e.Close(); err != nil {
 		t.Fatal(err)

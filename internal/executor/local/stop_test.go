@@ -91,47 +91,12 @@ func TestTimeout(t *testing.T) {
 	}
 }
 
-// Ensure an attempt does not start before the attempts it waits for have
-// exited, and stays Scheduled meanwhile.
-func TestWaitFor(t *testing.T) {
-	h := newHarness(t, Options{})
-	marks := t.TempDir()
-	victim := sh(`trap 'sleep 0.3; date +%s%N > "$MARKS/victim-exit"; exit 0' TERM; echo ready; sleep 30 & wait`).withEnv("MARKS", marks)
-	h.start(attemptOf("victim", "jv", victim))
-	h.await("victim", executor.Running)
-	waitFile(t, filepath.Join(h.attemptDir("victim"), "logs", "algo-1.stdout"), "ready")
-
-	a := attemptOf("head", "jh", sh(`date +%s%N > "$MARKS/head-start"`).withEnv("MARKS", marks))
-	a.WaitFor = []string{"victim", "unknown-attempt"}
-	h.start(a)
-	time.Sleep(300 * time.Millisecond)
-	if ups := h.updates("head"); len(ups) != 0 {
-		t.Fatalf("head reported %v while its victim runs", states(ups))
-	}
-	if st := attemptState(t, h.e, "head"); st != Scheduled {
-		t.Errorf("Attempts: head is %s, want %s", st, Scheduled)
-	}
-
-	h.stop("victim", 10*time.Second)
-	stopped := h.await("victim", executor.Stopped)
-	starting := h.await("head", executor.Starting)
-	h.await("head", executor.Succeeded)
-	if starting.At.Before(stopped.At) {
-		t.Errorf("head started at %s, before its victim ended at %s", starting.At, stopped.At)
-	}
-	if exit, start := readNanos(t, marks, "victim-exit"), readNanos(t, marks, "head-start"); start <= exit {
-		t.Errorf("head's process started %dns before the victim's exited", exit-start)
-	}
-}
-
 // Ensure a stopped attempt that still waits never starts.
 func TestStopWhileWaiting(t *testing.T) {
-	h := newHarness(t, Options{})
-	h.start(attemptOf("victim", "jv", sh("sleep 30")))
+	h := newHarness(t, Options{GPUs: []int{0}})
+	h.start(gpuAttempt("victim", "ml.g5.xlarge", 1))
 	h.await("victim", executor.Running)
-	a := attemptOf("head", "jh", sh("true"))
-	a.WaitFor = []string{"victim"}
-	h.start(a)
+	h.start(gpuAttempt("head", "ml.g5.xlarge", 1)) // waits for the one GPU
 	h.stop("head", time.Second)
 	if u := h.await("head", executor.Stopped); u.Reason != "Stopped" {
 		t.Errorf("reason = %q", u.Reason)
