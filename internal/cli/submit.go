@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/sharq-dev/sharq/internal/engine"
 	"github.com/sharq-dev/sharq/internal/sim"
+	"github.com/sharq-dev/sharq/internal/trainingjob"
 )
 
 // kvFlags collects repeated K=V flags.
@@ -91,12 +93,12 @@ func submit(ctx context.Context, v *verb, f *submitFlags, command []string) erro
 	if err := f.fill(payload, command); err != nil {
 		return err
 	}
-	if !hasInstanceType(payload) {
+	if !payload.HasInstanceType() {
 		t, err := c.onlyInstanceType(ctx, f.queue)
 		if err != nil {
 			return err
 		}
-		resourceConfig(payload)["InstanceType"] = t
+		payload.ResourceConfig.InstanceType = t
 	}
 	in, err := f.input(payload)
 	if err != nil {
@@ -126,10 +128,9 @@ func submit(ctx context.Context, v *verb, f *submitFlags, command []string) erro
 }
 
 // readPayload reads a CreateTrainingJob request, or starts an empty one.
-func readPayload(file string) (map[string]any, error) {
-	p := map[string]any{}
+func readPayload(file string) (*trainingjob.Request, error) {
 	if file == "" {
-		return p, nil
+		return &trainingjob.Request{}, nil
 	}
 	var b []byte
 	var err error
@@ -141,7 +142,12 @@ func readPayload(file string) (map[string]any, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read payload: %w", err)
 	}
-	if err := json.Unmarshal(b, &p); err != nil {
+	p, err := trainingjob.Parse(b)
+	if err != nil {
+		var pe *trainingjob.Error
+		if errors.As(err, &pe) {
+			err = errors.New(pe.Reason)
+		}
 		return nil, usagef("%s is not a JSON CreateTrainingJob request: %v", file, err)
 	}
 	return p, nil
@@ -152,45 +158,52 @@ var jobNameBad = regexp.MustCompile(`[^A-Za-z0-9_-]+`)
 
 // fill writes the flags and the command into the payload and picks the job
 // name.
-func (f *submitFlags) fill(p map[string]any, command []string) error {
+func (f *submitFlags) fill(p *trainingjob.Request, command []string) error {
 	if len(command) > 0 {
-		spec := object(p, "AlgorithmSpecification")
-		spec["ContainerEntrypoint"] = []string{command[0]}
-		spec["ContainerArguments"] = append([]string{}, command[1:]...)
-		if _, ok := spec["TrainingInputMode"]; !ok {
-			spec["TrainingInputMode"] = "File"
+		spec := &p.AlgorithmSpecification
+		spec.ContainerEntrypoint = []string{command[0]}
+		spec.ContainerArguments = append([]string{}, command[1:]...)
+		if spec.TrainingInputMode == "" {
+			spec.TrainingInputMode = "File"
 		}
 	}
+	if p.ResourceConfig == nil {
+		p.ResourceConfig = &trainingjob.ResourceConfig{}
+	}
+	rc := p.ResourceConfig
 	if f.instanceType != "" {
-		resourceConfig(p)["InstanceType"] = f.instanceType
+		rc.InstanceType = f.instanceType
 	}
 	if f.count != 0 {
 		if f.count < 1 {
 			return usagef("--count must be at least 1")
 		}
-		resourceConfig(p)["InstanceCount"] = f.count
-	} else if _, ok := resourceConfig(p)["InstanceCount"]; !ok {
-		resourceConfig(p)["InstanceCount"] = 1
+		n := f.count
+		rc.InstanceCount = &n
+	} else if rc.InstanceCount == nil {
+		n := 1
+		rc.InstanceCount = &n
 	}
 	if len(f.env) > 0 {
-		env := object(p, "Environment")
+		if p.Environment == nil {
+			p.Environment = map[string]string{}
+		}
 		for k, val := range f.env {
-			env[k] = val
+			p.Environment[k] = val
 		}
 	}
 	if f.name == "" {
-		f.name = defaultJobName(p, command)
+		f.name = defaultJobName(p.TrainingJobName, command)
 	}
-	if _, ok := p["TrainingJobName"]; !ok {
-		p["TrainingJobName"] = f.name
+	if p.TrainingJobName == "" {
+		p.TrainingJobName = f.name
 	}
 	return nil
 }
 
 // defaultJobName is the payload's TrainingJobName, else the command's base
 // name, made a valid job name.
-func defaultJobName(p map[string]any, command []string) string {
-	name, _ := p["TrainingJobName"].(string)
+func defaultJobName(name string, command []string) string {
 	if name == "" && len(command) > 0 {
 		name = filepath.Base(command[0])
 		// "python train.py" is better called train than python.
@@ -209,8 +222,8 @@ func defaultJobName(p map[string]any, command []string) string {
 }
 
 // input assembles the SubmitServiceJob request.
-func (f *submitFlags) input(payload map[string]any) (*batch.SubmitServiceJobInput, error) {
-	b, err := json.Marshal(payload)
+func (f *submitFlags) input(payload *trainingjob.Request) (*batch.SubmitServiceJobInput, error) {
+	b, err := payload.Marshal()
 	if err != nil {
 		return nil, err
 	}
@@ -237,27 +250,6 @@ func (f *submitFlags) input(payload map[string]any) (*batch.SubmitServiceJobInpu
 		in.TimeoutConfig = &types.ServiceJobTimeout{AttemptDurationSeconds: aws.Int32(int32(f.timeout.Round(time.Second) / time.Second))}
 	}
 	return in, nil
-}
-
-// object returns p[key] as a JSON object, creating it.
-func object(p map[string]any, key string) map[string]any {
-	if m, ok := p[key].(map[string]any); ok {
-		return m
-	}
-	m := map[string]any{}
-	p[key] = m
-	return m
-}
-
-func resourceConfig(p map[string]any) map[string]any { return object(p, "ResourceConfig") }
-
-// hasInstanceType tells whether the payload says what instances it needs,
-// by type or by instance groups.
-func hasInstanceType(p map[string]any) bool {
-	rc := resourceConfig(p)
-	t, _ := rc["InstanceType"].(string)
-	groups, _ := rc["InstanceGroups"].([]any)
-	return t != "" || len(groups) > 0
 }
 
 // onlyQueue is the server's job queue when it has exactly one.

@@ -72,7 +72,8 @@ func TestSubmitPayload(t *testing.T) {
 	s := newServer(t, false)
 	s.ok(Apply, "-f", announcement)
 	file := filepath.Join(t.TempDir(), "job.json")
-	os.WriteFile(file, []byte(`{"TrainingJobName":"resnet","ResourceConfig":{"InstanceType":"ml.g5.xlarge","InstanceCount":1},
+	os.WriteFile(file, []byte(`{"TrainingJobName":"resnet","RoleArn":"arn:aws:iam::123456789012:role/sm",
+		"ResourceConfig":{"InstanceType":"ml.g5.xlarge","InstanceCount":1,"VolumeSizeInGB":30},
 		"AlgorithmSpecification":{"TrainingImage":"img","TrainingInputMode":"File"},"Environment":{"A":"1"}}`), 0o644)
 	id := strings.TrimSpace(s.ok(Submit, "--payload", file, "--share", "QS2", "--count", "3", "--env", "B=2", "-q"))
 	if id != jobID(1) {
@@ -81,6 +82,13 @@ func TestSubmitPayload(t *testing.T) {
 	j, p := s.job(id)
 	if j.JobName != "resnet" || p.ResourceConfig.InstanceCount != 3 || p.Environment["A"] != "1" || p.Environment["B"] != "2" {
 		t.Errorf("job %s, payload %+v", j.JobName, p)
+	}
+	// What sharq does not read is submitted as written.
+	want := `{"AlgorithmSpecification":{"TrainingImage":"img","TrainingInputMode":"File"},"Environment":{"A":"1","B":"2"},` +
+		`"ResourceConfig":{"InstanceCount":3,"InstanceType":"ml.g5.xlarge","VolumeSizeInGB":30},` +
+		`"RoleArn":"arn:aws:iam::123456789012:role/sm","TrainingJobName":"resnet"}`
+	if j.ServiceRequestPayload != want {
+		t.Errorf("payload\n%s\nwant\n%s", j.ServiceRequestPayload, want)
 	}
 	var out struct{ JobID, JobName, JobArn string }
 	if err := json.Unmarshal([]byte(s.ok(Submit, "--payload", file, "--share", "QS2", "-o", "json")), &out); err != nil {
@@ -116,6 +124,13 @@ func TestSubmitRefused(t *testing.T) {
 	oneLine(s.run(Submit, "--share", "QS3", "--", "train"), ExitFailure, "Quota share QS3 is DISABLED and does not accept jobs")
 
 	expect(t, s.run(Submit, "--share", "QS1"), ExitUsage, "give --payload FILE or -- COMMAND")
+	bad := filepath.Join(t.TempDir(), "bad.json")
+	os.WriteFile(bad, []byte(`{"Environment":{"A":1}}`), 0o644)
+	expect(t, s.run(Submit, "--share", "QS1", "--payload", bad), ExitUsage,
+		bad+" is not a JSON CreateTrainingJob request: each value of Environment must be a string, not a number")
+	os.WriteFile(bad, []byte(`{"Environment":`), 0o644)
+	expect(t, s.run(Submit, "--share", "QS1", "--payload", bad), ExitUsage,
+		bad+" is not a JSON CreateTrainingJob request: unexpected end of JSON input")
 	expect(t, s.run(Submit, "--env", "NOVALUE", "--", "train"), ExitUsage, "want KEY=VALUE")
 	expect(t, s.run(Submit, "--retries", "10", "--share", "QS1", "--", "train"), ExitUsage, "--retries must be 0 to 9")
 	expect(t, s.run(Submit, "--queue", "nope", "--share", "QS1", "--", "train"), ExitNotFound, "nope does not exist")

@@ -4,82 +4,38 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
+	"errors"
 	"time"
 
 	"github.com/sharq-dev/sharq/internal/core"
+	"github.com/sharq-dev/sharq/internal/trainingjob"
 )
 
-// trainingRequest is the part of a CreateTrainingJob request that decides
-// what capacity a job needs.
-type trainingRequest struct {
-	ResourceConfig *struct {
-		InstanceType   string `json:"InstanceType"`
-		InstanceCount  *int   `json:"InstanceCount"`
-		InstanceGroups []struct {
-			InstanceType      string `json:"InstanceType"`
-			InstanceCount     int    `json:"InstanceCount"`
-			InstanceGroupName string `json:"InstanceGroupName"`
-		} `json:"InstanceGroups"`
-	} `json:"ResourceConfig"`
-}
-
 // demandOf reads the capacity a CreateTrainingJob request asks for: the
-// instance type × count, or each instance group's.
+// instance type × count, or each instance group's, summed per type.
 func demandOf(payload string) ([]core.UnitCount, error) {
-	var req trainingRequest
-	if err := json.Unmarshal([]byte(payload), &req); err != nil {
-		return nil, invalidf("serviceRequestPayload is not a valid CreateTrainingJob request: %v", err)
+	req, err := trainingjob.Parse([]byte(payload))
+	if err != nil {
+		return nil, payloadError(err)
 	}
-	rc := req.ResourceConfig
-	if rc == nil {
-		return nil, invalidf("serviceRequestPayload is not a valid CreateTrainingJob request: ResourceConfig is required")
+	demand, err := req.Demand()
+	if err != nil {
+		return nil, payloadError(err)
 	}
-	var out []core.UnitCount
-	if len(rc.InstanceGroups) > 0 {
-		for _, g := range rc.InstanceGroups {
-			if !instanceType.MatchString(g.InstanceType) {
-				return nil, invalidf("serviceRequestPayload: ResourceConfig.InstanceGroups[].InstanceType %q is not a SageMaker Training instance type", g.InstanceType)
-			}
-			if g.InstanceCount < 1 {
-				return nil, invalidf("serviceRequestPayload: ResourceConfig.InstanceGroups[].InstanceCount must be at least 1")
-			}
-			out = append(out, core.UnitCount{Unit: g.InstanceType, Count: g.InstanceCount})
-		}
-		return mergeUnits(out), nil
+	out := make([]core.UnitCount, len(demand))
+	for i, d := range demand {
+		out[i] = core.UnitCount{Unit: d.Type, Count: d.Count}
 	}
-	if rc.InstanceType == "" {
-		return nil, invalidf("serviceRequestPayload: ResourceConfig.InstanceType is required")
-	}
-	if !instanceType.MatchString(rc.InstanceType) {
-		return nil, invalidf("serviceRequestPayload: ResourceConfig.InstanceType %q is not a SageMaker Training instance type", rc.InstanceType)
-	}
-	n := 1
-	if rc.InstanceCount != nil {
-		n = *rc.InstanceCount
-	}
-	if n < 1 {
-		return nil, invalidf("serviceRequestPayload: ResourceConfig.InstanceCount must be at least 1")
-	}
-	return []core.UnitCount{{Unit: rc.InstanceType, Count: n}}, nil
+	return out, nil
 }
 
-// mergeUnits sums repeated instance types, keeping first-seen order.
-func mergeUnits(us []core.UnitCount) []core.UnitCount {
-	var out []core.UnitCount
-	for _, u := range us {
-		found := false
-		for i := range out {
-			if out[i].Unit == u.Unit {
-				out[i].Count += u.Count
-				found = true
-			}
-		}
-		if !found {
-			out = append(out, u)
-		}
+// payloadError is a refused payload as the API names it.
+func payloadError(err error) error {
+	var pe *trainingjob.Error
+	if errors.As(err, &pe) {
+		return invalidf("%s", pe.Named("serviceRequestPayload"))
 	}
-	return out
+	return invalidf("serviceRequestPayload: %v", err)
 }
 
 func capacityUsage(us []core.UnitCount) []CapacityUsage {

@@ -3,13 +3,13 @@ package engine
 import (
 	"context"
 	"encoding/json"
-	"regexp"
 	"slices"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/sharq-dev/sharq/internal/core"
+	"github.com/sharq-dev/sharq/internal/trainingjob"
 )
 
 const (
@@ -19,9 +19,6 @@ const (
 	typeSageMaker = "SAGEMAKER_TRAINING"
 	msgExists     = "Object already exists"
 )
-
-// instanceType matches SageMaker instance type names such as ml.g5.xlarge.
-var instanceType = regexp.MustCompile(`^ml\.[a-z0-9-]+\.[a-z0-9-]+$`)
 
 func orDefault(s, def string) string {
 	if s == "" {
@@ -119,7 +116,7 @@ func (e *Engine) checkCapacityLimits(what string, ls []CapacityLimit) error {
 	}
 	seen := map[string]bool{}
 	for _, l := range ls {
-		if !instanceType.MatchString(l.CapacityUnit) {
+		if !trainingjob.ValidInstanceType(l.CapacityUnit) {
 			return invalidf("capacityUnit %q is not a SageMaker Training instance type (such as ml.g5.xlarge)", l.CapacityUnit)
 		}
 		if seen[l.CapacityUnit] {

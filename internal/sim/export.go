@@ -13,6 +13,7 @@ import (
 
 	"github.com/sharq-dev/sharq/internal/engine"
 	"github.com/sharq-dev/sharq/internal/store"
+	"github.com/sharq-dev/sharq/internal/trainingjob"
 )
 
 // DefaultRuntime stands for the runtime of a job that has not finished and
@@ -73,10 +74,7 @@ func runtimeOf(sj engine.ServiceJob) (time.Duration, bool) {
 			return ms(a.StoppedAt - a.StartedAt), true
 		}
 	}
-	var p struct {
-		StoppingCondition struct{ MaxRuntimeInSeconds int }
-	}
-	if json.Unmarshal([]byte(sj.ServiceRequestPayload), &p) == nil && p.StoppingCondition.MaxRuntimeInSeconds > 0 {
+	if p, err := trainingjob.Parse([]byte(sj.ServiceRequestPayload)); err == nil && p.StoppingCondition.MaxRuntimeInSeconds > 0 {
 		return time.Duration(p.StoppingCondition.MaxRuntimeInSeconds) * time.Second, true
 	}
 	return DefaultRuntime, false

@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/sharq-dev/sharq/internal/clusterconfig"
 	"github.com/sharq-dev/sharq/internal/engine"
 	"github.com/sharq-dev/sharq/internal/executor"
 	"github.com/sharq-dev/sharq/internal/sim/memstore"
+	"github.com/sharq-dev/sharq/internal/trainingjob"
 )
 
 // Epoch is the virtual time at which every simulation starts. A fixed
@@ -294,7 +294,11 @@ func submitInput(j *Job) engine.SubmitServiceJobInput {
 // payload is the smallest CreateTrainingJob request that says what the job
 // needs.
 func payload(unit string, count int) string {
-	return `{"ResourceConfig":{"InstanceType":"` + unit + `","InstanceCount":` + strconv.Itoa(count) + `}}`
+	b, err := trainingjob.New(unit, count).Marshal()
+	if err != nil {
+		panic(err) // only hyperparameters that are not JSON fail to marshal
+	}
+	return string(b)
 }
 
 // change is a trace's priority change or cancellation of job i.

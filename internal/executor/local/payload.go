@@ -11,33 +11,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
-)
 
-// trainingJob is the part of a CreateTrainingJob request the local executor
-// uses.
-type trainingJob struct {
-	AlgorithmSpecification struct {
-		ContainerEntrypoint []string
-		ContainerArguments  []string
-	}
-	HyperParameters map[string]json.RawMessage
-	Environment     map[string]string
-	InputDataConfig []struct {
-		ChannelName string
-		DataSource  struct {
-			S3DataSource         *struct{ S3Uri string }
-			FileSystemDataSource *struct{ DirectoryPath string }
-		}
-	}
-	CheckpointConfig  *struct{ LocalPath string }
-	StoppingCondition struct {
-		MaxRuntimeInSeconds int64
-	}
-	ResourceConfig struct {
-		InstanceType  string
-		InstanceCount int
-	}
-}
+	"github.com/sharq-dev/sharq/internal/trainingjob"
+)
 
 // graceEnv is the payload environment variable that overrides the caller's
 // grace period.
@@ -51,35 +27,23 @@ func cannotStart(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", errCannotStart, fmt.Sprintf(format, args...))
 }
 
-func parseJob(payload []byte) (*trainingJob, error) {
-	var j trainingJob
-	if err := json.Unmarshal(payload, &j); err != nil {
-		return nil, cannotStart("payload is not a valid CreateTrainingJob request: %v", err)
+// parseJob reads the attempt's payload; it runs a command, so it must have
+// an entrypoint.
+func parseJob(payload []byte) (*trainingjob.Request, error) {
+	j, err := trainingjob.Parse(payload)
+	if err != nil {
+		return nil, cannotStart("%v", err)
 	}
 	if len(j.AlgorithmSpecification.ContainerEntrypoint) == 0 {
 		return nil, cannotStart("no AlgorithmSpecification.ContainerEntrypoint in the payload (the local executor runs commands, not images)")
 	}
-	return &j, nil
-}
-
-// hyperParameters renders the hyperparameters as strings; SageMaker requires
-// strings, but a number or boolean is taken as written rather than refused.
-func (j *trainingJob) hyperParameters() map[string]string {
-	hps := make(map[string]string, len(j.HyperParameters))
-	for k, raw := range j.HyperParameters {
-		var s string
-		if json.Unmarshal(raw, &s) != nil {
-			s = string(raw)
-		}
-		hps[k] = s
-	}
-	return hps
+	return j, nil
 }
 
 // channels maps channel names to local directories: file:// URIs, plain
 // absolute paths and file-system data sources. S3 channels have no local
 // path and get no variable.
-func (j *trainingJob) channels() map[string]string {
+func channels(j *trainingjob.Request) map[string]string {
 	ch := map[string]string{}
 	for _, c := range j.InputDataConfig {
 		ds := c.DataSource
@@ -106,8 +70,8 @@ func localPath(uri string) (string, bool) {
 	return u.Path, true
 }
 
-// grace returns the payload's grace override, if any.
-func (j *trainingJob) grace() (*time.Duration, error) {
+// graceOverride returns the payload's grace override, if any.
+func graceOverride(j *trainingjob.Request) (*time.Duration, error) {
 	v, ok := j.Environment[graceEnv]
 	if !ok {
 		return nil, nil

@@ -22,7 +22,7 @@ func TestChannels(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string]string{"train": "/data/train", "plain": "/data/plain", "fsx": "/fsx/data"}
-	if diff := cmp.Diff(want, j.channels()); diff != "" {
+	if diff := cmp.Diff(want, channels(j)); diff != "" {
 		t.Errorf("channels (-want +got):\n%s", diff)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/sharq-dev/sharq/internal/executor"
+	"github.com/sharq-dev/sharq/internal/trainingjob"
 )
 
 // launchSpec is the content of launch.json: all the supervisor needs, so
@@ -54,7 +55,7 @@ func (e *Executor) prepare(a executor.Attempt, dir string) (*plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	grace, err := j.grace()
+	grace, err := graceOverride(j)
 	if err != nil {
 		return nil, err
 	}
@@ -95,7 +96,7 @@ func (e *Executor) prepare(a executor.Attempt, dir string) (*plan, error) {
 // host builds instance i's spec and environment. The toolkit variables go
 // after the payload's Environment so that a job cannot unpin its GPUs or
 // misname its host by accident.
-func (p *plan) host(dir string, names []string, i int, typ string, base *envList, j *trainingJob, a executor.Attempt) (hostSpec, *envList) {
+func (p *plan) host(dir string, names []string, i int, typ string, base *envList, j *trainingjob.Request, a executor.Attempt) (hostSpec, *envList) {
 	name := names[i]
 	hd := filepath.Join(dir, "hosts", name)
 	h := hostSpec{
@@ -107,13 +108,13 @@ func (p *plan) host(dir string, names []string, i int, typ string, base *envList
 		Stderr: filepath.Join(dir, logsDir, name+".stderr"),
 	}
 	env := newEnvList(base.vars)
-	hps := j.hyperParameters()
+	hps := j.HyperParameters.Strings()
 	env.set("TRAINING_JOB_NAME", a.ID)
 	env.set("SM_HPS", jsonString(hps))
 	for _, k := range sortedKeys(hps) {
 		env.set("SM_HP_"+strings.ToUpper(k), hps[k])
 	}
-	ch := j.channels()
+	ch := channels(j)
 	env.set("SM_CHANNELS", jsonString(sortedKeys(ch)))
 	for _, k := range sortedKeys(ch) {
 		env.set("SM_CHANNEL_"+strings.ToUpper(k), ch[k])
@@ -153,7 +154,7 @@ func (p *plan) assign(gpus [][]int, machineHasGPUs bool) launchSpec {
 
 // hostTypes lists the instance type of each host: the dispatched capacity,
 // else the payload's ResourceConfig, else one untyped host.
-func hostTypes(a executor.Attempt, j *trainingJob) []string {
+func hostTypes(a executor.Attempt, j *trainingjob.Request) []string {
 	var types []string
 	for _, in := range a.Instances {
 		for range in.Count {
@@ -163,9 +164,15 @@ func hostTypes(a executor.Attempt, j *trainingJob) []string {
 	if len(types) > 0 {
 		return types
 	}
-	n := max(j.ResourceConfig.InstanceCount, 1)
+	n, typ := 1, ""
+	if rc := j.ResourceConfig; rc != nil {
+		typ = rc.InstanceType
+		if rc.InstanceCount != nil {
+			n = max(*rc.InstanceCount, 1)
+		}
+	}
 	for range n {
-		types = append(types, j.ResourceConfig.InstanceType)
+		types = append(types, typ)
 	}
 	return types
 }
@@ -196,8 +203,8 @@ func (e *Executor) gpuNeeds(types []string) ([]int, error) {
 	return need, nil
 }
 
-func (e *Executor) checkpointDir(a executor.Attempt, j *trainingJob) string {
-	if j.CheckpointConfig != nil && j.CheckpointConfig.LocalPath != "" {
+func (e *Executor) checkpointDir(a executor.Attempt, j *trainingjob.Request) string {
+	if j.CheckpointConfig.LocalPath != "" {
 		return j.CheckpointConfig.LocalPath
 	}
 	id := a.JobID

@@ -14,13 +14,13 @@ package simulated
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strconv"
 	"sync"
 	"time"
 
 	"github.com/sharq-dev/sharq/internal/executor"
+	"github.com/sharq-dev/sharq/internal/trainingjob"
 )
 
 // Executor is the simulated executor.
@@ -69,18 +69,11 @@ func (x *Executor) pump() {
 	}
 }
 
-type payload struct {
-	Environment       map[string]string `json:"Environment"`
-	StoppingCondition struct {
-		MaxRuntimeInSeconds int `json:"MaxRuntimeInSeconds"`
-	} `json:"StoppingCondition"`
-}
-
 // plan reads how long the attempt runs (0: until stopped) and its exit code.
 func plan(p []byte) (time.Duration, int, error) {
-	var pl payload
-	if err := json.Unmarshal(p, &pl); err != nil {
-		return 0, 0, fmt.Errorf("payload: %w", err)
+	pl, err := trainingjob.Parse(p)
+	if err != nil {
+		return 0, 0, err
 	}
 	code := 0
 	if v := pl.Environment["SHARQ_SIMULATED_EXIT_CODE"]; v != "" {

@@ -1,0 +1,58 @@
+package engine
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/sharq-dev/sharq/internal/core"
+)
+
+// Ensure a job's demand is its instance type × count, or its instance
+// groups summed per type in first-seen order.
+func TestDemandOf(t *testing.T) {
+	tests := map[string]struct {
+		payload string
+		want    []core.UnitCount
+	}{
+		"Type":         {`{"ResourceConfig":{"InstanceType":"ml.g5.xlarge","InstanceCount":2,"VolumeSizeInGB":10}}`, []core.UnitCount{{Unit: "ml.g5.xlarge", Count: 2}}},
+		"DefaultCount": {`{"ResourceConfig":{"InstanceType":"ml.g5.xlarge"}}`, []core.UnitCount{{Unit: "ml.g5.xlarge", Count: 1}}},
+		"Groups": {`{"ResourceConfig":{"InstanceGroups":[{"InstanceType":"ml.p4d.24xlarge","InstanceCount":2,"InstanceGroupName":"a"},
+			{"InstanceType":"ml.g5.xlarge","InstanceCount":1,"InstanceGroupName":"b"},{"InstanceType":"ml.p4d.24xlarge","InstanceCount":1,"InstanceGroupName":"c"}]}}`,
+			[]core.UnitCount{{Unit: "ml.p4d.24xlarge", Count: 3}, {Unit: "ml.g5.xlarge", Count: 1}}},
+	}
+	for name, tc := range tests {
+		got, err := demandOf(tc.payload)
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		if diff := cmp.Diff(tc.want, got); diff != "" {
+			t.Errorf("%s: demand (-want +got):\n%s", name, diff)
+		}
+	}
+}
+
+// Ensure a payload that does not say what it needs is refused as invalid,
+// with the texts clients see.
+func TestDemandOfRefused(t *testing.T) {
+	tests := map[string]struct{ payload, want string }{
+		"BadJSON":     {`{"ResourceConfig":`, "serviceRequestPayload is not a valid CreateTrainingJob request: unexpected end of JSON input"},
+		"NoResources": {`{"TrainingJobName":"x"}`, "serviceRequestPayload is not a valid CreateTrainingJob request: ResourceConfig is required"},
+		"WrongType": {`{"ResourceConfig":{"InstanceType":"ml.g5.xlarge","InstanceCount":"2"}}`,
+			"serviceRequestPayload is not a valid CreateTrainingJob request: ResourceConfig.InstanceCount must be an integer, not a string"},
+		"NoType":    {`{"ResourceConfig":{"InstanceCount":1}}`, "serviceRequestPayload: ResourceConfig.InstanceType is required"},
+		"BadType":   {`{"ResourceConfig":{"InstanceType":"gpu"}}`, `serviceRequestPayload: ResourceConfig.InstanceType "gpu" is not a SageMaker Training instance type`},
+		"ZeroCount": {`{"ResourceConfig":{"InstanceType":"ml.g5.xlarge","InstanceCount":0}}`, "serviceRequestPayload: ResourceConfig.InstanceCount must be at least 1"},
+		"GroupType": {`{"ResourceConfig":{"InstanceGroups":[{"InstanceType":"g5","InstanceCount":1}]}}`,
+			`serviceRequestPayload: ResourceConfig.InstanceGroups[].InstanceType "g5" is not a SageMaker Training instance type`},
+		"GroupCount": {`{"ResourceConfig":{"InstanceGroups":[{"InstanceType":"ml.g5.xlarge","InstanceCount":0}]}}`,
+			"serviceRequestPayload: ResourceConfig.InstanceGroups[].InstanceCount must be at least 1"},
+	}
+	for name, tc := range tests {
+		_, err := demandOf(tc.payload)
+		if ErrorCode(err) != Invalid || ErrorMessage(err) != tc.want {
+			t.Errorf("%s: %s %q, want invalid %q", name, ErrorCode(err), ErrorMessage(err), tc.want)
+		}
+	}
+}

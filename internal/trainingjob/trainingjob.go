@@ -1,0 +1,192 @@
+// Package trainingjob reads and writes the payload of a SAGEMAKER_TRAINING
+// service job: a SageMaker CreateTrainingJob request in its PascalCase JSON.
+// The engine reads the capacity a job asks for from it, the executors what
+// to run, the CLI and the simulator build it; all of them go through Parse
+// and Request, so a payload the engine accepts is one every executor can
+// read.
+//
+// Request declares only the fields sharq uses. Parse checks that the
+// payload is a JSON object and that those fields have the right JSON types;
+// Demand checks the resources. What else a field must hold (an entrypoint
+// for the local executor, say) is the caller's to check.
+package trainingjob
+
+import (
+	"bytes"
+	"encoding/json"
+	"regexp"
+)
+
+// Request is the part of a CreateTrainingJob request that sharq uses.
+type Request struct {
+	TrainingJobName        string                 `json:",omitempty"`
+	AlgorithmSpecification AlgorithmSpecification `json:",omitzero"`
+	HyperParameters        HyperParameters        `json:",omitempty"`
+	Environment            map[string]string      `json:",omitempty"`
+	InputDataConfig        []Channel              `json:",omitempty"`
+	CheckpointConfig       CheckpointConfig       `json:",omitzero"`
+	// ResourceConfig is a pointer because a request without one is
+	// refused differently from one whose instance type is missing.
+	ResourceConfig    *ResourceConfig   `json:",omitempty"`
+	StoppingCondition StoppingCondition `json:",omitzero"`
+
+	// raw is the document Parse read; Marshal keeps its other members.
+	raw []byte
+}
+
+// AlgorithmSpecification says what runs: an image, or for the local
+// executor a command.
+type AlgorithmSpecification struct {
+	TrainingImage       string   `json:",omitempty"`
+	TrainingInputMode   string   `json:",omitempty"`
+	ContainerEntrypoint []string `json:",omitempty"`
+	ContainerArguments  []string `json:",omitempty"`
+}
+
+// Channel is one InputDataConfig entry.
+type Channel struct {
+	ChannelName string     `json:",omitempty"`
+	DataSource  DataSource `json:",omitzero"`
+}
+
+// DataSource is where a channel's data is: one of its members is set.
+type DataSource struct {
+	S3DataSource         *S3DataSource         `json:",omitempty"`
+	FileSystemDataSource *FileSystemDataSource `json:",omitempty"`
+}
+
+type S3DataSource struct {
+	S3Uri string `json:",omitempty"`
+}
+
+type FileSystemDataSource struct {
+	DirectoryPath string `json:",omitempty"`
+}
+
+type CheckpointConfig struct {
+	LocalPath string `json:",omitempty"`
+}
+
+// ResourceConfig is the capacity a job asks for: InstanceCount instances
+// of InstanceType (one when InstanceCount is unset), or its InstanceGroups.
+type ResourceConfig struct {
+	InstanceType   string          `json:",omitempty"`
+	InstanceCount  *int            `json:",omitempty"`
+	InstanceGroups []InstanceGroup `json:",omitempty"`
+}
+
+type InstanceGroup struct {
+	InstanceType      string
+	InstanceCount     int
+	InstanceGroupName string `json:",omitempty"`
+}
+
+type StoppingCondition struct {
+	MaxRuntimeInSeconds int64 `json:",omitempty"`
+}
+
+// HyperParameters are the job's hyperparameters as written. SageMaker takes
+// only strings; a number, boolean or other JSON value is kept rather than
+// refused.
+type HyperParameters map[string]json.RawMessage
+
+// Strings renders the hyperparameters as strings: a JSON string is its
+// content, any other value its JSON text.
+func (h HyperParameters) Strings() map[string]string {
+	out := make(map[string]string, len(h))
+	for k, raw := range h {
+		var s string
+		if json.Unmarshal(raw, &s) != nil {
+			s = string(raw)
+		}
+		out[k] = s
+	}
+	return out
+}
+
+// New returns the smallest request that says what a job needs: count
+// instances of instanceType.
+func New(instanceType string, count int) *Request {
+	return &Request{ResourceConfig: &ResourceConfig{InstanceType: instanceType, InstanceCount: &count}}
+}
+
+// Parse reads a CreateTrainingJob request. It fails with an *Error when b
+// is not a JSON object or when a field Request declares has the wrong JSON
+// type; members Request does not declare are not looked at.
+func Parse(b []byte) (*Request, error) {
+	var r Request
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, &Error{Malformed: true, Reason: decodeReason(err)}
+	}
+	r.raw = bytes.Clone(b)
+	return &r, nil
+}
+
+// instanceType matches SageMaker instance type names such as ml.g5.xlarge.
+var instanceType = regexp.MustCompile(`^ml\.[a-z0-9-]+\.[a-z0-9-]+$`)
+
+// ValidInstanceType tells whether s has the form of a SageMaker Training
+// instance type, such as ml.g5.xlarge.
+func ValidInstanceType(s string) bool { return instanceType.MatchString(s) }
+
+// HasInstanceType tells whether the request says what instances it needs,
+// by type or by instance groups.
+func (r *Request) HasInstanceType() bool {
+	rc := r.ResourceConfig
+	return rc != nil && (rc.InstanceType != "" || len(rc.InstanceGroups) > 0)
+}
+
+// Instances is a count of one instance type.
+type Instances struct {
+	Type  string
+	Count int
+}
+
+// Demand is the capacity the request asks for: the instance groups' counts
+// summed per instance type, in the order the types first appear, or else
+// InstanceCount (default 1) instances of InstanceType. It fails with an
+// *Error when that is missing or is not a valid request.
+func (r *Request) Demand() ([]Instances, error) {
+	rc := r.ResourceConfig
+	if rc == nil {
+		return nil, &Error{Malformed: true, Reason: "ResourceConfig is required"}
+	}
+	if len(rc.InstanceGroups) > 0 {
+		var out []Instances
+		for _, g := range rc.InstanceGroups {
+			if !ValidInstanceType(g.InstanceType) {
+				return nil, refusef("ResourceConfig.InstanceGroups[].InstanceType %q is not a SageMaker Training instance type", g.InstanceType)
+			}
+			if g.InstanceCount < 1 {
+				return nil, refusef("ResourceConfig.InstanceGroups[].InstanceCount must be at least 1")
+			}
+			out = add(out, Instances{Type: g.InstanceType, Count: g.InstanceCount})
+		}
+		return out, nil
+	}
+	if rc.InstanceType == "" {
+		return nil, refusef("ResourceConfig.InstanceType is required")
+	}
+	if !ValidInstanceType(rc.InstanceType) {
+		return nil, refusef("ResourceConfig.InstanceType %q is not a SageMaker Training instance type", rc.InstanceType)
+	}
+	n := 1
+	if rc.InstanceCount != nil {
+		n = *rc.InstanceCount
+	}
+	if n < 1 {
+		return nil, refusef("ResourceConfig.InstanceCount must be at least 1")
+	}
+	return []Instances{{Type: rc.InstanceType, Count: n}}, nil
+}
+
+// add adds in to the count of its type, keeping first-seen order.
+func add(out []Instances, in Instances) []Instances {
+	for i := range out {
+		if out[i].Type == in.Type {
+			out[i].Count += in.Count
+			return out
+		}
+	}
+	return append(out, in)
+}
