@@ -46,6 +46,10 @@ type Options struct {
 	// way on a virtual clock, calling Deliver for executor updates and Tick
 	// for housekeeping. Callers must not call concurrently.
 	Synchronous bool
+	// Ephemeral keeps no record of jobs in the store: the simulator never
+	// reads one back, and is spared encoding every changed job at every
+	// cycle. Such an engine lists no jobs and cannot be restarted.
+	Ephemeral bool
 	// Observers hear what each committed cycle did (metrics).
 	Observers []Observer
 	// NewID makes job IDs (default: random UUIDs). The simulator makes them

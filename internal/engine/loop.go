@@ -290,6 +290,9 @@ func (e *Engine) recoverCycle(ctx context.Context, r any) error {
 		"panic", fmt.Sprint(r), "stack", string(debug.Stack()))
 	e.tx = nil
 	p := &cyclePanic{value: r}
+	if e.opts.Ephemeral {
+		return &Error{Code: Internal, Message: "internal error", Err: p} // nothing to rebuild from
+	}
 	e.clearState()
 	if err := e.load(ctx); err != nil {
 		return &Error{Code: Internal, Message: "internal error", Err: fmt.Errorf("%w; reloading the state: %v", p, err)}
@@ -321,6 +324,9 @@ func (e *Engine) storeBatch(t *tx) *store.Batch {
 	b := &store.Batch{DeletedResources: t.deleted}
 	for _, r := range t.resources {
 		b.Resources = append(b.Resources, r)
+	}
+	if e.opts.Ephemeral {
+		return b
 	}
 	for _, j := range t.jobs {
 		b.Jobs = append(b.Jobs, store.Job{

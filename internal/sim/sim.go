@@ -95,7 +95,7 @@ func New(ctx context.Context, w *Workload, cfg *clusterconfig.Config, opts Optio
 	}
 	s.col = newCollector(s)
 	eng, err := engine.New(ctx, engine.Options{
-		Store: memstore.New(), Executor: simExecutor{s}, Clock: clock{s}, Synchronous: true,
+		Store: memstore.New(), Executor: simExecutor{s}, Clock: clock{s}, Synchronous: true, Ephemeral: true,
 		NewID:             func() string { return "" }, // every ID comes with its Instant
 		Observers:         []engine.Observer{s.col},
 		MaxSharesPerQueue: max(20, cfg.MaxShares()), MaxCapacityLimits: 5,
