@@ -183,6 +183,13 @@ func (c *capture) finish() error {
 
 func (c *capture) Resources(context.Context) ([]store.Resource, error) { return nil, nil }
 func (c *capture) Jobs(context.Context, func(store.Job) error) error   { return nil }
+func (c *capture) LiveJobs(context.Context, func(store.Job) error) error {
+	return nil
+}
+func (c *capture) JobByToken(context.Context, string) (store.Job, error) {
+	return store.Job{}, store.ErrNotFound
+}
+func (c *capture) CountJobs(context.Context) (map[string]int, error) { return nil, nil }
 func (c *capture) Job(context.Context, string) (store.Job, error) {
 	return store.Job{}, store.ErrNotFound
 }

@@ -359,7 +359,9 @@ func (e *Engine) purge(now time.Time) {
 			continue
 		}
 		delete(e.jobs, id)
-		e.counts[j.Status]--
+		if e.opts.Ephemeral {
+			e.counts[j.Status]-- // else the store's purge recounts
+		}
 		if t := j.Internal.ClientToken; t != "" && e.tokens[t] == id {
 			delete(e.tokens, t)
 		}

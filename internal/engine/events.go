@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"fmt"
 	"maps"
 	"slices"
@@ -91,7 +92,7 @@ func (j *jobRec) detached() ServiceJob {
 func (e *Engine) JobEvents(id string) ([]JobEvent, error) {
 	e.mu.RLock()
 	defer e.mu.RUnlock()
-	j, err := e.findJob(id)
+	j, err := e.findJob(context.Background(), id, false)
 	if err != nil {
 		return nil, err
 	}

@@ -59,15 +59,35 @@ func (e *Engine) SubmitServiceJob(ctx context.Context, in SubmitServiceJobInput)
 		return ServiceJob{}, err
 	}
 	hash := requestHash(in)
+	// A token of a job that ended before this start is only in the store:
+	// read it here, off the loop.
+	var stored *jobRec
+	if t := in.ClientToken; t != "" {
+		e.mu.RLock()
+		_, known := e.tokens[t]
+		e.mu.RUnlock()
+		if !known {
+			if stored, err = storedJob(e.opts.Store.JobByToken(ctx, t)); err != nil {
+				return ServiceJob{}, err
+			}
+		}
+	}
 	var out ServiceJob
 	err = e.do(ctx, func(now time.Time) error {
-		if id, ok := e.tokens[in.ClientToken]; ok && in.ClientToken != "" {
-			j := e.jobs[id]
-			if j.Internal.RequestHash != hash {
-				return invalidf("clientToken %s was already used for a different request", in.ClientToken)
+		if in.ClientToken != "" {
+			j := stored
+			if id, ok := e.tokens[in.ClientToken]; ok {
+				j = e.jobs[id]
+			} else if j != nil {
+				e.keepJob(j)
 			}
-			out = j.ServiceJob
-			return nil
+			if j != nil {
+				if j.Internal.RequestHash != hash {
+					return invalidf("clientToken %s was already used for a different request", in.ClientToken)
+				}
+				out = j.ServiceJob
+				return nil
+			}
 		}
 		j, err := e.newJob(in, demand, now)
 		if err != nil {
@@ -156,10 +176,22 @@ func preemptedCount(j *jobRec) int {
 	return j.PreemptionSummary.PreemptedAttemptCount
 }
 
-func (e *Engine) findJob(idOrArn string) (*jobRec, error) {
-	j := e.jobs[jobID(idOrArn)]
+// findJob finds a job by ID or ARN, in memory or else in the store; the
+// loop (mu held to write) keeps what it read in memory, readers do not.
+func (e *Engine) findJob(ctx context.Context, idOrArn string, keep bool) (*jobRec, error) {
+	id := jobID(idOrArn)
+	if j := e.jobs[id]; j != nil {
+		return j, nil
+	}
+	j, err := storedJob(e.opts.Store.Job(ctx, id))
+	if err != nil {
+		return nil, err
+	}
 	if j == nil {
 		return nil, notFoundf("Job %s does not exist", idOrArn)
+	}
+	if keep {
+		e.keepJob(j)
 	}
 	return j, nil
 }
@@ -175,7 +207,7 @@ func (e *Engine) UpdateServiceJob(ctx context.Context, id string, priority int) 
 }
 
 func (e *Engine) setPriority(id string, priority int) (ServiceJob, error) {
-	j, err := e.findJob(id)
+	j, err := e.findJob(context.Background(), id, false)
 	if err != nil {
 		return ServiceJob{}, err
 	}
@@ -195,7 +227,7 @@ func (e *Engine) TerminateServiceJob(ctx context.Context, id, reason string) err
 }
 
 func (e *Engine) terminate(id, reason string, now time.Time) error {
-	j, err := e.findJob(id)
+	j, err := e.findJob(context.Background(), id, false)
 	if err != nil {
 		return err
 	}
@@ -229,7 +261,7 @@ func (e *Engine) TerminateServiceJobs(ctx context.Context, ids []string, reason 
 func (e *Engine) DescribeServiceJob(ctx context.Context, id string) (ServiceJob, error) {
 	e.mu.RLock()
 	defer e.mu.RUnlock()
-	j, err := e.findJob(id)
+	j, err := e.findJob(ctx, id, false)
 	if err != nil {
 		return ServiceJob{}, err
 	}

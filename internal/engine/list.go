@@ -85,7 +85,9 @@ func (e *Engine) ListServiceJobs(ctx context.Context, in ListServiceJobsInput) (
 // --- tags
 
 // tagsOf finds the tags of the resource or job an ARN names.
-func (e *Engine) tagsOf(arn string) (*map[string]string, func(), error) {
+// A job that ended before this start is read from the store, and kept in
+// memory when keep is set (mu held to write), so that a change is committed.
+func (e *Engine) tagsOf(arn string, keep bool) (*map[string]string, func(), error) {
 	if p := e.policies[arn]; p != nil {
 		return &p.Tags, func() { e.touchResource(kindPolicy, arn, p.SchedulingPolicy) }, nil
 	}
@@ -104,7 +106,11 @@ func (e *Engine) tagsOf(arn string) (*map[string]string, func(), error) {
 		}
 	}
 	if strings.Contains(arn, ":service-job/") {
-		if j := e.jobs[jobID(arn)]; j != nil {
+		j, err := e.findJob(context.Background(), arn, keep)
+		if err != nil && ErrorCode(err) != NotFound {
+			return nil, nil, err
+		}
+		if j != nil {
 			return &j.Tags, func() { e.touch(j) }, nil
 		}
 	}
@@ -113,7 +119,7 @@ func (e *Engine) tagsOf(arn string) (*map[string]string, func(), error) {
 
 func (e *Engine) TagResource(ctx context.Context, arn string, tags map[string]string) error {
 	return e.do(ctx, func(time.Time) error {
-		t, save, err := e.tagsOf(arn)
+		t, save, err := e.tagsOf(arn, true)
 		if err != nil {
 			return err
 		}
@@ -140,7 +146,7 @@ func (e *Engine) TagResource(ctx context.Context, arn string, tags map[string]st
 
 func (e *Engine) UntagResource(ctx context.Context, arn string, keys []string) error {
 	return e.do(ctx, func(time.Time) error {
-		t, save, err := e.tagsOf(arn)
+		t, save, err := e.tagsOf(arn, true)
 		if err != nil {
 			return err
 		}
@@ -155,7 +161,7 @@ func (e *Engine) UntagResource(ctx context.Context, arn string, keys []string) e
 func (e *Engine) ListTagsForResource(ctx context.Context, arn string) (map[string]string, error) {
 	e.mu.RLock()
 	defer e.mu.RUnlock()
-	t, _, err := e.tagsOf(arn)
+	t, _, err := e.tagsOf(arn, false)
 	if err != nil {
 		return nil, err
 	}

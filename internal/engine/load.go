@@ -1,9 +1,10 @@
 package engine
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
+	"maps"
 	"fmt"
 	"slices"
 
@@ -15,7 +16,8 @@ import (
 func unmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
 
 // load rebuilds the records and the core from the store, then reconciles
-// live attempts with what the executor knows.
+// live attempts with what the executor knows. Only the live jobs are read:
+// ended ones are read when asked for (findJob, clientToken lookups).
 func (e *Engine) load(ctx context.Context) error {
 	rs, err := e.opts.Store.Resources(ctx)
 	if err != nil {
@@ -32,38 +34,76 @@ func (e *Engine) load(ctx context.Context) error {
 			return fmt.Errorf("load %s %s: %w", r.Kind, r.ARN, err)
 		}
 	}
+	counts, err := e.opts.Store.CountJobs(ctx)
+	if err != nil {
+		return fmt.Errorf("count jobs: %w", err)
+	}
+	maps.Copy(e.counts, counts)
 	var live []*jobRec
-	err = e.opts.Store.Jobs(ctx, func(sj store.Job) error {
-		j := &jobRec{}
-		if err := json.Unmarshal(sj.Doc, j); err != nil {
-			return fmt.Errorf("job %s: %w", sj.ID, err)
+	err = e.opts.Store.LiveJobs(ctx, func(sj store.Job) error {
+		j, err := decodeJob(sj)
+		if err != nil {
+			return err
+		}
+		if terminal(j.Status) {
+			return fmt.Errorf("job %s is %s but stored as live", j.JobID, j.Status)
 		}
 		e.jobs[j.JobID] = j
 		if t := j.Internal.ClientToken; t != "" {
 			e.tokens[t] = j.JobID
 		}
 		e.lastQ = max(e.lastQ, j.Internal.QueuedAt)
-		if !terminal(j.Status) {
-			live = append(live, j)
-		}
+		live = append(live, j)
 		return nil
 	})
 	if err != nil {
 		return fmt.Errorf("load jobs: %w", err)
 	}
-	for _, j := range e.jobs {
-		e.counts[j.Status]++
-		if terminal(j.Status) {
-			e.ended = append(e.ended, endMark{id: j.JobID, at: j.Internal.EndedAt})
-		}
-	}
-	slices.SortFunc(e.ended, func(a, b endMark) int { return cmp.Or(cmp.Compare(a.at, b.at), cmp.Compare(a.id, b.id)) })
 	for _, j := range live {
 		if err := e.restoreJob(j); err != nil {
 			return fmt.Errorf("restore job %s: %w", j.JobID, err)
 		}
 	}
 	return e.reconcile(ctx, live)
+}
+
+func decodeJob(sj store.Job) (*jobRec, error) {
+	j := &jobRec{}
+	if err := json.Unmarshal(sj.Doc, j); err != nil {
+		return nil, fmt.Errorf("job %s: %w", sj.ID, err)
+	}
+	return j, nil
+}
+
+// storedJob decodes a job read from the store for one not in memory (it
+// ended before this start, or was forgotten since); nil when there is none.
+func storedJob(sj store.Job, err error) (*jobRec, error) {
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, nil
+	}
+	if err == nil {
+		var j *jobRec
+		if j, err = decodeJob(sj); err == nil {
+			return j, nil
+		}
+	}
+	return nil, &Error{Code: Internal, Message: "internal error", Err: err}
+}
+
+// keepJob keeps a job read from the store in memory, with mu held to
+// write: a change to it (its tags) is then committed, and retention
+// forgets it.
+func (e *Engine) keepJob(j *jobRec) {
+	if e.jobs[j.JobID] != nil {
+		return
+	}
+	e.jobs[j.JobID] = j
+	if t := j.Internal.ClientToken; t != "" {
+		e.tokens[t] = j.JobID
+	}
+	if terminal(j.Status) {
+		e.ended = append(e.ended, endMark{id: j.JobID, at: j.Internal.EndedAt})
+	}
 }
 
 func (e *Engine) loadResource(r store.Resource) error {

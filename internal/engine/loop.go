@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"maps"
 	"runtime/debug"
 	"sync"
 	"time"
@@ -243,11 +244,31 @@ func (e *Engine) cycle(ctx context.Context, batch []*op) error {
 	e.act(t)
 	e.publish(t, time.Since(start))
 	if t.purgeBefore > 0 {
-		if _, err := e.opts.Store.PurgeEnded(ctx, t.purgeBefore); err != nil {
-			e.log.Warn("purge ended jobs", "err", err)
-		}
+		e.purgeStore(ctx, t.purgeBefore)
 	}
 	return nil
+}
+
+// purgeStore forgets in the store the jobs that ended before the time (ms),
+// most of them never read since this start, and counts the jobs by status
+// again. No cycle runs meanwhile, so the store holds what memory does.
+func (e *Engine) purgeStore(ctx context.Context, before int64) {
+	n, err := e.opts.Store.PurgeEnded(ctx, before)
+	if err != nil {
+		e.log.Warn("purge ended jobs", "err", err)
+	}
+	if n == 0 || e.opts.Ephemeral {
+		return
+	}
+	counts, err := e.opts.Store.CountJobs(ctx)
+	if err != nil {
+		e.log.Warn("count jobs", "err", err)
+		return
+	}
+	e.mu.Lock()
+	clear(e.counts)
+	maps.Copy(e.counts, counts)
+	e.mu.Unlock()
 }
 
 // decide applies the batch and runs the core, under the lock; it returns
@@ -331,7 +352,7 @@ func (e *Engine) storeBatch(t *tx) *store.Batch {
 	for _, j := range t.jobs {
 		b.Jobs = append(b.Jobs, store.Job{
 			ID: j.JobID, Name: j.JobName, Queue: j.JobQueue, Share: j.QuotaShareName,
-			Status: j.Status, CreatedAt: j.CreatedAt, EndedAt: j.Internal.EndedAt, Doc: mustJSON(j),
+			Status: j.Status, CreatedAt: j.CreatedAt, EndedAt: j.Internal.EndedAt, ClientToken: j.Internal.ClientToken, Doc: mustJSON(j),
 		})
 	}
 	return b

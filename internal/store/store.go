@@ -35,7 +35,9 @@ type Job struct {
 	// EndedAt is when the job reached SUCCEEDED or FAILED (epoch ms), 0
 	// while it lives; retention purges by it.
 	EndedAt int64
-	Doc     []byte
+	// ClientToken is the idempotency token it was submitted with, if any.
+	ClientToken string
+	Doc         []byte
 }
 
 // Batch is what one scheduling cycle changed. It is written atomically:
@@ -85,8 +87,16 @@ type Store interface {
 	// Jobs calls fn for every stored job, in CreatedAt then ID order,
 	// stopping at fn's first error, which it returns.
 	Jobs(ctx context.Context, fn func(Job) error) error
+	// LiveJobs is Jobs for the jobs that have not ended (EndedAt 0): what
+	// the engine loads on start.
+	LiveJobs(ctx context.Context, fn func(Job) error) error
 	// Job returns one job, or ErrNotFound.
 	Job(ctx context.Context, id string) (Job, error)
+	// JobByToken returns the job submitted with the clientToken (not
+	// empty), or ErrNotFound.
+	JobByToken(ctx context.Context, token string) (Job, error)
+	// CountJobs returns how many jobs there are of each status.
+	CountJobs(ctx context.Context) (map[string]int, error)
 	// ListJobs returns jobs matching f newest first (CreatedAt desc, then ID
 	// desc) and the cursor of the next page ("" when none). Paging visits
 	// every matching job once, even when equal CreatedAt values straddle a

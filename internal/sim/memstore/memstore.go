@@ -141,10 +141,21 @@ func (s *Store) Resources(ctx context.Context) ([]store.Resource, error) {
 // Jobs calls fn for every job in CreatedAt then ID order. It works on a
 // copy taken first, so fn may read the store.
 func (s *Store) Jobs(ctx context.Context, fn func(store.Job) error) error {
+	return s.each(func(store.Job) bool { return true }, fn)
+}
+
+// LiveJobs calls fn for every job that has not ended, as Jobs does.
+func (s *Store) LiveJobs(ctx context.Context, fn func(store.Job) error) error {
+	return s.each(func(j store.Job) bool { return j.EndedAt == 0 }, fn)
+}
+
+func (s *Store) each(keep func(store.Job) bool, fn func(store.Job) error) error {
 	s.mu.RLock()
 	all := make([]store.Job, 0, len(s.d.jobs))
 	for _, j := range s.d.jobs {
-		all = append(all, j)
+		if keep(j) {
+			all = append(all, j)
+		}
 	}
 	s.mu.RUnlock()
 	slices.SortFunc(all, func(a, b store.Job) int {
@@ -167,6 +178,30 @@ func (s *Store) Job(ctx context.Context, id string) (store.Job, error) {
 		return store.Job{}, store.ErrNotFound
 	}
 	return j, nil
+}
+
+// JobByToken finds the job submitted with the clientToken by a scan: the
+// simulator submits none.
+func (s *Store) JobByToken(ctx context.Context, token string) (store.Job, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	for _, j := range s.d.jobs {
+		if token != "" && j.ClientToken == token {
+			return j, nil
+		}
+	}
+	return store.Job{}, store.ErrNotFound
+}
+
+// CountJobs counts the jobs of each status.
+func (s *Store) CountJobs(ctx context.Context) (map[string]int, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	out := map[string]int{}
+	for _, j := range s.d.jobs {
+		out[j.Status]++
+	}
+	return out, nil
 }
 
 // ListJobs filters and sorts every job: the simulator never lists, so a

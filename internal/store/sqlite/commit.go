@@ -152,11 +152,12 @@ type writeStmts struct {
 }
 
 const (
-	upsertJobSQL = `INSERT INTO jobs (id, name, name_lower, queue, share, status, created_at, ended_at, doc)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+	upsertJobSQL = `INSERT INTO jobs (id, name, name_lower, queue, share, status, created_at, ended_at, client_token, doc)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (id) DO UPDATE SET name = excluded.name, name_lower = excluded.name_lower,
 			queue = excluded.queue, share = excluded.share, status = excluded.status,
-			created_at = excluded.created_at, ended_at = excluded.ended_at, doc = excluded.doc`
+			created_at = excluded.created_at, ended_at = excluded.ended_at,
+			client_token = excluded.client_token, doc = excluded.doc`
 	upsertResourceSQL = `INSERT INTO resources (arn, kind, doc) VALUES (?, ?, ?)
 		ON CONFLICT (arn) DO UPDATE SET kind = excluded.kind, doc = excluded.doc`
 	deleteResourceSQL = `DELETE FROM resources WHERE arn = ?`
@@ -216,7 +217,7 @@ func (w *writeStmts) apply(b *store.Batch) error {
 	}
 	for _, j := range b.Jobs {
 		if _, err := w.upsertJob.Exec(j.ID, j.Name, strings.ToLower(j.Name), j.Queue, j.Share,
-			j.Status, j.CreatedAt, j.EndedAt, docOrEmpty(j.Doc)); err != nil {
+			j.Status, j.CreatedAt, j.EndedAt, j.ClientToken, docOrEmpty(j.Doc)); err != nil {
 			return fmt.Errorf("upsert job %q: %w", j.ID, err)
 		}
 	}

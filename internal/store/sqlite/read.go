@@ -11,14 +11,14 @@ import (
 	"github.com/sharq-dev/sharq/internal/store"
 )
 
-const jobColumns = `id, name, queue, share, status, created_at, ended_at, doc`
+const jobColumns = `id, name, queue, share, status, created_at, ended_at, client_token, doc`
 
 // scanner is a *sql.Row or *sql.Rows.
 type scanner interface{ Scan(dest ...any) error }
 
 func scanJob(sc scanner) (store.Job, error) {
 	var j store.Job
-	err := sc.Scan(&j.ID, &j.Name, &j.Queue, &j.Share, &j.Status, &j.CreatedAt, &j.EndedAt, &j.Doc)
+	err := sc.Scan(&j.ID, &j.Name, &j.Queue, &j.Share, &j.Status, &j.CreatedAt, &j.EndedAt, &j.ClientToken, &j.Doc)
 	return j, err
 }
 
@@ -52,11 +52,20 @@ const jobsChunk = 512
 // the core on start) runs alongside SQLite's; memory stays flat however
 // many jobs there are.
 func (s *Store) Jobs(ctx context.Context, fn func(store.Job) error) error {
+	return s.streamJobs(ctx, `SELECT `+jobColumns+` FROM jobs ORDER BY created_at, id`, fn)
+}
+
+// LiveJobs streams the jobs that have not ended, as Jobs does.
+func (s *Store) LiveJobs(ctx context.Context, fn func(store.Job) error) error {
+	return s.streamJobs(ctx, `SELECT `+jobColumns+` FROM jobs WHERE ended_at = 0 ORDER BY created_at, id`, fn)
+}
+
+func (s *Store) streamJobs(ctx context.Context, query string, fn func(store.Job) error) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	chunks := make(chan []store.Job, 4)
 	readErr := make(chan error, 1)
-	go func() { readErr <- s.readJobs(ctx, chunks) }()
+	go func() { readErr <- s.readJobs(ctx, query, chunks) }()
 	for chunk := range chunks {
 		for _, j := range chunk {
 			if err := fn(j); err != nil {
@@ -75,25 +84,25 @@ func (s *Store) Jobs(ctx context.Context, fn func(store.Job) error) error {
 // It reads the driver's rows directly: database/sql's Scan would copy every
 // doc a second time and costs a third more CPU per job, which is most of
 // the store's share of a restart.
-func (s *Store) readJobs(ctx context.Context, out chan<- []store.Job) error {
+func (s *Store) readJobs(ctx context.Context, query string, out chan<- []store.Job) error {
 	defer close(out)
 	conn, err := s.readers.Conn(ctx)
 	if err != nil {
 		return fmt.Errorf("stream jobs: %w", err)
 	}
 	defer conn.Close()
-	if err := conn.Raw(func(dc any) error { return streamRows(ctx, dc, out) }); err != nil {
+	if err := conn.Raw(func(dc any) error { return streamRows(ctx, dc, query, out) }); err != nil {
 		return fmt.Errorf("stream jobs: %w", err)
 	}
 	return nil
 }
 
-func streamRows(ctx context.Context, dc any, out chan<- []store.Job) error {
+func streamRows(ctx context.Context, dc any, query string, out chan<- []store.Job) error {
 	q, ok := dc.(driver.QueryerContext)
 	if !ok {
 		return fmt.Errorf("driver connection %T cannot query", dc)
 	}
-	rows, err := q.QueryContext(ctx, `SELECT `+jobColumns+` FROM jobs ORDER BY created_at, id`, nil)
+	rows, err := q.QueryContext(ctx, query, nil)
 	if err != nil {
 		return err
 	}
@@ -138,7 +147,7 @@ func streamRows(ctx context.Context, dc any, out chan<- []store.Job) error {
 // empty BLOB as nil.
 func jobFromValues(v []driver.Value) (store.Job, error) {
 	var j store.Job
-	var ok [8]bool
+	var ok [9]bool
 	j.ID, ok[0] = v[0].(string)
 	j.Name, ok[1] = v[1].(string)
 	j.Queue, ok[2] = v[2].(string)
@@ -146,8 +155,9 @@ func jobFromValues(v []driver.Value) (store.Job, error) {
 	j.Status, ok[4] = v[4].(string)
 	j.CreatedAt, ok[5] = v[5].(int64)
 	j.EndedAt, ok[6] = v[6].(int64)
-	j.Doc, ok[7] = v[7].([]byte)
-	ok[7] = ok[7] || v[7] == nil
+	j.ClientToken, ok[7] = v[7].(string)
+	j.Doc, ok[8] = v[8].([]byte)
+	ok[8] = ok[8] || v[8] == nil
 	for i, good := range ok {
 		if !good {
 			return store.Job{}, fmt.Errorf("column %d of job %v: unexpected %T", i, v[0], v[i])
@@ -167,6 +177,42 @@ func (s *Store) Job(ctx context.Context, id string) (store.Job, error) {
 		return store.Job{}, fmt.Errorf("get job %q: %w", id, err)
 	}
 	return j, nil
+}
+
+// JobByToken returns the job submitted with the clientToken, or an error
+// wrapping store.ErrNotFound.
+func (s *Store) JobByToken(ctx context.Context, token string) (store.Job, error) {
+	row := s.readers.QueryRowContext(ctx, `SELECT `+jobColumns+` FROM jobs WHERE client_token = ? AND client_token <> '' LIMIT 1`, token)
+	j, err := scanJob(row)
+	if errors.Is(err, sql.ErrNoRows) {
+		return store.Job{}, fmt.Errorf("get job of clientToken %q: %w", token, store.ErrNotFound)
+	}
+	if err != nil {
+		return store.Job{}, fmt.Errorf("get job of clientToken %q: %w", token, err)
+	}
+	return j, nil
+}
+
+// CountJobs counts the jobs of each status.
+func (s *Store) CountJobs(ctx context.Context) (map[string]int, error) {
+	rows, err := s.readers.QueryContext(ctx, `SELECT status, COUNT(*) FROM jobs GROUP BY status`)
+	if err != nil {
+		return nil, fmt.Errorf("count jobs: %w", err)
+	}
+	defer rows.Close()
+	out := map[string]int{}
+	for rows.Next() {
+		var status string
+		var n int
+		if err := rows.Scan(&status, &n); err != nil {
+			return nil, fmt.Errorf("count jobs: %w", err)
+		}
+		out[status] = n
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("count jobs: %w", err)
+	}
+	return out, nil
 }
 
 // Meta returns the value stored under key, or "" when unset.

@@ -141,7 +141,7 @@ func TestPrefixEnd(t *testing.T) {
 
 // Ensure a row of unexpected types is an error, not a panic or a zero job.
 func TestJobFromValues(t *testing.T) {
-	good := []driver.Value{"id", "name", "q", "", "RUNNABLE", int64(1), int64(0), nil}
+	good := []driver.Value{"id", "name", "q", "", "RUNNABLE", int64(1), int64(0), "", nil}
 	j, err := jobFromValues(good)
 	if err != nil || j.ID != "id" || j.CreatedAt != 1 {
 		t.Fatalf("jobFromValues(%v) = %+v, %v", good, j, err)

@@ -15,7 +15,7 @@ func testJobRoundTrip(t *testing.T, s suite) {
 	want := []store.Job{
 		{
 			ID: "j-1", Name: "Train-ÄÖ", Queue: "arn:aws:batch:us-east-1:000000000000:job-queue/gpu",
-			Share: "research", Status: "FAILED", CreatedAt: 1767225600123, EndedAt: 1767225700456,
+			Share: "research", Status: "FAILED", CreatedAt: 1767225600123, EndedAt: 1767225700456, ClientToken: "tok-1",
 			Doc: []byte{0, 1, 2, 0xff, '{', '}'},
 		},
 		{ID: "j-2", Name: "n", Queue: "q", Status: "SUBMITTED", CreatedAt: 1},
@@ -137,5 +137,70 @@ func testPurgeEnded(t *testing.T, s suite) {
 		if diff := cmp.Diff(step.left, jobIDs(allJobs(t, st))); diff != "" {
 			t.Errorf("jobs after purge before %d (-want +got):\n%s", step.before, diff)
 		}
+	}
+}
+
+// Ensure LiveJobs streams only the jobs that have not ended, in CreatedAt
+// then ID order, following later commits that end or revive them.
+func testLiveJobs(t *testing.T, s suite) {
+	st := s.mustOpen(t)
+	ended := newJob("ended", 2)
+	ended.Status, ended.EndedAt = "SUCCEEDED", 10
+	commit(t, st, &store.Batch{Jobs: []store.Job{newJob("b", 3), ended, newJob("a", 3), newJob("c", 1)}})
+	live := func() []string {
+		var got []store.Job
+		if err := st.LiveJobs(t.Context(), func(j store.Job) error { got = append(got, j); return nil }); err != nil {
+			t.Fatal(err)
+		}
+		return jobIDs(got)
+	}
+	if diff := cmp.Diff([]string{"c", "a", "b"}, live()); diff != "" {
+		t.Errorf("live jobs (-want +got):\n%s", diff)
+	}
+	a := newJob("a", 3)
+	a.Status, a.EndedAt = "FAILED", 20
+	commit(t, st, &store.Batch{Jobs: []store.Job{a}})
+	if diff := cmp.Diff([]string{"c", "b"}, live()); diff != "" {
+		t.Errorf("live jobs after a ended (-want +got):\n%s", diff)
+	}
+}
+
+// Ensure JobByToken finds a job by its clientToken, whether it lives or
+// ended, and nothing for an empty or unknown token.
+func testJobByToken(t *testing.T, s suite) {
+	st := s.mustOpen(t)
+	a, b := newJob("a", 1), newJob("b", 2)
+	a.ClientToken = "tok-a"
+	b.ClientToken, b.Status, b.EndedAt = "tok-b", "SUCCEEDED", 5
+	commit(t, st, &store.Batch{Jobs: []store.Job{a, b, newJob("c", 3)}})
+	for token, want := range map[string]string{"tok-a": "a", "tok-b": "b"} {
+		j, err := st.JobByToken(t.Context(), token)
+		if err != nil || j.ID != want || j.ClientToken != token {
+			t.Errorf("JobByToken(%q) = %s %q, %v; want job %s", token, j.ID, j.ClientToken, err, want)
+		}
+	}
+	for _, token := range []string{"", "tok-c", "TOK-A"} {
+		if j, err := st.JobByToken(t.Context(), token); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("JobByToken(%q) = %s, %v; want ErrNotFound", token, j.ID, err)
+		}
+	}
+}
+
+// Ensure CountJobs counts the jobs of each status as last committed.
+func testCountJobs(t *testing.T, s suite) {
+	st := s.mustOpen(t)
+	n, err := st.CountJobs(t.Context())
+	if err != nil || len(n) != 0 {
+		t.Fatalf("counts on an empty store = %v, %v", n, err)
+	}
+	x := newJob("x", 3)
+	x.Status = "RUNNING"
+	commit(t, st, &store.Batch{Jobs: []store.Job{newJob("a", 1), newJob("b", 2), x}})
+	x.Status, x.EndedAt = "SUCCEEDED", 9
+	commit(t, st, &store.Batch{Jobs: []store.Job{x}})
+	n, err = st.CountJobs(t.Context())
+	want := map[string]int{newJob("a", 1).Status: 2, "SUCCEEDED": 1}
+	if err != nil || !cmp.Equal(n, want) {
+		t.Errorf("counts = %v, %v; want %v", n, err, want)
 	}
 }
