@@ -4,8 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"maps"
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/sharq-dev/sharq/internal/core"
@@ -223,8 +223,12 @@ func (e *Engine) reconcile(ctx context.Context, jobs []*jobRec) error {
 		}
 	}
 	for _, u := range pending {
-		u := u
-		go e.post(func(now timeT) error { e.handleUpdate(u, now); return nil })
+		apply := func(now timeT) error { e.handleUpdate(u, now); return nil }
+		if e.opts.Synchronous {
+			e.post(apply)
+		} else {
+			go e.post(apply) // Run is not reading the ops yet
+		}
 	}
 	return nil
 }

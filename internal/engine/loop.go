@@ -24,6 +24,10 @@ type Engine struct {
 
 	ops     chan *op
 	stopped chan struct{}
+	// posted holds a synchronous engine's internal changes until its next
+	// cycle.
+	postedMu sync.Mutex
+	posted   []*op
 	failed  error
 
 	// mu guards everything below. The loop holds it to write; API reads
@@ -156,7 +160,14 @@ func (e *Engine) stoppedErr() error {
 }
 
 // post queues an internal change without waiting for it.
+// A synchronous engine keeps them for its next cycle.
 func (e *Engine) post(fn func(now time.Time) error) {
+	if e.opts.Synchronous {
+		e.postedMu.Lock()
+		e.posted = append(e.posted, &op{fn: fn})
+		e.postedMu.Unlock()
+		return
+	}
 	select {
 	case e.ops <- &op{fn: fn}:
 	case <-e.stopped:
@@ -224,7 +235,10 @@ func (e *Engine) drain(batch []*op, updates <-chan executor.Update) []*op {
 func (e *Engine) cycle(ctx context.Context, batch []*op) error {
 	start := time.Now()
 	if e.opts.Synchronous {
-		batch = append(e.drain(nil, nil), batch...) // what was posted meanwhile comes first
+		e.postedMu.Lock()
+		batch = append(e.posted, batch...) // what was posted meanwhile comes first
+		e.posted = nil
+		e.postedMu.Unlock()
 	}
 	t, b, err := e.decide(ctx, batch)
 	if err != nil {
