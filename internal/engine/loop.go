@@ -28,7 +28,7 @@ type Engine struct {
 	// cycle.
 	postedMu sync.Mutex
 	posted   []*op
-	failed  error
+	failed   error
 
 	// mu guards everything below. The loop holds it to write; API reads
 	// take it shared.
