@@ -21,7 +21,6 @@ import (
 	"github.com/sharq-dev/sharq/internal/executor/simulated"
 	"github.com/sharq-dev/sharq/internal/metrics"
 	"github.com/sharq-dev/sharq/internal/sharqapi"
-	"github.com/sharq-dev/sharq/internal/sim"
 	"github.com/sharq-dev/sharq/internal/store/sqlite"
 	"github.com/sharq-dev/sharq/internal/web"
 )
@@ -123,7 +122,6 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok\n") })
-	mux.Handle("POST "+sim.DryRunPath, sim.DryRunHandler(eng, log)) // what a submission would do now
 	mux.Handle("/v1/", met.API(batchapi.New(eng, batchapi.Options{Region: cfg.region, AccountID: cfg.accountID, Logger: log})))
 	met.Watch(eng)
 	mux.Handle("GET /metrics", met.Handler())

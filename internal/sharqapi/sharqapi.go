@@ -1,14 +1,16 @@
 // Package sharqapi serves what sharq tells beyond the AWS Batch API, under
 // /sharq/v1/: share usage split into own, borrowed, lent and idle capacity;
 // where waiting jobs stand in their share and why; a job's state changes;
-// a stream of state-change events; and job logs. The sharq CLI and the
-// console read it; it only reads the engine and never changes anything.
+// a stream of state-change events; job logs; and what a submission would do
+// now. The sharq CLI and the console read it; it only reads the engine and
+// never changes anything.
 //
 //	GET  /sharq/v1/shares                 Usage
 //	POST /sharq/v1/jobs/positions         PositionsRequest -> Positions
 //	GET  /sharq/v1/jobs/{job}/events      JobEvents
 //	GET  /sharq/v1/jobs/{job}/logs        raw log bytes (see the Header* constants)
 //	GET  /sharq/v1/events                 JSON lines of engine.JobEvent
+//	POST /sharq/v1/dryrun                 SubmitRequest -> engine.DryRun (errors in AWS's shape)
 //
 // {job} is a job ID or a service-job ARN. Errors answer 400, 404, 501 or
 // 500 with an Error body.
@@ -36,6 +38,7 @@ type Engine interface {
 	JobEvents(id string) ([]engine.JobEvent, error)
 	RecentEvents() []engine.JobEvent
 	Subscribe(buf int) (<-chan engine.JobEvent, func())
+	DryRunSubmit(ctx context.Context, in engine.SubmitServiceJobInput) (engine.DryRun, error)
 }
 
 // LogSource finds an attempt's log directory, holding <host>.stdout and
@@ -75,6 +78,7 @@ func New(eng Engine, opts Options) *Handler {
 	h.mux.HandleFunc("GET /sharq/v1/jobs/{job}/events", h.jobEvents)
 	h.mux.HandleFunc("GET /sharq/v1/jobs/{job}/logs", h.logs)
 	h.mux.HandleFunc("GET /sharq/v1/events", h.events)
+	h.mux.HandleFunc("POST "+DryRunPath, h.dryRun)
 	h.mux.HandleFunc("/sharq/v1/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "no such sharq route: "+r.Method+" "+r.URL.Path)
 	})
