@@ -10,6 +10,8 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/sharq-dev/sharq/internal/access"
+	"github.com/sharq-dev/sharq/internal/arn"
 	"github.com/sharq-dev/sharq/internal/engine"
 )
 
@@ -65,6 +67,20 @@ func (h *Handler) dryRun(w http.ResponseWriter, r *http.Request) {
 		writeStatusJSON(w, http.StatusBadRequest, dryRunError{"ClientException", "jobQueue and serviceRequestPayload are required"})
 		return
 	}
+	resource := h.base.Of(arn.JobQueue, req.JobQueue)
+	if req.QuotaShareName != "" {
+		resource = h.base.QuotaShareIn(req.JobQueue, req.QuotaShareName)
+	}
+	err := h.opts.Authorizer.Authorize(r.Context(), access.Caller(r.Context()), access.ActionDryRunSubmitServiceJob, resource)
+	if de, ok := errors.AsType[*access.DeniedError](err); ok {
+		writeStatusJSON(w, http.StatusForbidden, dryRunError{"AccessDeniedException", de.Error()})
+		return
+	}
+	if err != nil {
+		h.opts.Logger.Error("dry-run", "err", err)
+		writeStatusJSON(w, http.StatusInternalServerError, dryRunError{"ServerException", "internal error"})
+		return
+	}
 	out, err := h.eng.DryRunSubmit(r.Context(), req.Input())
 	switch {
 	case err == nil:
@@ -117,6 +133,9 @@ func DryRun(ctx context.Context, hc *http.Client, endpoint string, req SubmitReq
 		var e dryRunError
 		if json.Unmarshal(data, &e) == nil && e.Type == "ClientException" {
 			return engine.DryRun{}, fmt.Errorf("%w: %s", ErrDryRunRefused, e.Message)
+		}
+		if e.Type != "" && e.Message != "" {
+			return engine.DryRun{}, fmt.Errorf("dry-run: %s: %s", e.Type, e.Message)
 		}
 		return engine.DryRun{}, fmt.Errorf("dry-run: %s: %s", resp.Status, strings.TrimSpace(string(data)))
 	}
