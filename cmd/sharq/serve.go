@@ -122,10 +122,11 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok\n") })
-	mux.Handle("/v1/", met.API(batchapi.New(eng, batchapi.Options{Region: cfg.region, AccountID: cfg.accountID, Logger: log})))
+	api := batchapi.New(eng, batchapi.Options{Region: cfg.region, AccountID: cfg.accountID, Logger: log})
+	mux.Handle("/v1/", met.API(api))
 	met.Watch(eng)
 	mux.Handle("GET /metrics", met.Handler())
-	console.Mount(mux, eng)
+	console.Mount(mux, eng, api)
 	sharq := sharqapi.New(eng, sharqapi.Options{Logs: logSource(ex), Logger: log})
 	mux.Handle("/sharq/v1/", sharq)
 
