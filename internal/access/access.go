@@ -67,7 +67,8 @@ func (AnonymousAuthenticator) Authenticate(*http.Request) (Identity, error) { re
 
 // AuthError is a request refused by authentication, as AWS words it: Code
 // is AWS's error code (UnrecognizedClientException,
-// InvalidSignatureException, ...), Status the HTTP status that goes with it.
+// InvalidSignatureException, ...), Status the HTTP status that goes with it
+// (403 and AccessDeniedException when unset).
 type AuthError struct {
 	Status  int
 	Code    string

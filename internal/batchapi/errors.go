@@ -1,6 +1,7 @@
 package batchapi
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -54,7 +55,7 @@ func toAPIError(err error) *apiError {
 		return &apiError{status: http.StatusForbidden, code: accessDeniedException, message: de.Error()}
 	}
 	if au, ok := errors.AsType[*access.AuthError](err); ok {
-		return &apiError{status: au.Status, code: au.Code, message: au.Message}
+		return &apiError{status: cmp.Or(au.Status, http.StatusForbidden), code: cmp.Or(au.Code, accessDeniedException), message: au.Message}
 	}
 	switch engine.ErrorCode(err) {
 	case engine.Invalid, engine.NotFound, engine.Conflict:
