@@ -14,14 +14,16 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/sharq-dev/sharq/internal/access"
 	"github.com/sharq-dev/sharq/internal/batchapi"
 	"github.com/sharq-dev/sharq/internal/engine"
 	"github.com/sharq-dev/sharq/internal/executor"
 	"github.com/sharq-dev/sharq/internal/executor/local"
 	"github.com/sharq-dev/sharq/internal/executor/simulated"
+	"github.com/sharq-dev/sharq/internal/jsonhttp"
 	"github.com/sharq-dev/sharq/internal/metrics"
 	"github.com/sharq-dev/sharq/internal/sharqapi"
-	"github.com/sharq-dev/sharq/internal/sim"
+	"github.com/sharq-dev/sharq/internal/store"
 	"github.com/sharq-dev/sharq/internal/store/sqlite"
 	"github.com/sharq-dev/sharq/internal/web"
 )
@@ -108,41 +110,27 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 		return fmt.Errorf("open executor: %w", err)
 	}
 	defer ex.Close()
-	met := metrics.New()
-	console := web.New(web.Options{Logger: log})
 	start := time.Now()
-	eng, err := engine.New(ctx, engine.Options{
-		Region: cfg.region, AccountID: cfg.accountID, Store: st, Executor: ex, Logger: log,
-		MaxSharesPerQueue: cfg.maxShares, Retention: cfg.retention, StopGrace: cfg.grace,
-		Observers: []engine.Observer{met, console, metrics.TransitionLogger{Log: log}},
-	})
+	s, err := newServer(ctx, cfg, st, ex, log, access.AnonymousAuthenticator{}, access.AllowAll{})
 	if err != nil {
-		return fmt.Errorf("start engine: %w", err)
+		return err
 	}
 	log.Info("state loaded", "took", time.Since(start).Round(time.Millisecond))
-
-	mux := http.NewServeMux()
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok\n") })
-	mux.Handle("POST "+sim.DryRunPath, sim.DryRunHandler(eng, log)) // what a submission would do now
-	mux.Handle("/v1/", met.API(batchapi.New(eng, batchapi.Options{Region: cfg.region, AccountID: cfg.accountID, Logger: log})))
-	met.Watch(eng)
-	mux.Handle("GET /metrics", met.Handler())
-	console.Mount(mux, eng)
-	sharq := sharqapi.New(eng, sharqapi.Options{Logs: logSource(ex), Logger: log})
-	mux.Handle("/sharq/v1/", sharq)
 
 	ln, err := net.Listen("tcp", cfg.listen)
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	// Open console streams would otherwise hold Shutdown up.
-	srv.RegisterOnShutdown(console.Close)
-	srv.RegisterOnShutdown(sharq.Close) // event followers would hold Shutdown up
+	srv := &http.Server{Handler: s.handler, ReadHeaderTimeout: 10 * time.Second}
+	// Open console streams and event followers would otherwise hold
+	// Shutdown up.
+	for _, c := range s.closers {
+		srv.RegisterOnShutdown(c)
+	}
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	engDone := make(chan error, 1)
-	go func() { engDone <- eng.Run(runCtx) }()
+	go func() { engDone <- s.eng.Run(runCtx) }()
 	srvDone := make(chan error, 1)
 	go func() { srvDone <- srv.Serve(ln) }()
 	log.Info("serving", "addr", ln.Addr().String(), "data_dir", cfg.dataDir, "executor", cfg.executor)
@@ -168,6 +156,81 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 	}
 	log.Info("stopped")
 	return runErr
+}
+
+// server is the engine and the one request path in front of it.
+type server struct {
+	eng *engine.Engine
+	// handler authenticates every request (access.Middleware), then
+	// serves it from mux.
+	handler http.Handler
+	mux     *routes
+	// closers end long-lived answers (console streams, event followers)
+	// when the server shuts down.
+	closers []func()
+}
+
+// newServer builds the engine over st and ex, and every route on one mux
+// behind the middleware: the AWS Batch API at /v1/, sharq's own routes and
+// the console under /sharq/v1/ and /, /metrics and /healthz. Every route
+// that reads or changes data asks authz; see package access.
+func newServer(ctx context.Context, cfg serveConfig, st store.Store, ex executor.Executor, log *slog.Logger,
+	authn access.Authenticator, authz access.Authorizer) (*server, error) {
+	met := metrics.New()
+	console := web.New(web.Options{Logger: log, Region: cfg.region, AccountID: cfg.accountID, Authorizer: authz})
+	eng, err := engine.New(ctx, engine.Options{
+		Region: cfg.region, AccountID: cfg.accountID, Store: st, Executor: ex, Logger: log,
+		MaxSharesPerQueue: cfg.maxShares, Retention: cfg.retention, StopGrace: cfg.grace,
+		Observers: []engine.Observer{met, console, metrics.TransitionLogger{Log: log}},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("start engine: %w", err)
+	}
+	api := batchapi.New(eng, batchapi.Options{Region: cfg.region, AccountID: cfg.accountID, Logger: log, Authorizer: authz})
+	sharq := sharqapi.New(eng, sharqapi.Options{Logs: logSource(ex), Logger: log,
+		Region: cfg.region, AccountID: cfg.accountID, Authorizer: authz})
+	met.Watch(eng)
+
+	mux := &routes{ServeMux: http.NewServeMux()}
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok\n") })
+	mux.Handle("GET /metrics", authorized(authz, access.ActionGetMetrics, met.Handler(), log))
+	mux.Handle("/v1/", met.API(api))
+	sharq.Mount(mux)
+	console.Mount(mux, eng, api)
+	return &server{
+		eng:     eng,
+		handler: access.Middleware(mux, authn, api.WriteError),
+		mux:     mux,
+		closers: []func(){console.Close, sharq.Close},
+	}, nil
+}
+
+// authorized serves h to the callers authz allows action on any resource.
+func authorized(authz access.Authorizer, action string, h http.Handler, log *slog.Logger) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := authz.Authorize(r.Context(), access.Caller(r.Context()), action, access.AnyResource); err != nil {
+			jsonhttp.EngineError(w, log, action, err)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// routes is the server's mux; it remembers each pattern registered, so
+// that a test can reach every route.
+type routes struct {
+	*http.ServeMux
+	patterns []string
+}
+
+func (m *routes) Handle(pattern string, h http.Handler) {
+	m.patterns = append(m.patterns, pattern)
+	m.ServeMux.Handle(pattern, h)
+}
+
+func (m *routes) HandleFunc(pattern string, h func(http.ResponseWriter, *http.Request)) {
+	m.patterns = append(m.patterns, pattern)
+	m.ServeMux.HandleFunc(pattern, h)
 }
 
 // logSource is the executor's job logs, nil when it keeps none.

@@ -84,6 +84,32 @@ func (b Base) JobQueue(name string) string           { return b.arn(JobQueue, ""
 func (b Base) QuotaShare(queue, share string) string { return b.arn(QuotaShare, queue, share) }
 func (b Base) ServiceJob(id string) string           { return b.arn(ServiceJob, "", id) }
 
+// NewBase is the Base of a server in region and account, in the region's
+// partition.
+func NewBase(region, accountID string) Base {
+	return Base{Partition: PartitionOf(region), Region: region, AccountID: accountID}
+}
+
+// Of is the ARN of the resource of kind k that v names: v itself when it
+// is an ARN, else the ARN of the name (or job ID) v under b. It checks
+// nothing; it names what an operation is about to act on, for
+// authorization.
+func (b Base) Of(k Kind, v string) string {
+	if strings.HasPrefix(v, "arn:") {
+		return v
+	}
+	return b.arn(k, "", v)
+}
+
+// QuotaShareIn is the ARN of the share named share in the job queue that
+// queue names (by name or ARN).
+func (b Base) QuotaShareIn(queue, share string) string {
+	if a, err := ParseKind(queue, JobQueue); err == nil {
+		return ARN{Partition: a.Partition, Region: a.Region, AccountID: a.AccountID, Kind: QuotaShare, Queue: a.Name, Name: share}.String()
+	}
+	return b.QuotaShare(queue, share)
+}
+
 // Owns tells whether a was issued under b (same partition, region and
 // account), i.e. could name one of b's resources.
 func (b Base) Owns(a ARN) bool {

@@ -130,3 +130,18 @@ func TestParseError(t *testing.T) {
 		t.Errorf("Error() = %s, want %s", got, want)
 	}
 }
+
+func TestOf(t *testing.T) {
+	b := NewBase("cn-north-1", "123456789012")
+	for _, c := range []struct{ got, want string }{
+		{b.Of(ServiceJob, "a4d6"), "arn:aws-cn:batch:cn-north-1:123456789012:service-job/a4d6"},
+		{b.Of(JobQueue, "HQ"), "arn:aws-cn:batch:cn-north-1:123456789012:job-queue/HQ"},
+		{b.Of(JobQueue, "arn:aws:batch:us-east-1:000000000000:job-queue/HQ"), "arn:aws:batch:us-east-1:000000000000:job-queue/HQ"},
+		{b.QuotaShareIn("HQ", "QS1"), "arn:aws-cn:batch:cn-north-1:123456789012:job-queue/HQ/quota-share/QS1"},
+		{b.QuotaShareIn("arn:aws:batch:us-east-1:000000000000:job-queue/HQ", "QS1"), "arn:aws:batch:us-east-1:000000000000:job-queue/HQ/quota-share/QS1"},
+	} {
+		if c.got != c.want {
+			t.Errorf("got %s, want %s", c.got, c.want)
+		}
+	}
+}

@@ -11,14 +11,23 @@
 //     (required members, name patterns, enums, ranges, sizes), answering
 //     ClientException before the engine is called, so bad input changes
 //     nothing;
-//  3. calls the engine, which checks what needs state;
-//  4. encodes the engine's records in the operation's output shape.
+//  3. asks Options.Authorizer, once, whether the caller (the
+//     access.Identity that access.Middleware put in the request's context)
+//     may perform the operation's IAM action on its resource (the list is
+//     in package access), answering AccessDeniedException if not;
+//  4. calls the engine, which checks what needs state;
+//  5. encodes the engine's records in the operation's output shape.
 //
-// Errors are AWS's two modeled errors: ClientException (400) with a message
-// the client may show or match on, and ServerException (500) whose message
-// is always "internal error" while the cause is logged. Every response
-// carries an x-amzn-RequestId.
+// Steps 2 to 4 of UpdateServiceJob and TerminateServiceJob are exported
+// (Handler.UpdateServiceJob, Handler.TerminateServiceJob): the console's
+// job writes run them too.
 //
-// Requests may be signed with any SigV4 credentials, or not at all: there
-// is no authentication yet.
+// Errors are AWS's two modeled errors, ClientException (400) with a message
+// the client may show or match on and ServerException (500) whose message
+// is always "internal error" while the cause is logged, and the
+// AccessDeniedException (403) that AWS answers when IAM refuses a request.
+// Every response carries an x-amzn-RequestId.
+//
+// Requests may be signed with any SigV4 credentials, or not at all: the
+// default authenticator lets every caller in as anonymous.
 package batchapi

@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 
+	"github.com/sharq-dev/sharq/internal/access"
 	"github.com/sharq-dev/sharq/internal/arn"
 	"github.com/sharq-dev/sharq/internal/engine"
 )
@@ -53,7 +54,7 @@ type serviceEnvironmentRef struct {
 	ServiceEnvironmentName string `json:"serviceEnvironmentName"`
 }
 
-func (s *server) createServiceEnvironment(ctx context.Context, in *createServiceEnvironmentRequest) (any, error) {
+func (s *Handler) createServiceEnvironment(ctx context.Context, in *createServiceEnvironmentRequest) (any, error) {
 	var c check
 	c.name("serviceEnvironmentName", in.ServiceEnvironmentName)
 	c.required("serviceEnvironmentType", in.ServiceEnvironmentType)
@@ -63,6 +64,9 @@ func (s *server) createServiceEnvironment(ctx context.Context, in *createService
 	c.tags("tags", in.Tags)
 	if c.err != nil {
 		return nil, c.err
+	}
+	if err := s.authorize(ctx, "batch:CreateServiceEnvironment", s.base.ServiceEnvironment(in.ServiceEnvironmentName)); err != nil {
+		return nil, err
 	}
 	se, err := s.eng.CreateServiceEnvironment(ctx, engine.CreateServiceEnvironmentInput{
 		Name: in.ServiceEnvironmentName, Type: in.ServiceEnvironmentType,
@@ -74,13 +78,16 @@ func (s *server) createServiceEnvironment(ctx context.Context, in *createService
 	return serviceEnvironmentRef{se.ServiceEnvironmentArn, se.ServiceEnvironmentName}, nil
 }
 
-func (s *server) updateServiceEnvironment(ctx context.Context, in *updateServiceEnvironmentRequest) (any, error) {
+func (s *Handler) updateServiceEnvironment(ctx context.Context, in *updateServiceEnvironmentRequest) (any, error) {
 	var c check
 	c.nameOrARN("serviceEnvironment", in.ServiceEnvironment, arn.ServiceEnvironment)
 	c.enum("state", in.State, "ENABLED", "DISABLED")
 	limits := c.capacityLimits("capacityLimits", in.CapacityLimits, false, minEnvironmentCapacity)
 	if c.err != nil {
 		return nil, c.err
+	}
+	if err := s.authorize(ctx, "batch:UpdateServiceEnvironment", s.base.Of(arn.ServiceEnvironment, in.ServiceEnvironment)); err != nil {
+		return nil, err
 	}
 	se, err := s.eng.UpdateServiceEnvironment(ctx, engine.UpdateServiceEnvironmentInput{
 		ServiceEnvironment: in.ServiceEnvironment, CapacityLimits: limits, State: in.State,
@@ -91,15 +98,18 @@ func (s *server) updateServiceEnvironment(ctx context.Context, in *updateService
 	return serviceEnvironmentRef{se.ServiceEnvironmentArn, se.ServiceEnvironmentName}, nil
 }
 
-func (s *server) deleteServiceEnvironment(ctx context.Context, in *deleteServiceEnvironmentRequest) (any, error) {
+func (s *Handler) deleteServiceEnvironment(ctx context.Context, in *deleteServiceEnvironmentRequest) (any, error) {
 	var c check
 	if c.nameOrARN("serviceEnvironment", in.ServiceEnvironment, arn.ServiceEnvironment); c.err != nil {
 		return nil, c.err
 	}
+	if err := s.authorize(ctx, "batch:DeleteServiceEnvironment", s.base.Of(arn.ServiceEnvironment, in.ServiceEnvironment)); err != nil {
+		return nil, err
+	}
 	return noBody{}, s.eng.DeleteServiceEnvironment(ctx, in.ServiceEnvironment)
 }
 
-func (s *server) describeServiceEnvironments(ctx context.Context, in *describeServiceEnvironmentsRequest) (any, error) {
+func (s *Handler) describeServiceEnvironments(ctx context.Context, in *describeServiceEnvironmentsRequest) (any, error) {
 	var c check
 	c.count("serviceEnvironments", len(in.ServiceEnvironments), 0, maxListItems)
 	for i, se := range in.ServiceEnvironments {
@@ -108,6 +118,9 @@ func (s *server) describeServiceEnvironments(ctx context.Context, in *describeSe
 	page := c.page(in.pageRequest)
 	if c.err != nil {
 		return nil, c.err
+	}
+	if err := s.authorize(ctx, "batch:DescribeServiceEnvironments", access.AnyResource); err != nil {
+		return nil, err
 	}
 	ses, next, err := s.eng.DescribeServiceEnvironments(ctx, in.ServiceEnvironments, page)
 	if err != nil {

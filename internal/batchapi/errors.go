@@ -1,6 +1,7 @@
 package batchapi
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -8,13 +9,18 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/google/uuid"
+
+	"github.com/sharq-dev/sharq/internal/access"
 	"github.com/sharq-dev/sharq/internal/engine"
 )
 
-// The two errors AWS Batch models for every operation.
+// The two errors AWS Batch models for every operation, and the one AWS
+// answers for every service when IAM refuses a request.
 const (
-	clientException = "ClientException"
-	serverException = "ServerException"
+	clientException       = "ClientException"
+	serverException       = "ServerException"
+	accessDeniedException = "AccessDeniedException"
 )
 
 // apiError is an error as the client sees it.
@@ -28,18 +34,28 @@ type apiError struct {
 func (e *apiError) Error() string { return e.code + ": " + e.message }
 
 // clientErrorf is a ClientException for a request that is wrong as sent.
+// It is an engine.Invalid error, as the engine's own refusals, so that
+// routes outside the API that share an operation (the console's) answer
+// it as they answer those.
 func clientErrorf(format string, args ...any) error {
-	return &apiError{status: http.StatusBadRequest, code: clientException, message: fmt.Sprintf(format, args...)}
+	return &engine.Error{Code: engine.Invalid, Message: fmt.Sprintf(format, args...)}
 }
 
 // toAPIError maps an error to what the client is told: the handler's own
-// errors as they are, the engine's client-facing codes as ClientException
-// with the engine's message, anything else as a ServerException that hides
-// its cause.
+// errors as they are, a refusal by authentication with its code, one by
+// authorization as AccessDeniedException (403) in AWS's words, the
+// engine's client-facing codes as ClientException with the engine's
+// message, anything else as a ServerException that hides its cause.
 func toAPIError(err error) *apiError {
 	var ae *apiError
 	if errors.As(err, &ae) {
 		return ae
+	}
+	if de, ok := errors.AsType[*access.DeniedError](err); ok {
+		return &apiError{status: http.StatusForbidden, code: accessDeniedException, message: de.Error()}
+	}
+	if au, ok := errors.AsType[*access.AuthError](err); ok {
+		return &apiError{status: cmp.Or(au.Status, http.StatusForbidden), code: cmp.Or(au.Code, accessDeniedException), message: au.Message}
 	}
 	switch engine.ErrorCode(err) {
 	case engine.Invalid, engine.NotFound, engine.Conflict:
@@ -48,10 +64,22 @@ func toAPIError(err error) *apiError {
 	return &apiError{status: http.StatusInternalServerError, code: serverException, message: "internal error"}
 }
 
+// WriteError answers err in AWS's error shape, with a request ID of its
+// own: an *access.AuthError with its status and code, an
+// *access.DeniedError as AccessDeniedException, anything else as the
+// operations' errors are. It answers the requests that authentication
+// refuses, on every route (access.Middleware's fail).
+func (s *Handler) WriteError(w http.ResponseWriter, r *http.Request, err error) {
+	id := uuid.NewString()
+	w.Header()["x-amzn-RequestId"] = []string{id}
+	status := s.writeError(w, "", id, err)
+	s.log.Debug("request refused", "method", r.Method, "path", r.URL.EscapedPath(), "status", status, "request_id", id, "err", err)
+}
+
 // writeError answers err as AWS does: the code in X-Amzn-ErrorType (which
 // the Go SDK and botocore read first) and in the body's __type, the text
 // in the body's message. It returns the status written.
-func (s *server) writeError(w http.ResponseWriter, op, id string, err error) int {
+func (s *Handler) writeError(w http.ResponseWriter, op, id string, err error) int {
 	ae := toAPIError(err)
 	if ae.code == serverException {
 		s.log.Error("request failed", "op", op, "request_id", id, "err", err)

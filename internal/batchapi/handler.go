@@ -2,6 +2,7 @@ package batchapi
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,12 +11,14 @@ import (
 	"log/slog"
 	"net/http"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/google/uuid"
 
+	"github.com/sharq-dev/sharq/internal/access"
 	"github.com/sharq-dev/sharq/internal/arn"
 	"github.com/sharq-dev/sharq/internal/engine"
 )
@@ -33,6 +36,10 @@ type Options struct {
 	// MaxRequestBytes caps a request body (default 1 MiB). SubmitServiceJob
 	// has AWS's own cap of 30 KiB whatever this is.
 	MaxRequestBytes int64
+	// Authorizer is asked once per operation whether the caller (the
+	// access.Identity in the request's context) may perform it. Default:
+	// access.AllowAll.
+	Authorizer access.Authorizer
 }
 
 func (o *Options) setDefaults() {
@@ -47,6 +54,9 @@ func (o *Options) setDefaults() {
 	}
 	if o.MaxRequestBytes <= 0 {
 		o.MaxRequestBytes = 1 << 20
+	}
+	if o.Authorizer == nil {
+		o.Authorizer = access.AllowAll{}
 	}
 }
 
@@ -86,25 +96,36 @@ type backend interface {
 var _ backend = (*engine.Engine)(nil)
 
 // New returns the AWS Batch API handler in front of eng.
-func New(eng *engine.Engine, opts Options) http.Handler {
+func New(eng *engine.Engine, opts Options) *Handler {
 	return newServer(eng, opts)
 }
 
-func newServer(b backend, opts Options) *server {
+func newServer(b backend, opts Options) *Handler {
 	opts.setDefaults()
-	return &server{
+	return &Handler{
 		eng:  b,
 		opts: opts,
-		base: arn.Base{Partition: arn.PartitionOf(opts.Region), Region: opts.Region, AccountID: opts.AccountID},
+		base: arn.NewBase(opts.Region, opts.AccountID),
 		log:  opts.Logger,
 	}
 }
 
-type server struct {
+// Handler serves the AWS Batch API at /v1/. Its exported methods are the
+// operations that other routes share (the console's job writes): each
+// checks its input, authorizes the caller and calls the engine, exactly as
+// the API's own route does.
+type Handler struct {
 	eng  backend
 	opts Options
 	base arn.Base
 	log  *slog.Logger
+}
+
+// authorize asks whether the caller in ctx may perform action on
+// resource. Every operation calls it once, after checking its input and
+// before calling the engine.
+func (s *Handler) authorize(ctx context.Context, action, resource string) error {
+	return s.opts.Authorizer.Authorize(ctx, access.Caller(ctx), action, resource)
 }
 
 // operation is one API operation: how it is reached and what it does.
@@ -114,15 +135,15 @@ type operation struct {
 	maxBody int64 // 0: Options.MaxRequestBytes
 	// run decodes, checks, calls the engine and returns the output to
 	// encode (noBody for an empty 200).
-	run func(s *server, r *http.Request, body []byte) (any, error)
+	run func(s *Handler, r *http.Request, body []byte) (any, error)
 }
 
 // noBody is the output of operations that answer 200 with an empty body.
 type noBody struct{}
 
 // jsonOp makes an operation whose input is the JSON body decoded into In.
-func jsonOp[In any](name string, fn func(*server, context.Context, *In) (any, error)) operation {
-	return operation{name: name, method: http.MethodPost, run: func(s *server, r *http.Request, body []byte) (any, error) {
+func jsonOp[In any](name string, fn func(*Handler, context.Context, *In) (any, error)) operation {
+	return operation{name: name, method: http.MethodPost, run: func(s *Handler, r *http.Request, body []byte) (any, error) {
 		var in In
 		if err := decodeJSON(body, &in); err != nil {
 			return nil, err
@@ -138,31 +159,31 @@ func (op operation) withMaxBody(n int64) operation {
 
 // operations maps /v1/<lowercased name> to each body-only operation.
 var operations = indexByPath(
-	jsonOp("CreateSchedulingPolicy", (*server).createSchedulingPolicy),
-	jsonOp("UpdateSchedulingPolicy", (*server).updateSchedulingPolicy),
-	jsonOp("DeleteSchedulingPolicy", (*server).deleteSchedulingPolicy),
-	jsonOp("DescribeSchedulingPolicies", (*server).describeSchedulingPolicies),
-	jsonOp("ListSchedulingPolicies", (*server).listSchedulingPolicies),
-	jsonOp("CreateServiceEnvironment", (*server).createServiceEnvironment),
-	jsonOp("UpdateServiceEnvironment", (*server).updateServiceEnvironment),
-	jsonOp("DeleteServiceEnvironment", (*server).deleteServiceEnvironment),
-	jsonOp("DescribeServiceEnvironments", (*server).describeServiceEnvironments),
-	jsonOp("CreateJobQueue", (*server).createJobQueue),
-	jsonOp("UpdateJobQueue", (*server).updateJobQueue),
-	jsonOp("DeleteJobQueue", (*server).deleteJobQueue),
-	jsonOp("DescribeJobQueues", (*server).describeJobQueues),
-	jsonOp("CreateQuotaShare", (*server).createQuotaShare),
-	jsonOp("UpdateQuotaShare", (*server).updateQuotaShare),
-	jsonOp("DeleteQuotaShare", (*server).deleteQuotaShare),
-	jsonOp("DescribeQuotaShare", (*server).describeQuotaShare),
-	jsonOp("ListQuotaShares", (*server).listQuotaShares),
-	jsonOp("SubmitServiceJob", (*server).submitServiceJob).withMaxBody(maxSubmitBytes),
-	jsonOp("UpdateServiceJob", (*server).updateServiceJob),
-	jsonOp("TerminateServiceJob", (*server).terminateServiceJob),
-	jsonOp("TerminateServiceJobs", (*server).terminateServiceJobs),
-	jsonOp("DescribeServiceJob", (*server).describeServiceJob),
-	jsonOp("ListServiceJobs", (*server).listServiceJobs),
-	jsonOp("GetJobQueueSnapshot", (*server).getJobQueueSnapshot),
+	jsonOp("CreateSchedulingPolicy", (*Handler).createSchedulingPolicy),
+	jsonOp("UpdateSchedulingPolicy", (*Handler).updateSchedulingPolicy),
+	jsonOp("DeleteSchedulingPolicy", (*Handler).deleteSchedulingPolicy),
+	jsonOp("DescribeSchedulingPolicies", (*Handler).describeSchedulingPolicies),
+	jsonOp("ListSchedulingPolicies", (*Handler).listSchedulingPolicies),
+	jsonOp("CreateServiceEnvironment", (*Handler).createServiceEnvironment),
+	jsonOp("UpdateServiceEnvironment", (*Handler).updateServiceEnvironment),
+	jsonOp("DeleteServiceEnvironment", (*Handler).deleteServiceEnvironment),
+	jsonOp("DescribeServiceEnvironments", (*Handler).describeServiceEnvironments),
+	jsonOp("CreateJobQueue", (*Handler).createJobQueue),
+	jsonOp("UpdateJobQueue", (*Handler).updateJobQueue),
+	jsonOp("DeleteJobQueue", (*Handler).deleteJobQueue),
+	jsonOp("DescribeJobQueues", (*Handler).describeJobQueues),
+	jsonOp("CreateQuotaShare", (*Handler).createQuotaShare),
+	jsonOp("UpdateQuotaShare", (*Handler).updateQuotaShare),
+	jsonOp("DeleteQuotaShare", (*Handler).deleteQuotaShare),
+	jsonOp("DescribeQuotaShare", (*Handler).describeQuotaShare),
+	jsonOp("ListQuotaShares", (*Handler).listQuotaShares),
+	jsonOp("SubmitServiceJob", (*Handler).submitServiceJob).withMaxBody(maxSubmitBytes),
+	jsonOp("UpdateServiceJob", (*Handler).updateServiceJob),
+	jsonOp("TerminateServiceJob", (*Handler).terminateServiceJob),
+	jsonOp("TerminateServiceJobs", (*Handler).terminateServiceJobs),
+	jsonOp("DescribeServiceJob", (*Handler).describeServiceJob),
+	jsonOp("ListServiceJobs", (*Handler).listServiceJobs),
+	jsonOp("GetJobQueueSnapshot", (*Handler).getJobQueueSnapshot),
 )
 
 func indexByPath(ops ...operation) map[string]operation {
@@ -179,9 +200,29 @@ const tagsPrefix = "/v1/tags/"
 
 // tagOperations are the operations on tagsPrefix, by method.
 var tagOperations = map[string]operation{
-	http.MethodPost:   {name: "TagResource", method: http.MethodPost, run: (*server).tagResource},
-	http.MethodGet:    {name: "ListTagsForResource", method: http.MethodGet, run: (*server).listTagsForResource},
-	http.MethodDelete: {name: "UntagResource", method: http.MethodDelete, run: (*server).untagResource},
+	http.MethodPost:   {name: "TagResource", method: http.MethodPost, run: (*Handler).tagResource},
+	http.MethodGet:    {name: "ListTagsForResource", method: http.MethodGet, run: (*Handler).listTagsForResource},
+	http.MethodDelete: {name: "UntagResource", method: http.MethodDelete, run: (*Handler).untagResource},
+}
+
+// Route is how an operation is reached.
+type Route struct {
+	Operation string // AWS's name, e.g. SubmitServiceJob
+	Method    string
+	Path      string // the tag operations' is /v1/tags/{resourceArn}
+}
+
+// Routes lists every operation the handler serves, by path and method.
+func Routes() []Route {
+	var out []Route
+	for path, op := range operations {
+		out = append(out, Route{op.name, op.method, path})
+	}
+	for _, op := range tagOperations {
+		out = append(out, Route{op.name, op.method, tagsPrefix + "{resourceArn}"})
+	}
+	slices.SortFunc(out, func(a, b Route) int { return cmp.Or(cmp.Compare(a.Path, b.Path), cmp.Compare(a.Method, b.Method)) })
+	return out
 }
 
 // route finds the request's operation. It routes on the escaped path:
@@ -211,7 +252,7 @@ func methodNotAllowed(method, path, allow string) *apiError {
 		message: fmt.Sprintf("Method %s is not allowed on %s; use %s", method, path, allow)}
 }
 
-func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (s *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	id := uuid.NewString()
 	// Set directly, not through Header().Set, to keep AWS's spelling.
@@ -229,7 +270,7 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // serve routes, reads and runs the request. A panic in an operation
 // becomes a ServerException; the server carries on.
-func (s *server) serve(r *http.Request) (op operation, out any, err error) {
+func (s *Handler) serve(r *http.Request) (op operation, out any, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			if p == http.ErrAbortHandler {
@@ -250,7 +291,7 @@ func (s *server) serve(r *http.Request) (op operation, out any, err error) {
 	return op, out, err
 }
 
-func (s *server) readBody(r *http.Request, op operation) ([]byte, error) {
+func (s *Handler) readBody(r *http.Request, op operation) ([]byte, error) {
 	limit := op.maxBody
 	if limit == 0 {
 		limit = s.opts.MaxRequestBytes
@@ -289,7 +330,7 @@ func decodeJSON(body []byte, v any) error {
 }
 
 // writeOutput encodes out as the 200 response.
-func (s *server) writeOutput(w http.ResponseWriter, op, id string, out any) {
+func (s *Handler) writeOutput(w http.ResponseWriter, op, id string, out any) {
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
 	if _, ok := out.(noBody); ok {

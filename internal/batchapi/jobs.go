@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"strconv"
 	"strings"
 
+	"github.com/sharq-dev/sharq/internal/access"
 	"github.com/sharq-dev/sharq/internal/arn"
 	"github.com/sharq-dev/sharq/internal/engine"
 )
@@ -86,7 +88,7 @@ var jobStatuses = []string{"SUBMITTED", "PENDING", "RUNNABLE", "SCHEDULED", "STA
 
 var jobFilterNames = []string{"JOB_NAME", "BEFORE_CREATED_AT", "AFTER_CREATED_AT", "SHARE_IDENTIFIER", "QUOTA_SHARE_NAME"}
 
-func (s *server) submitServiceJob(ctx context.Context, in *submitServiceJobRequest) (any, error) {
+func (s *Handler) submitServiceJob(ctx context.Context, in *submitServiceJobRequest) (any, error) {
 	var c check
 	c.name("jobName", in.JobName)
 	c.nameOrARN("jobQueue", in.JobQueue, arn.JobQueue)
@@ -113,6 +115,9 @@ func (s *server) submitServiceJob(ctx context.Context, in *submitServiceJobReque
 	if c.err != nil {
 		return nil, c.err
 	}
+	if err := s.authorize(ctx, "batch:SubmitServiceJob", s.submitResource(in.JobQueue, in.QuotaShareName)); err != nil {
+		return nil, err
+	}
 	job, err := s.eng.SubmitServiceJob(ctx, engine.SubmitServiceJobInput{
 		JobName: in.JobName, JobQueue: in.JobQueue, ServiceJobType: in.ServiceJobType,
 		ServiceRequestPayload: in.ServiceRequestPayload, ClientToken: deref(in.ClientToken),
@@ -126,35 +131,68 @@ func (s *server) submitServiceJob(ctx context.Context, in *submitServiceJobReque
 	return jobRef{job.JobArn, job.JobID, job.JobName}, nil
 }
 
-func (s *server) updateServiceJob(ctx context.Context, in *updateServiceJobRequest) (any, error) {
-	var c check
-	id := s.jobID(&c, "jobId", in.JobID)
-	if present(&c, "schedulingPriority", in.SchedulingPriority) {
-		c.between("schedulingPriority", in.SchedulingPriority, 0, maxPriority)
+// submitResource is what a submission is authorized on: the quota share
+// it names, else its job queue.
+func (s *Handler) submitResource(queue, share string) string {
+	if share != "" {
+		return s.base.QuotaShareIn(queue, share)
 	}
-	if c.err != nil {
-		return nil, c.err
-	}
-	job, err := s.eng.UpdateServiceJob(ctx, id, *in.SchedulingPriority)
+	return s.base.Of(arn.JobQueue, queue)
+}
+
+func (s *Handler) updateServiceJob(ctx context.Context, in *updateServiceJobRequest) (any, error) {
+	job, err := s.UpdateServiceJob(ctx, in.JobID, in.SchedulingPriority)
 	if err != nil {
 		return nil, err
 	}
 	return jobRef{job.JobArn, job.JobID, job.JobName}, nil
 }
 
-func (s *server) terminateServiceJob(ctx context.Context, in *terminateServiceJobRequest) (any, error) {
+// UpdateServiceJob is the operation UpdateServiceJob: it checks the job
+// (an ID or ARN) and the priority, authorizes batch:UpdateServiceJob on the
+// job's ARN and sets the priority. /v1/updateservicejob and the console's
+// priority route both run it.
+func (s *Handler) UpdateServiceJob(ctx context.Context, jobID string, priority *int) (engine.ServiceJob, error) {
 	var c check
-	id := s.jobID(&c, "jobId", in.JobID)
-	c.required("reason", in.Reason)
-	if c.err != nil {
-		return nil, c.err
+	id := s.jobID(&c, "jobId", jobID)
+	if present(&c, "schedulingPriority", priority) {
+		c.between("schedulingPriority", priority, 0, maxPriority)
 	}
-	return noBody{}, s.eng.TerminateServiceJob(ctx, id, in.Reason)
+	if c.err != nil {
+		return engine.ServiceJob{}, c.err
+	}
+	if err := s.authorize(ctx, "batch:UpdateServiceJob", s.base.Of(arn.ServiceJob, id)); err != nil {
+		return engine.ServiceJob{}, err
+	}
+	return s.eng.UpdateServiceJob(ctx, id, *priority)
+}
+
+func (s *Handler) terminateServiceJob(ctx context.Context, in *terminateServiceJobRequest) (any, error) {
+	return noBody{}, s.TerminateServiceJob(ctx, in.JobID, in.Reason)
+}
+
+// TerminateServiceJob is the operation TerminateServiceJob: it checks the
+// job (an ID or ARN) and the reason, authorizes batch:TerminateServiceJob
+// on the job's ARN and terminates it. /v1/terminateservicejob and the
+// console's terminate route both run it.
+func (s *Handler) TerminateServiceJob(ctx context.Context, jobID, reason string) error {
+	var c check
+	id := s.jobID(&c, "jobId", jobID)
+	c.required("reason", reason)
+	if c.err != nil {
+		return c.err
+	}
+	if err := s.authorize(ctx, "batch:TerminateServiceJob", s.base.Of(arn.ServiceJob, id)); err != nil {
+		return err
+	}
+	return s.eng.TerminateServiceJob(ctx, id, reason)
 }
 
 // terminateServiceJobs terminates each job on its own: a malformed ID is
-// reported in errors (ValidationException) and the others go ahead.
-func (s *server) terminateServiceJobs(ctx context.Context, in *terminateServiceJobsRequest) (any, error) {
+// reported in errors (ValidationException), and so is a job the caller may
+// not terminate (AccessDeniedException: as AWS, it takes
+// batch:TerminateServiceJob on each job); the others go ahead.
+func (s *Handler) terminateServiceJobs(ctx context.Context, in *terminateServiceJobsRequest) (any, error) {
 	var c check
 	if in.Jobs == nil {
 		c.failf("jobs is required")
@@ -170,12 +208,21 @@ func (s *server) terminateServiceJobs(ctx context.Context, in *terminateServiceJ
 	}{Successful: []string{}, Errors: []engine.TerminateError{}}
 	var ids []string
 	for _, j := range in.Jobs {
-		if id, ok := s.parseJobID(j); ok {
-			ids = append(ids, id)
+		id, ok := s.parseJobID(j)
+		if !ok {
+			out.Errors = append(out.Errors, engine.TerminateError{Job: j, Code: "ValidationException",
+				Message: strconv.Quote(j) + " is not a service job ID or ARN"})
 			continue
 		}
-		out.Errors = append(out.Errors, engine.TerminateError{Job: j, Code: "ValidationException",
-			Message: strconv.Quote(j) + " is not a service job ID or ARN"})
+		err := s.authorize(ctx, "batch:TerminateServiceJob", s.base.Of(arn.ServiceJob, id))
+		if de, denied := errors.AsType[*access.DeniedError](err); denied {
+			out.Errors = append(out.Errors, engine.TerminateError{Job: j, Code: accessDeniedException, Message: de.Error()})
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		ids = append(ids, id)
 	}
 	if len(ids) == 0 {
 		return out, nil
@@ -189,11 +236,14 @@ func (s *server) terminateServiceJobs(ctx context.Context, in *terminateServiceJ
 	return out, nil
 }
 
-func (s *server) describeServiceJob(ctx context.Context, in *jobIDRequest) (any, error) {
+func (s *Handler) describeServiceJob(ctx context.Context, in *jobIDRequest) (any, error) {
 	var c check
 	id := s.jobID(&c, "jobId", in.JobID)
 	if c.err != nil {
 		return nil, c.err
+	}
+	if err := s.authorize(ctx, "batch:DescribeServiceJob", s.base.Of(arn.ServiceJob, id)); err != nil {
+		return nil, err
 	}
 	job, err := s.eng.DescribeServiceJob(ctx, id)
 	if err != nil {
@@ -206,7 +256,7 @@ func (s *server) describeServiceJob(ctx context.Context, in *jobIDRequest) (any,
 	return job, nil
 }
 
-func (s *server) listServiceJobs(ctx context.Context, in *listServiceJobsRequest) (any, error) {
+func (s *Handler) listServiceJobs(ctx context.Context, in *listServiceJobsRequest) (any, error) {
 	var c check
 	if in.JobQueue != "" {
 		c.nameOrARN("jobQueue", in.JobQueue, arn.JobQueue)
@@ -216,6 +266,13 @@ func (s *server) listServiceJobs(ctx context.Context, in *listServiceJobsRequest
 	page := c.page(in.pageRequest)
 	if c.err != nil {
 		return nil, c.err
+	}
+	resource := access.AnyResource
+	if in.JobQueue != "" {
+		resource = s.base.Of(arn.JobQueue, in.JobQueue)
+	}
+	if err := s.authorize(ctx, "batch:ListServiceJobs", resource); err != nil {
+		return nil, err
 	}
 	jobs, next, err := s.eng.ListServiceJobs(ctx, engine.ListServiceJobsInput{
 		JobQueue: in.JobQueue, JobStatus: in.JobStatus, Filters: filters, Page: page,
@@ -233,10 +290,13 @@ func (s *server) listServiceJobs(ctx context.Context, in *listServiceJobsRequest
 	return out, nil
 }
 
-func (s *server) getJobQueueSnapshot(ctx context.Context, in *jobQueueRequest) (any, error) {
+func (s *Handler) getJobQueueSnapshot(ctx context.Context, in *jobQueueRequest) (any, error) {
 	var c check
 	if c.nameOrARN("jobQueue", in.JobQueue, arn.JobQueue); c.err != nil {
 		return nil, c.err
+	}
+	if err := s.authorize(ctx, "batch:GetJobQueueSnapshot", s.base.Of(arn.JobQueue, in.JobQueue)); err != nil {
+		return nil, err
 	}
 	snap, err := s.eng.GetJobQueueSnapshot(ctx, in.JobQueue)
 	if err != nil {
@@ -301,7 +361,7 @@ func fillSnapshot(s engine.QueueSnapshot) engine.QueueSnapshot {
 }
 
 // jobID checks a required job reference and returns the engine's form.
-func (s *server) jobID(c *check, field, v string) string {
+func (s *Handler) jobID(c *check, field, v string) string {
 	if !c.required(field, v) {
 		return ""
 	}
@@ -316,7 +376,7 @@ func (s *server) jobID(c *check, field, v string) string {
 // ARN where the API says jobId. An ARN of this server becomes its ID; any
 // other well-formed ARN goes to the engine as it is, which finds no such
 // job.
-func (s *server) parseJobID(v string) (string, bool) {
+func (s *Handler) parseJobID(v string) (string, bool) {
 	if !strings.HasPrefix(v, "arn:") {
 		return v, arn.ValidName(v)
 	}

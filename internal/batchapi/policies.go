@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 
+	"github.com/sharq-dev/sharq/internal/access"
 	"github.com/sharq-dev/sharq/internal/arn"
 	"github.com/sharq-dev/sharq/internal/engine"
 )
@@ -50,13 +51,16 @@ type listSchedulingPoliciesRequest struct {
 	pageRequest
 }
 
-func (s *server) createSchedulingPolicy(ctx context.Context, in *createSchedulingPolicyRequest) (any, error) {
+func (s *Handler) createSchedulingPolicy(ctx context.Context, in *createSchedulingPolicyRequest) (any, error) {
 	var c check
 	c.name("name", in.Name)
 	qs, fs := c.policies(in.QuotaSharePolicy, in.FairsharePolicy)
 	c.tags("tags", in.Tags)
 	if c.err != nil {
 		return nil, c.err
+	}
+	if err := s.authorize(ctx, "batch:CreateSchedulingPolicy", s.base.SchedulingPolicy(in.Name)); err != nil {
+		return nil, err
 	}
 	p, err := s.eng.CreateSchedulingPolicy(ctx, engine.CreateSchedulingPolicyInput{
 		Name: in.Name, QuotaSharePolicy: qs, FairsharePolicy: fs, Tags: in.Tags,
@@ -70,12 +74,15 @@ func (s *server) createSchedulingPolicy(ctx context.Context, in *createSchedulin
 	}{p.Arn, p.Name}, nil
 }
 
-func (s *server) updateSchedulingPolicy(ctx context.Context, in *updateSchedulingPolicyRequest) (any, error) {
+func (s *Handler) updateSchedulingPolicy(ctx context.Context, in *updateSchedulingPolicyRequest) (any, error) {
 	var c check
 	c.arnOf("arn", in.Arn, arn.SchedulingPolicy)
 	qs, fs := c.policies(in.QuotaSharePolicy, in.FairsharePolicy)
 	if c.err != nil {
 		return nil, c.err
+	}
+	if err := s.authorize(ctx, "batch:UpdateSchedulingPolicy", in.Arn); err != nil {
+		return nil, err
 	}
 	err := s.eng.UpdateSchedulingPolicy(ctx, engine.UpdateSchedulingPolicyInput{
 		Arn: in.Arn, QuotaSharePolicy: qs, FairsharePolicy: fs,
@@ -83,15 +90,18 @@ func (s *server) updateSchedulingPolicy(ctx context.Context, in *updateSchedulin
 	return noBody{}, err
 }
 
-func (s *server) deleteSchedulingPolicy(ctx context.Context, in *schedulingPolicyArnRequest) (any, error) {
+func (s *Handler) deleteSchedulingPolicy(ctx context.Context, in *schedulingPolicyArnRequest) (any, error) {
 	var c check
 	if c.arnOf("arn", in.Arn, arn.SchedulingPolicy); c.err != nil {
 		return nil, c.err
 	}
+	if err := s.authorize(ctx, "batch:DeleteSchedulingPolicy", in.Arn); err != nil {
+		return nil, err
+	}
 	return noBody{}, s.eng.DeleteSchedulingPolicy(ctx, in.Arn)
 }
 
-func (s *server) describeSchedulingPolicies(ctx context.Context, in *describeSchedulingPoliciesRequest) (any, error) {
+func (s *Handler) describeSchedulingPolicies(ctx context.Context, in *describeSchedulingPoliciesRequest) (any, error) {
 	var c check
 	if in.Arns == nil {
 		c.failf("arns is required")
@@ -103,6 +113,9 @@ func (s *server) describeSchedulingPolicies(ctx context.Context, in *describeSch
 	if c.err != nil {
 		return nil, c.err
 	}
+	if err := s.authorize(ctx, "batch:DescribeSchedulingPolicies", access.AnyResource); err != nil {
+		return nil, err
+	}
 	ps, err := s.eng.DescribeSchedulingPolicies(ctx, in.Arns)
 	if err != nil {
 		return nil, err
@@ -112,11 +125,14 @@ func (s *server) describeSchedulingPolicies(ctx context.Context, in *describeSch
 	}{orEmpty(ps)}, nil
 }
 
-func (s *server) listSchedulingPolicies(ctx context.Context, in *listSchedulingPoliciesRequest) (any, error) {
+func (s *Handler) listSchedulingPolicies(ctx context.Context, in *listSchedulingPoliciesRequest) (any, error) {
 	var c check
 	page := c.page(in.pageRequest)
 	if c.err != nil {
 		return nil, c.err
+	}
+	if err := s.authorize(ctx, "batch:ListSchedulingPolicies", access.AnyResource); err != nil {
+		return nil, err
 	}
 	ps, next, err := s.eng.ListSchedulingPolicies(ctx, page)
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 
+	"github.com/sharq-dev/sharq/internal/access"
 	"github.com/sharq-dev/sharq/internal/arn"
 	"github.com/sharq-dev/sharq/internal/engine"
 )
@@ -66,7 +67,7 @@ var timeLimitReasons = []string{
 
 const maxInt32 = 1<<31 - 1
 
-func (s *server) createJobQueue(ctx context.Context, in *createJobQueueRequest) (any, error) {
+func (s *Handler) createJobQueue(ctx context.Context, in *createJobQueueRequest) (any, error) {
 	var c check
 	c.name("jobQueueName", in.JobQueueName)
 	if present(&c, "priority", in.Priority) {
@@ -87,6 +88,9 @@ func (s *server) createJobQueue(ctx context.Context, in *createJobQueueRequest) 
 	if c.err != nil {
 		return nil, c.err
 	}
+	if err := s.authorize(ctx, "batch:CreateJobQueue", s.base.JobQueue(in.JobQueueName)); err != nil {
+		return nil, err
+	}
 	q, err := s.eng.CreateJobQueue(ctx, engine.CreateJobQueueInput{
 		Name: in.JobQueueName, Priority: *in.Priority, Type: in.JobQueueType,
 		ServiceEnvironmentOrder: order, SchedulingPolicyArn: in.SchedulingPolicyArn, State: in.State,
@@ -98,7 +102,7 @@ func (s *server) createJobQueue(ctx context.Context, in *createJobQueueRequest) 
 	return jobQueueRef{q.JobQueueArn, q.JobQueueName}, nil
 }
 
-func (s *server) updateJobQueue(ctx context.Context, in *updateJobQueueRequest) (any, error) {
+func (s *Handler) updateJobQueue(ctx context.Context, in *updateJobQueueRequest) (any, error) {
 	var c check
 	c.nameOrARN("jobQueue", in.JobQueue, arn.JobQueue)
 	c.enum("state", in.State, "ENABLED", "DISABLED")
@@ -114,6 +118,9 @@ func (s *server) updateJobQueue(ctx context.Context, in *updateJobQueueRequest) 
 	if c.err != nil {
 		return nil, c.err
 	}
+	if err := s.authorize(ctx, "batch:UpdateJobQueue", s.base.Of(arn.JobQueue, in.JobQueue)); err != nil {
+		return nil, err
+	}
 	q, err := s.eng.UpdateJobQueue(ctx, engine.UpdateJobQueueInput{
 		JobQueue: in.JobQueue, State: in.State, SchedulingPolicyArn: in.SchedulingPolicyArn,
 		Priority: in.Priority, ServiceEnvironmentOrder: order,
@@ -125,15 +132,18 @@ func (s *server) updateJobQueue(ctx context.Context, in *updateJobQueueRequest) 
 	return jobQueueRef{q.JobQueueArn, q.JobQueueName}, nil
 }
 
-func (s *server) deleteJobQueue(ctx context.Context, in *jobQueueRequest) (any, error) {
+func (s *Handler) deleteJobQueue(ctx context.Context, in *jobQueueRequest) (any, error) {
 	var c check
 	if c.nameOrARN("jobQueue", in.JobQueue, arn.JobQueue); c.err != nil {
 		return nil, c.err
 	}
+	if err := s.authorize(ctx, "batch:DeleteJobQueue", s.base.Of(arn.JobQueue, in.JobQueue)); err != nil {
+		return nil, err
+	}
 	return noBody{}, s.eng.DeleteJobQueue(ctx, in.JobQueue)
 }
 
-func (s *server) describeJobQueues(ctx context.Context, in *describeJobQueuesRequest) (any, error) {
+func (s *Handler) describeJobQueues(ctx context.Context, in *describeJobQueuesRequest) (any, error) {
 	var c check
 	c.count("jobQueues", len(in.JobQueues), 0, maxListItems)
 	for i, q := range in.JobQueues {
@@ -142,6 +152,9 @@ func (s *server) describeJobQueues(ctx context.Context, in *describeJobQueuesReq
 	page := c.page(in.pageRequest)
 	if c.err != nil {
 		return nil, c.err
+	}
+	if err := s.authorize(ctx, "batch:DescribeJobQueues", access.AnyResource); err != nil {
+		return nil, err
 	}
 	qs, next, err := s.eng.DescribeJobQueues(ctx, in.JobQueues, page)
 	if err != nil {

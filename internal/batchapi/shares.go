@@ -49,7 +49,7 @@ type quotaShareRef struct {
 	QuotaShareName string `json:"quotaShareName"`
 }
 
-func (s *server) createQuotaShare(ctx context.Context, in *createQuotaShareRequest) (any, error) {
+func (s *Handler) createQuotaShare(ctx context.Context, in *createQuotaShareRequest) (any, error) {
 	var c check
 	c.name("quotaShareName", in.QuotaShareName)
 	c.nameOrARN("jobQueue", in.JobQueue, arn.JobQueue)
@@ -65,6 +65,9 @@ func (s *server) createQuotaShare(ctx context.Context, in *createQuotaShareReque
 	if c.err != nil {
 		return nil, c.err
 	}
+	if err := s.authorize(ctx, "batch:CreateQuotaShare", s.base.QuotaShareIn(in.JobQueue, in.QuotaShareName)); err != nil {
+		return nil, err
+	}
 	qs, err := s.eng.CreateQuotaShare(ctx, engine.CreateQuotaShareInput{
 		Name: in.QuotaShareName, JobQueue: in.JobQueue, CapacityLimits: limits,
 		ResourceSharingConfiguration: *toResourceSharing(in.ResourceSharingConfiguration),
@@ -77,7 +80,7 @@ func (s *server) createQuotaShare(ctx context.Context, in *createQuotaShareReque
 	return quotaShareRef{qs.QuotaShareArn, qs.QuotaShareName}, nil
 }
 
-func (s *server) updateQuotaShare(ctx context.Context, in *updateQuotaShareRequest) (any, error) {
+func (s *Handler) updateQuotaShare(ctx context.Context, in *updateQuotaShareRequest) (any, error) {
 	var c check
 	c.arnOf("quotaShareArn", in.QuotaShareArn, arn.QuotaShare)
 	limits := c.capacityLimits("capacityLimits", in.CapacityLimits, false, minShareCapacity)
@@ -91,6 +94,9 @@ func (s *server) updateQuotaShare(ctx context.Context, in *updateQuotaShareReque
 	if c.err != nil {
 		return nil, c.err
 	}
+	if err := s.authorize(ctx, "batch:UpdateQuotaShare", in.QuotaShareArn); err != nil {
+		return nil, err
+	}
 	qs, err := s.eng.UpdateQuotaShare(ctx, engine.UpdateQuotaShareInput{
 		QuotaShareArn: in.QuotaShareArn, CapacityLimits: limits,
 		ResourceSharingConfiguration: toResourceSharing(in.ResourceSharingConfiguration),
@@ -103,18 +109,24 @@ func (s *server) updateQuotaShare(ctx context.Context, in *updateQuotaShareReque
 	return quotaShareRef{qs.QuotaShareArn, qs.QuotaShareName}, nil
 }
 
-func (s *server) deleteQuotaShare(ctx context.Context, in *quotaShareArnRequest) (any, error) {
+func (s *Handler) deleteQuotaShare(ctx context.Context, in *quotaShareArnRequest) (any, error) {
 	var c check
 	if c.arnOf("quotaShareArn", in.QuotaShareArn, arn.QuotaShare); c.err != nil {
 		return nil, c.err
 	}
+	if err := s.authorize(ctx, "batch:DeleteQuotaShare", in.QuotaShareArn); err != nil {
+		return nil, err
+	}
 	return noBody{}, s.eng.DeleteQuotaShare(ctx, in.QuotaShareArn)
 }
 
-func (s *server) describeQuotaShare(ctx context.Context, in *quotaShareArnRequest) (any, error) {
+func (s *Handler) describeQuotaShare(ctx context.Context, in *quotaShareArnRequest) (any, error) {
 	var c check
 	if c.arnOf("quotaShareArn", in.QuotaShareArn, arn.QuotaShare); c.err != nil {
 		return nil, c.err
+	}
+	if err := s.authorize(ctx, "batch:DescribeQuotaShare", in.QuotaShareArn); err != nil {
+		return nil, err
 	}
 	qs, err := s.eng.DescribeQuotaShare(ctx, in.QuotaShareArn)
 	if err != nil {
@@ -124,12 +136,15 @@ func (s *server) describeQuotaShare(ctx context.Context, in *quotaShareArnReques
 	return qs, nil
 }
 
-func (s *server) listQuotaShares(ctx context.Context, in *listQuotaSharesRequest) (any, error) {
+func (s *Handler) listQuotaShares(ctx context.Context, in *listQuotaSharesRequest) (any, error) {
 	var c check
 	c.nameOrARN("jobQueue", in.JobQueue, arn.JobQueue)
 	page := c.page(in.pageRequest)
 	if c.err != nil {
 		return nil, c.err
+	}
+	if err := s.authorize(ctx, "batch:ListQuotaShares", s.base.Of(arn.JobQueue, in.JobQueue)); err != nil {
+		return nil, err
 	}
 	qss, next, err := s.eng.ListQuotaShares(ctx, in.JobQueue, page)
 	if err != nil {

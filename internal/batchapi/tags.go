@@ -12,7 +12,7 @@ type tagResourceRequest struct {
 	Tags map[string]string `json:"tags"`
 }
 
-func (s *server) tagResource(r *http.Request, body []byte) (any, error) {
+func (s *Handler) tagResource(r *http.Request, body []byte) (any, error) {
 	resource, err := resourceARN(r)
 	if err != nil {
 		return nil, err
@@ -29,12 +29,18 @@ func (s *server) tagResource(r *http.Request, body []byte) (any, error) {
 	if c.err != nil {
 		return nil, c.err
 	}
+	if err := s.authorize(r.Context(), "batch:TagResource", resource); err != nil {
+		return nil, err
+	}
 	return noBody{}, s.eng.TagResource(r.Context(), resource, in.Tags)
 }
 
-func (s *server) listTagsForResource(r *http.Request, _ []byte) (any, error) {
+func (s *Handler) listTagsForResource(r *http.Request, _ []byte) (any, error) {
 	resource, err := resourceARN(r)
 	if err != nil {
+		return nil, err
+	}
+	if err := s.authorize(r.Context(), "batch:ListTagsForResource", resource); err != nil {
 		return nil, err
 	}
 	tags, err := s.eng.ListTagsForResource(r.Context(), resource)
@@ -49,7 +55,7 @@ func (s *server) listTagsForResource(r *http.Request, _ []byte) (any, error) {
 	}{tags}, nil
 }
 
-func (s *server) untagResource(r *http.Request, _ []byte) (any, error) {
+func (s *Handler) untagResource(r *http.Request, _ []byte) (any, error) {
 	resource, err := resourceARN(r)
 	if err != nil {
 		return nil, err
@@ -62,6 +68,9 @@ func (s *server) untagResource(r *http.Request, _ []byte) (any, error) {
 	}
 	if c.err != nil {
 		return nil, c.err
+	}
+	if err := s.authorize(r.Context(), "batch:UntagResource", resource); err != nil {
+		return nil, err
 	}
 	return noBody{}, s.eng.UntagResource(r.Context(), resource, keys)
 }

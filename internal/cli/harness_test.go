@@ -21,7 +21,6 @@ import (
 	"github.com/sharq-dev/sharq/internal/executor/local"
 	"github.com/sharq-dev/sharq/internal/executor/simulated"
 	"github.com/sharq-dev/sharq/internal/sharqapi"
-	"github.com/sharq-dev/sharq/internal/sim"
 	"github.com/sharq-dev/sharq/internal/store/sqlite"
 )
 
@@ -132,7 +131,6 @@ func newServer(t *testing.T, localExec bool) *server {
 	mux := http.NewServeMux()
 	mux.Handle("/v1/", batchapi.New(eng, batchapi.Options{}))
 	mux.Handle("/sharq/v1/", sapi)
-	mux.Handle("POST "+sim.DryRunPath, sim.DryRunHandler(eng, nil))
 	srv := httptest.NewServer(mux)
 	t.Cleanup(func() {
 		sapi.Close()

@@ -18,7 +18,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/batch/types"
 
 	"github.com/sharq-dev/sharq/internal/engine"
-	"github.com/sharq-dev/sharq/internal/sim"
+	"github.com/sharq-dev/sharq/internal/sharqapi"
 	"github.com/sharq-dev/sharq/internal/trainingjob"
 )
 
@@ -313,7 +313,7 @@ func atoi(what, s string) (int, error) {
 // dryRun asks the server what the submission would do now, through the
 // same scheduler code on a copy of its state, and prints the answer.
 func dryRun(ctx context.Context, v *verb, c *client, in *batch.SubmitServiceJobInput) error {
-	req := sim.SubmitRequest{
+	req := sharqapi.SubmitRequest{
 		JobName: aws.ToString(in.JobName), JobQueue: aws.ToString(in.JobQueue), ServiceJobType: string(in.ServiceJobType),
 		ServiceRequestPayload: aws.ToString(in.ServiceRequestPayload), QuotaShareName: aws.ToString(in.QuotaShareName),
 	}
@@ -325,7 +325,7 @@ func dryRun(ctx context.Context, v *verb, c *client, in *batch.SubmitServiceJobI
 		n := int(*pc.PreemptionRetriesBeforeTermination)
 		req.PreemptionConfiguration = &engine.JobPreemptionConfiguration{PreemptionRetriesBeforeTermination: &n}
 	}
-	out, err := sim.DryRun(ctx, c.http, c.base, req)
+	out, err := sharqapi.DryRun(ctx, c.http, c.base, req)
 	if err != nil {
 		return err
 	}

@@ -5,9 +5,11 @@ package jsonhttp
 
 import (
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"net/http"
 
+	"github.com/sharq-dev/sharq/internal/access"
 	"github.com/sharq-dev/sharq/internal/engine"
 )
 
@@ -30,8 +32,13 @@ func WriteError(w http.ResponseWriter, status int, msg string) {
 }
 
 // EngineError answers an engine error: its own message for what the client
-// got wrong, "internal error" (and a log line under what) for the rest.
+// got wrong, an authorization's refusal (*access.DeniedError) as 403 in
+// AWS's words, "internal error" (and a log line under what) for the rest.
 func EngineError(w http.ResponseWriter, log *slog.Logger, what string, err error) {
+	if de, ok := errors.AsType[*access.DeniedError](err); ok {
+		WriteError(w, http.StatusForbidden, de.Error())
+		return
+	}
 	switch engine.ErrorCode(err) {
 	case engine.NotFound:
 		WriteError(w, http.StatusNotFound, engine.ErrorMessage(err))

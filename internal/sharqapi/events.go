@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"net/http"
 
+	"github.com/sharq-dev/sharq/internal/access"
+	"github.com/sharq-dev/sharq/internal/arn"
 	"github.com/sharq-dev/sharq/internal/engine"
 )
 
@@ -27,6 +29,9 @@ func (h *Handler) events(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	f := eventFilter{job: q.Get("job"), queue: q.Get("queue"), share: q.Get("share")}
 	follow := q.Get("follow") == "true" || q.Get("follow") == "1"
+	if !h.authorize(w, r, access.ActionGetEvents, h.eventsResource(f)) {
+		return
+	}
 	var live <-chan engine.JobEvent
 	if follow {
 		// Subscribe before reading the backlog so nothing falls in between;
@@ -58,6 +63,20 @@ func (h *Handler) events(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h.stream(r, enc, flusher, live, f, sent)
+}
+
+// eventsResource is what a filter reads: one job, one share, one queue or
+// every event.
+func (h *Handler) eventsResource(f eventFilter) string {
+	switch {
+	case f.job != "":
+		return h.base.Of(arn.ServiceJob, f.job)
+	case f.queue != "" && f.share != "":
+		return h.base.QuotaShareIn(f.queue, f.share)
+	case f.queue != "":
+		return h.base.Of(arn.JobQueue, f.queue)
+	}
+	return access.AnyResource
 }
 
 func (h *Handler) backlog(f eventFilter) ([]engine.JobEvent, error) {

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/sharq-dev/sharq/internal/access"
 	"github.com/sharq-dev/sharq/internal/engine"
 )
 
@@ -17,6 +18,9 @@ func (h *Handler) positions(w http.ResponseWriter, r *http.Request) {
 	}
 	if len(req.JobIDs) > MaxPositions {
 		writeError(w, http.StatusBadRequest, fmt.Sprintf("at most %d jobs per request, not %d", MaxPositions, len(req.JobIDs)))
+		return
+	}
+	if !h.authorize(w, r, access.ActionGetJobPositions, access.AnyResource) {
 		return
 	}
 	out := Positions{Jobs: []Position{}, Unknown: []string{}}
@@ -66,6 +70,9 @@ func queueName(arn string) string {
 }
 
 func (h *Handler) jobEvents(w http.ResponseWriter, r *http.Request) {
+	if !h.authorize(w, r, access.ActionGetJobEvents, h.jobARN(r)) {
+		return
+	}
 	evs, err := h.eng.JobEvents(r.PathValue("job"))
 	if err != nil {
 		h.engineError(w, err)

@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
+
+	"github.com/sharq-dev/sharq/internal/access"
 )
 
 // hostName is an instance name as the local executor gives them.
@@ -20,10 +22,6 @@ var hostName = regexp.MustCompile(`^algo-[0-9]+$`)
 // stdout) and offset (default 0). A job without an attempt yet, or a log
 // not written yet, answers no bytes: a follower asks again.
 func (h *Handler) logs(w http.ResponseWriter, r *http.Request) {
-	if h.opts.Logs == nil {
-		writeError(w, http.StatusNotImplemented, "this server's executor keeps no job logs (only the local executor does)")
-		return
-	}
 	q := r.URL.Query()
 	host, stream := orDefault(q.Get("host"), "algo-1"), orDefault(q.Get("stream"), "stdout")
 	if !hostName.MatchString(host) || (stream != "stdout" && stream != "stderr") {
@@ -35,6 +33,13 @@ func (h *Handler) logs(w http.ResponseWriter, r *http.Request) {
 	attempt := int(a)
 	if err := errors.Join(err1, err2); err != nil {
 		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	if !h.authorize(w, r, access.ActionGetLogs, h.jobARN(r)) {
+		return
+	}
+	if h.opts.Logs == nil {
+		writeError(w, http.StatusNotImplemented, "this server's executor keeps no job logs (only the local executor does)")
 		return
 	}
 	j, err := h.eng.DescribeServiceJob(r.Context(), r.PathValue("job"))

@@ -5,11 +5,15 @@ import (
 	"net/http"
 	"path"
 
+	"github.com/sharq-dev/sharq/internal/access"
 	"github.com/sharq-dev/sharq/internal/core"
 	"github.com/sharq-dev/sharq/internal/engine"
 )
 
 func (h *Handler) shares(w http.ResponseWriter, r *http.Request) {
+	if !h.authorize(w, r, access.ActionGetShareUsage, access.AnyResource) {
+		return
+	}
 	u, err := h.usage(r.Context())
 	if err != nil {
 		h.engineError(w, err)

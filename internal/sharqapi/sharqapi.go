@@ -1,28 +1,36 @@
 // Package sharqapi serves what sharq tells beyond the AWS Batch API, under
 // /sharq/v1/: share usage split into own, borrowed, lent and idle capacity;
 // where waiting jobs stand in their share and why; a job's state changes;
-// a stream of state-change events; and job logs. The sharq CLI and the
-// console read it; it only reads the engine and never changes anything.
+// a stream of state-change events; job logs; and what a submission would do
+// now. The sharq CLI and the console read it; it only reads the engine and
+// never changes anything.
 //
 //	GET  /sharq/v1/shares                 Usage
 //	POST /sharq/v1/jobs/positions         PositionsRequest -> Positions
 //	GET  /sharq/v1/jobs/{job}/events      JobEvents
 //	GET  /sharq/v1/jobs/{job}/logs        raw log bytes (see the Header* constants)
 //	GET  /sharq/v1/events                 JSON lines of engine.JobEvent
+//	POST /sharq/v1/dryrun                 SubmitRequest -> engine.DryRun (errors in AWS's shape)
 //
-// {job} is a job ID or a service-job ARN. Errors answer 400, 404, 501 or
-// 500 with an Error body.
+// {job} is a job ID or a service-job ARN. Errors answer 400, 403, 404, 501
+// or 500 with an Error body.
+//
+// Every route asks Options.Authorizer once whether the caller (the
+// access.Identity in the request's context) may perform its sharq: action
+// on its resource, before it reads anything; package access lists them.
 package sharqapi
 
 import (
 	"context"
-	"github.com/sharq-dev/sharq/internal/jsonhttp"
 	"log/slog"
 	"net/http"
 	"sync"
 
+	"github.com/sharq-dev/sharq/internal/access"
+	"github.com/sharq-dev/sharq/internal/arn"
 	"github.com/sharq-dev/sharq/internal/core"
 	"github.com/sharq-dev/sharq/internal/engine"
+	"github.com/sharq-dev/sharq/internal/jsonhttp"
 )
 
 // Engine is what the handler reads; *engine.Engine implements it.
@@ -36,6 +44,7 @@ type Engine interface {
 	JobEvents(id string) ([]engine.JobEvent, error)
 	RecentEvents() []engine.JobEvent
 	Subscribe(buf int) (<-chan engine.JobEvent, func())
+	DryRunSubmit(ctx context.Context, in engine.SubmitServiceJobInput) (engine.DryRun, error)
 }
 
 // LogSource finds an attempt's log directory, holding <host>.stdout and
@@ -50,12 +59,26 @@ type Options struct {
 	Logs LogSource
 	// Logger receives the causes of 500 answers. Default: discard.
 	Logger *slog.Logger
+	// Region and AccountID are those of the engine's ARNs (defaults
+	// us-east-1 and 000000000000, as the engine's): routes are authorized
+	// on the ARNs of the jobs, queues and shares they read.
+	Region    string
+	AccountID string
+	// Authorizer is asked once per request whether the caller may perform
+	// the route's action. Default: access.AllowAll.
+	Authorizer access.Authorizer
+}
+
+// Mux is where routes are registered; *http.ServeMux is one.
+type Mux interface {
+	HandleFunc(pattern string, handler func(http.ResponseWriter, *http.Request))
 }
 
 // Handler serves the sharq-specific routes.
 type Handler struct {
 	eng  Engine
 	opts Options
+	base arn.Base
 	mux  *http.ServeMux
 
 	// closing ends event streams when the server shuts down, so that
@@ -64,21 +87,38 @@ type Handler struct {
 	closing   chan struct{}
 }
 
-// New returns the handler; mount it at /sharq/v1/.
+// New returns the handler. Register its routes on the server's mux with
+// Mount, or serve it as it is at /sharq/v1/.
 func New(eng Engine, opts Options) *Handler {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	h := &Handler{eng: eng, opts: opts, mux: http.NewServeMux(), closing: make(chan struct{})}
-	h.mux.HandleFunc("GET /sharq/v1/shares", h.shares)
-	h.mux.HandleFunc("POST /sharq/v1/jobs/positions", h.positions)
-	h.mux.HandleFunc("GET /sharq/v1/jobs/{job}/events", h.jobEvents)
-	h.mux.HandleFunc("GET /sharq/v1/jobs/{job}/logs", h.logs)
-	h.mux.HandleFunc("GET /sharq/v1/events", h.events)
-	h.mux.HandleFunc("/sharq/v1/", func(w http.ResponseWriter, r *http.Request) {
+	if opts.Region == "" {
+		opts.Region = "us-east-1"
+	}
+	if opts.AccountID == "" {
+		opts.AccountID = "000000000000"
+	}
+	if opts.Authorizer == nil {
+		opts.Authorizer = access.AllowAll{}
+	}
+	h := &Handler{eng: eng, opts: opts, base: arn.NewBase(opts.Region, opts.AccountID), mux: http.NewServeMux(), closing: make(chan struct{})}
+	h.Mount(h.mux)
+	return h
+}
+
+// Mount registers the routes on mux, including a JSON 404 for any other
+// path under /sharq/v1/.
+func (h *Handler) Mount(mux Mux) {
+	mux.HandleFunc("GET /sharq/v1/shares", h.shares)
+	mux.HandleFunc("POST /sharq/v1/jobs/positions", h.positions)
+	mux.HandleFunc("GET /sharq/v1/jobs/{job}/events", h.jobEvents)
+	mux.HandleFunc("GET /sharq/v1/jobs/{job}/logs", h.logs)
+	mux.HandleFunc("GET /sharq/v1/events", h.events)
+	mux.HandleFunc("POST "+DryRunPath, h.dryRun)
+	mux.HandleFunc("/sharq/v1/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "no such sharq route: "+r.Method+" "+r.URL.Path)
 	})
-	return h
 }
 
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.mux.ServeHTTP(w, r) }
@@ -86,6 +126,22 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.mux.Serv
 // Close ends the event streams being served; register it with
 // http.Server.RegisterOnShutdown.
 func (h *Handler) Close() { h.closeOnce.Do(func() { close(h.closing) }) }
+
+// authorize asks whether the caller of r may perform action on resource;
+// when not, it answers the refusal (403) and returns false.
+func (h *Handler) authorize(w http.ResponseWriter, r *http.Request, action, resource string) bool {
+	err := h.opts.Authorizer.Authorize(r.Context(), access.Caller(r.Context()), action, resource)
+	if err != nil {
+		h.engineError(w, err)
+		return false
+	}
+	return true
+}
+
+// jobARN is the ARN of the job a path names by ID or ARN.
+func (h *Handler) jobARN(r *http.Request) string {
+	return h.base.Of(arn.ServiceJob, r.PathValue("job"))
+}
 
 func writeJSON(w http.ResponseWriter, v any) { jsonhttp.Write(w, v) }
 

@@ -28,6 +28,10 @@ func (r *recorder) Updates() <-chan executor.Update                     { return
 func (r *recorder) Attempts(context.Context) ([]executor.Update, error) { return nil, nil }
 func (r *recorder) Close() error                                        { return nil }
 
+type fixedClock struct{ t time.Time }
+
+func (c *fixedClock) Now() time.Time { return c.t }
+
 // Ensure a server's history exports as the trace that would replay it,
 // through the API and from the store alike: one job that ran 90 s, one
 // still running (its runtime a guess), one cancelled while it waited.

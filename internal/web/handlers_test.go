@@ -39,8 +39,8 @@ func TestJobRoutes(t *testing.T) {
 		msg                           string
 	}{
 		{"not JSON", w.low + "/priority", "text/plain", `{"schedulingPriority":2}`, 415, "application/json"},
-		{"no priority", w.low + "/priority", "application/json", `{}`, 400, "from 0 to 9999"},
-		{"priority too high", w.low + "/priority", "application/json", `{"schedulingPriority":10000}`, 400, "from 0 to 9999"},
+		{"no priority", w.low + "/priority", "application/json", `{}`, 400, "schedulingPriority is required"},
+		{"priority too high", w.low + "/priority", "application/json", `{"schedulingPriority":10000}`, 400, "between 0 and 9999"},
 		{"bad JSON", w.low + "/priority", "application/json", `{"schedulingPriority":`, 400, "not valid JSON"},
 		{"unknown job", "nope/priority", "application/json", `{"schedulingPriority":2}`, 404, "does not exist"},
 		{"terminate unknown job", "nope/terminate", "application/json", `{}`, 404, "does not exist"},
@@ -112,7 +112,7 @@ func TestCloseEndsStreams(t *testing.T) {
 	console := web.New(web.Options{})
 	s := start(t)
 	mux := http.NewServeMux()
-	console.Mount(mux, s.eng)
+	console.Mount(mux, s.eng, s.api)
 	srv := serveMux(t, mux)
 	in := openStream(t, srv)
 	select {

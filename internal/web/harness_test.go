@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sharq-dev/sharq/internal/access"
 	"github.com/sharq-dev/sharq/internal/batchapi"
 	"github.com/sharq-dev/sharq/internal/engine"
 	"github.com/sharq-dev/sharq/internal/executor/simulated"
@@ -20,12 +21,17 @@ import (
 
 // server is a real sharq server as serve wires it: the engine over SQLite
 // in a temp dir with the simulated executor, the AWS Batch API, metrics
-// and the console, on a loopback port.
+// and the console, behind the middleware (which authenticates every
+// request as tester), on a loopback port.
 type server struct {
 	t   *testing.T
 	eng *engine.Engine
+	api *batchapi.Handler
 	url string
 }
+
+// tester is the caller the server's authenticator vouches for.
+var tester = access.Identity{AccessKeyID: "AKIDTESTER", Principal: "arn:aws:iam::000000000000:user/tester"}
 
 const (
 	queue  = "my-sm-training-qm-jq"
@@ -57,11 +63,13 @@ func startWith(t *testing.T, opts web.Options) *server {
 	go func() { done <- eng.Run(ctx) }()
 
 	mux := http.NewServeMux()
-	mux.Handle("/v1/", met.API(batchapi.New(eng, batchapi.Options{Region: region, AccountID: acct})))
+	api := batchapi.New(eng, batchapi.Options{Region: region, AccountID: acct, Authorizer: opts.Authorizer})
+	mux.Handle("/v1/", met.API(api))
 	met.Watch(eng)
 	mux.Handle("GET /metrics", met.Handler())
-	console.Mount(mux, eng)
-	srv := httptest.NewServer(mux)
+	console.Mount(mux, eng, api)
+	authn := access.AuthenticatorFunc(func(*http.Request) (access.Identity, error) { return tester, nil })
+	srv := httptest.NewServer(access.Middleware(mux, authn, api.WriteError))
 	t.Cleanup(func() {
 		console.Close() // streams end, so Close does not wait for them
 		srv.Close()
@@ -72,7 +80,7 @@ func startWith(t *testing.T, opts web.Options) *server {
 		ex.Close()
 		st.Close()
 	})
-	return &server{t: t, eng: eng, url: srv.URL}
+	return &server{t: t, eng: eng, api: api, url: srv.URL}
 }
 
 func ptr[T any](v T) *T { return &v }

@@ -2,12 +2,13 @@ package web
 
 import (
 	"encoding/json"
-	"fmt"
-	"github.com/sharq-dev/sharq/internal/jsonhttp"
 	"mime"
 	"net/http"
 
+	"github.com/sharq-dev/sharq/internal/access"
+	"github.com/sharq-dev/sharq/internal/arn"
 	"github.com/sharq-dev/sharq/internal/engine"
+	"github.com/sharq-dev/sharq/internal/jsonhttp"
 )
 
 // JobDetail is what a job's page shows.
@@ -23,6 +24,9 @@ type JobDetail struct {
 
 func (c *Console) jobDetail(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("job")
+	if !c.authorize(w, r, access.ActionGetJobDetail, c.base.Of(arn.ServiceJob, id)) {
+		return
+	}
 	j, err := c.eng.DescribeServiceJob(r.Context(), id)
 	if err != nil {
 		c.engineError(w, err)
@@ -45,19 +49,14 @@ type PriorityRequest struct {
 	SchedulingPriority *int `json:"schedulingPriority"`
 }
 
-// maxPriority is AWS Batch's bound on schedulingPriority.
-const maxPriority = 9999
-
+// setPriority runs UpdateServiceJob, which checks the priority and
+// authorizes the caller.
 func (c *Console) setPriority(w http.ResponseWriter, r *http.Request) {
 	var req PriorityRequest
 	if !decodeBody(w, r, &req) {
 		return
 	}
-	if p := req.SchedulingPriority; p == nil || *p < 0 || *p > maxPriority {
-		writeError(w, http.StatusBadRequest, fmt.Sprintf("schedulingPriority must be an integer from 0 to %d", maxPriority))
-		return
-	}
-	j, err := c.eng.UpdateServiceJob(r.Context(), r.PathValue("job"), *req.SchedulingPriority)
+	j, err := c.jobs.UpdateServiceJob(r.Context(), r.PathValue("job"), req.SchedulingPriority)
 	if err != nil {
 		c.engineError(w, err)
 		return
@@ -74,6 +73,8 @@ type TerminateRequest struct {
 	Reason string `json:"reason"`
 }
 
+// terminate runs TerminateServiceJob, which authorizes the caller; the
+// reason defaults to one naming the console.
 func (c *Console) terminate(w http.ResponseWriter, r *http.Request) {
 	var req TerminateRequest
 	if !decodeBody(w, r, &req) {
@@ -82,7 +83,7 @@ func (c *Console) terminate(w http.ResponseWriter, r *http.Request) {
 	if req.Reason == "" {
 		req.Reason = "Terminated from the sharq console"
 	}
-	if err := c.eng.TerminateServiceJob(r.Context(), r.PathValue("job"), req.Reason); err != nil {
+	if err := c.jobs.TerminateServiceJob(r.Context(), r.PathValue("job"), req.Reason); err != nil {
 		c.engineError(w, err)
 		return
 	}

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/sharq-dev/sharq/internal/access"
 	"github.com/sharq-dev/sharq/internal/core"
 	"github.com/sharq-dev/sharq/internal/engine"
 )
@@ -84,6 +85,9 @@ type JobLine struct {
 }
 
 func (c *Console) state(w http.ResponseWriter, r *http.Request) {
+	if !c.authorize(w, r, access.ActionGetConsoleState, access.AnyResource) {
+		return
+	}
 	writeJSON(w, c.build(r.Context()))
 }
 

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sharq-dev/sharq/internal/access"
 	"github.com/sharq-dev/sharq/internal/engine"
 )
 
@@ -94,6 +95,9 @@ const recentOnConnect = 50
 // ones. A comment line every 15 s keeps proxies from closing an idle
 // stream.
 func (c *Console) stream(w http.ResponseWriter, r *http.Request) {
+	if !c.authorize(w, r, access.ActionGetConsoleState, access.AnyResource) {
+		return
+	}
 	flusher, ok := w.(http.Flusher)
 	if !ok {
 		writeError(w, http.StatusInternalServerError, "streaming unsupported")

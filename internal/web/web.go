@@ -18,7 +18,15 @@
 //
 // The POST routes take only application/json: a page of another origin
 // cannot send that without a CORS preflight, which the server never grants,
-// so they cannot be driven from a foreign page in the user's browser.
+// so they cannot be driven from a foreign page in the user's browser. They
+// are the AWS API's UpdateServiceJob and TerminateServiceJob (the
+// JobOperations given to Mount): the same checks, the same authorization
+// on the job, the same engine call.
+//
+// The data routes ask Options.Authorizer once per request whether the
+// caller (the access.Identity in the request's context) may read what they
+// show (package access lists the actions); the page and its assets hold no
+// data and are not authorized.
 package web
 
 import (
@@ -28,6 +36,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sharq-dev/sharq/internal/access"
+	"github.com/sharq-dev/sharq/internal/arn"
 	"github.com/sharq-dev/sharq/internal/core"
 	"github.com/sharq-dev/sharq/internal/engine"
 )
@@ -46,11 +56,24 @@ type Engine interface {
 	JobEvents(id string) ([]engine.JobEvent, error)
 	RecentEvents() []engine.JobEvent
 	Subscribe(buf int) (<-chan engine.JobEvent, func())
-	UpdateServiceJob(ctx context.Context, id string, priority int) (engine.ServiceJob, error)
-	TerminateServiceJob(ctx context.Context, id, reason string) error
 }
 
 var _ Engine = (*engine.Engine)(nil)
+
+// JobOperations are the job writes the console offers. *batchapi.Handler
+// implements them: each checks its input, authorizes the caller on the job
+// and calls the engine, as the API's UpdateServiceJob and
+// TerminateServiceJob do.
+type JobOperations interface {
+	UpdateServiceJob(ctx context.Context, jobID string, priority *int) (engine.ServiceJob, error)
+	TerminateServiceJob(ctx context.Context, jobID, reason string) error
+}
+
+// Mux is where routes are registered; *http.ServeMux is one.
+type Mux interface {
+	Handle(pattern string, handler http.Handler)
+	HandleFunc(pattern string, handler func(http.ResponseWriter, *http.Request))
+}
 
 // Options configures the console.
 type Options struct {
@@ -67,6 +90,14 @@ type Options struct {
 	// order only through each job's position, so ordering costs a listing
 	// and a look-up per job; a share with more shows its head alone.
 	MaxOrdered int
+	// Region and AccountID are those of the engine's ARNs (defaults
+	// us-east-1 and 000000000000, as the engine's): a job's page is
+	// authorized on the job's ARN.
+	Region    string
+	AccountID string
+	// Authorizer is asked once per data request whether the caller may
+	// read it. Default: access.AllowAll.
+	Authorizer access.Authorizer
 }
 
 // Console serves the console. It is an engine.Observer: pass it in
@@ -75,6 +106,8 @@ type Options struct {
 type Console struct {
 	opts Options
 	eng  Engine
+	jobs JobOperations
+	base arn.Base
 	log  *slog.Logger
 
 	dirty     chan struct{} // a cycle was committed since the last push
@@ -97,8 +130,17 @@ func New(opts Options) *Console {
 	if opts.MaxOrdered <= 0 {
 		opts.MaxOrdered = 200
 	}
-	return &Console{opts: opts, log: opts.Logger, dirty: make(chan struct{}, 1), closing: make(chan struct{}),
-		hub: hub{clients: map[chan []byte]struct{}{}}}
+	if opts.Region == "" {
+		opts.Region = "us-east-1"
+	}
+	if opts.AccountID == "" {
+		opts.AccountID = "000000000000"
+	}
+	if opts.Authorizer == nil {
+		opts.Authorizer = access.AllowAll{}
+	}
+	return &Console{opts: opts, log: opts.Logger, base: arn.NewBase(opts.Region, opts.AccountID),
+		dirty: make(chan struct{}, 1), closing: make(chan struct{}), hub: hub{clients: map[chan []byte]struct{}{}}}
 }
 
 // ObserveCycle notes that the engine committed a cycle. It never blocks
@@ -114,11 +156,12 @@ func (c *Console) poke() {
 	}
 }
 
-// Mount attaches the console to eng, registers its routes on mux and
-// starts the goroutine that pushes state to the open pages. Call Close when
-// the server shuts down.
-func (c *Console) Mount(mux *http.ServeMux, eng Engine) {
-	c.eng = eng
+// Mount attaches the console to eng, whose state it shows, and to jobs,
+// which change jobs; it registers its routes on mux and starts the
+// goroutine that pushes state to the open pages. Call Close when the
+// server shuts down.
+func (c *Console) Mount(mux Mux, eng Engine, jobs JobOperations) {
+	c.eng, c.jobs = eng, jobs
 	mux.HandleFunc("GET /{$}", serveIndex)
 	mux.HandleFunc("GET /jobs/{job}", serveIndex)
 	mux.Handle("GET /assets/", assetHandler())
@@ -134,3 +177,14 @@ func (c *Console) Mount(mux *http.ServeMux, eng Engine) {
 // http.Server.Shutdown does not wait for pages that never leave; register
 // it with http.Server.RegisterOnShutdown.
 func (c *Console) Close() { c.closeOnce.Do(func() { close(c.closing) }) }
+
+// authorize asks whether the caller of r may perform action on resource;
+// when not, it answers the refusal (403) and returns false.
+func (c *Console) authorize(w http.ResponseWriter, r *http.Request, action, resource string) bool {
+	err := c.opts.Authorizer.Authorize(r.Context(), access.Caller(r.Context()), action, resource)
+	if err != nil {
+		c.engineError(w, err)
+		return false
+	}
+	return true
+}

@@ -1,8 +1,9 @@
-package sim_test
+package sharqapi_test
 
 import (
 	"context"
 	"net/http/httptest"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -10,8 +11,8 @@ import (
 
 	"github.com/sharq-dev/sharq/internal/clusterconfig"
 	"github.com/sharq-dev/sharq/internal/engine"
-	"github.com/sharq-dev/sharq/internal/sim"
-	"github.com/sharq-dev/sharq/internal/sim/memstore"
+	"github.com/sharq-dev/sharq/internal/sharqapi"
+	"github.com/sharq-dev/sharq/internal/store/sqlite"
 )
 
 type fixedClock struct{ t time.Time }
@@ -23,20 +24,29 @@ func (c *fixedClock) Now() time.Time { return c.t }
 // preemption, and a refused submission.
 func TestDryRunMatchesSubmit(t *testing.T) {
 	ctx := context.Background()
-	clk := &fixedClock{t: sim.Epoch}
+	clk := &fixedClock{t: time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)}
+	st, err := sqlite.Open(filepath.Join(t.TempDir(), "sharq.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
 	n := 0
-	eng, err := engine.New(ctx, engine.Options{Store: memstore.New(), Synchronous: true, Clock: clk,
+	eng, err := engine.New(ctx, engine.Options{Store: st, Synchronous: true, Clock: clk,
 		NewID: func() string { n++; return []string{"", "high", "med", "low", "qs2", "qs3", "top"}[n] }})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := clusterconfig.Apply(ctx, eng, mustConfig(t, "../../examples/announcement.yaml")); err != nil {
+	cfg, err := clusterconfig.Load("../../examples/announcement.yaml")
+	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(sim.DryRunHandler(eng, nil))
+	if err := clusterconfig.Apply(ctx, eng, cfg); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(sharqapi.New(eng, sharqapi.Options{}))
 	defer srv.Close()
-	req := func(share string, prio int) sim.SubmitRequest {
-		return sim.SubmitRequest{JobName: "j", JobQueue: "my-sm-training-qm-jq", ServiceJobType: "SAGEMAKER_TRAINING", QuotaShareName: share,
+	req := func(share string, prio int) sharqapi.SubmitRequest {
+		return sharqapi.SubmitRequest{JobName: "j", JobQueue: "my-sm-training-qm-jq", ServiceJobType: "SAGEMAKER_TRAINING", QuotaShareName: share,
 			SchedulingPriority: &prio, ServiceRequestPayload: `{"ResourceConfig":{"InstanceType":"ml.g5.xlarge","InstanceCount":1}}`}
 	}
 	steps := []struct {
@@ -54,7 +64,7 @@ func TestDryRunMatchesSubmit(t *testing.T) {
 	for i, st := range steps {
 		clk.t = clk.t.Add(time.Second)
 		before := statuses(t, eng)
-		got, err := sim.DryRun(ctx, srv.Client(), srv.URL, req(st.share, st.prio))
+		got, err := sharqapi.DryRun(ctx, srv.Client(), srv.URL, req(st.share, st.prio))
 		if err != nil {
 			t.Fatalf("step %d: dry-run: %v", i, err)
 		}
@@ -70,7 +80,7 @@ func TestDryRunMatchesSubmit(t *testing.T) {
 		}
 		checkOutcome(t, i, eng, sj.JobID, got, before)
 	}
-	_, err = sim.DryRun(ctx, srv.Client(), srv.URL, req("QS9", 1))
+	_, err = sharqapi.DryRun(ctx, srv.Client(), srv.URL, req("QS9", 1))
 	if err == nil || err.Error() != "submission refused: Quota share QS9 does not exist in job queue my-sm-training-qm-jq" {
 		t.Errorf("dry-run to a missing share: err = %v", err)
 	}

@@ -1,4 +1,4 @@
-package sim
+package sharqapi
 
 import (
 	"bytes"
@@ -7,10 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"strings"
 
+	"github.com/sharq-dev/sharq/internal/access"
+	"github.com/sharq-dev/sharq/internal/arn"
 	"github.com/sharq-dev/sharq/internal/engine"
 )
 
@@ -51,40 +52,50 @@ type dryRunError struct {
 	Message string `json:"message"`
 }
 
-// DryRunHandler serves POST DryRunPath on eng; log (nil: none) hears
-// internal errors, which the client sees only as "internal error".
-func DryRunHandler(eng *engine.Engine, log *slog.Logger) http.Handler {
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
+// dryRun answers what submitting the body, a SubmitServiceJob request,
+// would do now: an engine.DryRun, or the ClientException the submission
+// would get. It changes nothing.
+func (h *Handler) dryRun(w http.ResponseWriter, r *http.Request) {
+	var req SubmitRequest
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&req); err != nil {
+		writeStatusJSON(w, http.StatusBadRequest, dryRunError{"ClientException", "body is not a SubmitServiceJob request: " + err.Error()})
+		return
 	}
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var req SubmitRequest
-		dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&req); err != nil {
-			writeJSON(w, http.StatusBadRequest, dryRunError{"ClientException", "body is not a SubmitServiceJob request: " + err.Error()})
-			return
-		}
-		if req.JobQueue == "" || req.ServiceRequestPayload == "" {
-			writeJSON(w, http.StatusBadRequest, dryRunError{"ClientException", "jobQueue and serviceRequestPayload are required"})
-			return
-		}
-		out, err := eng.DryRunSubmit(r.Context(), req.Input())
-		switch {
-		case err == nil:
-		case engine.ErrorCode(err) != engine.Internal:
-			writeJSON(w, http.StatusBadRequest, dryRunError{"ClientException", engine.ErrorMessage(err)})
-			return
-		default:
-			log.Error("dry-run", "err", err)
-			writeJSON(w, http.StatusInternalServerError, dryRunError{"ServerException", "internal error"})
-			return
-		}
-		writeJSON(w, http.StatusOK, out)
-	})
+	if req.JobQueue == "" || req.ServiceRequestPayload == "" {
+		writeStatusJSON(w, http.StatusBadRequest, dryRunError{"ClientException", "jobQueue and serviceRequestPayload are required"})
+		return
+	}
+	resource := h.base.Of(arn.JobQueue, req.JobQueue)
+	if req.QuotaShareName != "" {
+		resource = h.base.QuotaShareIn(req.JobQueue, req.QuotaShareName)
+	}
+	err := h.opts.Authorizer.Authorize(r.Context(), access.Caller(r.Context()), access.ActionDryRunSubmitServiceJob, resource)
+	if de, ok := errors.AsType[*access.DeniedError](err); ok {
+		writeStatusJSON(w, http.StatusForbidden, dryRunError{"AccessDeniedException", de.Error()})
+		return
+	}
+	if err != nil {
+		h.opts.Logger.Error("dry-run", "err", err)
+		writeStatusJSON(w, http.StatusInternalServerError, dryRunError{"ServerException", "internal error"})
+		return
+	}
+	out, err := h.eng.DryRunSubmit(r.Context(), req.Input())
+	switch {
+	case err == nil:
+	case engine.ErrorCode(err) != engine.Internal:
+		writeStatusJSON(w, http.StatusBadRequest, dryRunError{"ClientException", engine.ErrorMessage(err)})
+		return
+	default:
+		h.opts.Logger.Error("dry-run", "err", err)
+		writeStatusJSON(w, http.StatusInternalServerError, dryRunError{"ServerException", "internal error"})
+		return
+	}
+	writeStatusJSON(w, http.StatusOK, out)
 }
 
-func writeJSON(w http.ResponseWriter, status int, v any) {
+func writeStatusJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	json.NewEncoder(w).Encode(v)
@@ -122,6 +133,9 @@ func DryRun(ctx context.Context, hc *http.Client, endpoint string, req SubmitReq
 		var e dryRunError
 		if json.Unmarshal(data, &e) == nil && e.Type == "ClientException" {
 			return engine.DryRun{}, fmt.Errorf("%w: %s", ErrDryRunRefused, e.Message)
+		}
+		if e.Type != "" && e.Message != "" {
+			return engine.DryRun{}, fmt.Errorf("dry-run: %s: %s", e.Type, e.Message)
 		}
 		return engine.DryRun{}, fmt.Errorf("dry-run: %s: %s", resp.Status, strings.TrimSpace(string(data)))
 	}

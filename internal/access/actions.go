@@ -1,0 +1,71 @@
+package access
+
+// The actions routes authorize, and the resource each names. Operations of
+// the AWS Batch API use AWS's IAM action names ("batch:" and the
+// operation); sharq's own routes use "sharq:" names. A resource is an ARN
+// as IAM would match it, or AnyResource for an operation on no one
+// resource (listings, describing several at once).
+//
+//	route                                  action                          resource
+//	POST /v1/createschedulingpolicy        batch:CreateSchedulingPolicy    the new policy's ARN
+//	POST /v1/updateschedulingpolicy        batch:UpdateSchedulingPolicy    arn
+//	POST /v1/deleteschedulingpolicy        batch:DeleteSchedulingPolicy    arn
+//	POST /v1/describeschedulingpolicies    batch:DescribeSchedulingPolicies *
+//	POST /v1/listschedulingpolicies        batch:ListSchedulingPolicies    *
+//	POST /v1/createserviceenvironment      batch:CreateServiceEnvironment  the new environment's ARN
+//	POST /v1/updateserviceenvironment      batch:UpdateServiceEnvironment  the environment's ARN
+//	POST /v1/deleteserviceenvironment      batch:DeleteServiceEnvironment  the environment's ARN
+//	POST /v1/describeserviceenvironments   batch:DescribeServiceEnvironments *
+//	POST /v1/createjobqueue                batch:CreateJobQueue            the new queue's ARN
+//	POST /v1/updatejobqueue                batch:UpdateJobQueue            the queue's ARN
+//	POST /v1/deletejobqueue                batch:DeleteJobQueue            the queue's ARN
+//	POST /v1/describejobqueues             batch:DescribeJobQueues         *
+//	POST /v1/getjobqueuesnapshot           batch:GetJobQueueSnapshot       the queue's ARN
+//	POST /v1/createquotashare              batch:CreateQuotaShare          the new share's ARN
+//	POST /v1/updatequotashare              batch:UpdateQuotaShare          quotaShareArn
+//	POST /v1/deletequotashare              batch:DeleteQuotaShare          quotaShareArn
+//	POST /v1/describequotashare            batch:DescribeQuotaShare        quotaShareArn
+//	POST /v1/listquotashares               batch:ListQuotaShares           the queue's ARN
+//	POST /v1/submitservicejob              batch:SubmitServiceJob          the quota share's ARN (the queue's without quotaShareName)
+//	POST /v1/updateservicejob              batch:UpdateServiceJob          the job's ARN
+//	POST /v1/terminateservicejob           batch:TerminateServiceJob       the job's ARN
+//	POST /v1/terminateservicejobs          batch:TerminateServiceJob       each job's ARN, once per job (as AWS)
+//	POST /v1/describeservicejob            batch:DescribeServiceJob        the job's ARN
+//	POST /v1/listservicejobs               batch:ListServiceJobs           the queue's ARN (* without jobQueue)
+//	POST /v1/tags/{arn}                    batch:TagResource               arn
+//	DELETE /v1/tags/{arn}                  batch:UntagResource             arn
+//	GET /v1/tags/{arn}                     batch:ListTagsForResource       arn
+//	POST /sharq/v1/dryrun                  sharq:DryRunSubmitServiceJob    as SubmitServiceJob
+//	GET /sharq/v1/shares                   sharq:GetShareUsage             *
+//	POST /sharq/v1/jobs/positions          sharq:GetJobPositions           *
+//	GET /sharq/v1/jobs/{job}/events        sharq:GetJobEvents              the job's ARN
+//	GET /sharq/v1/jobs/{job}/logs          sharq:GetLogs                   the job's ARN
+//	GET /sharq/v1/events                   sharq:GetEvents                 the job's ARN with ?job=, else the share's with ?queue=&share=, the queue's with ?queue=, else *
+//	GET /sharq/v1/stream                   sharq:GetConsoleState           *
+//	GET /sharq/v1/console/state            sharq:GetConsoleState           *
+//	GET /sharq/v1/console/jobs/{job}       sharq:GetJobDetail              the job's ARN
+//	POST /sharq/v1/jobs/{job}/priority     batch:UpdateServiceJob          the job's ARN (the same operation as /v1/updateservicejob)
+//	POST /sharq/v1/jobs/{job}/terminate    batch:TerminateServiceJob       the job's ARN (the same operation as /v1/terminateservicejob)
+//	GET /metrics                           sharq:GetMetrics                *
+//
+// GET /healthz and the console's page and assets (GET /, /jobs/{job},
+// /assets/) hold no data: they are authenticated but not authorized. A
+// path that names no operation is answered 404 without authorization.
+const (
+	// AnyResource is the resource of an operation on no one resource.
+	AnyResource = "*"
+
+	ActionDryRunSubmitServiceJob = "sharq:DryRunSubmitServiceJob"
+	ActionGetShareUsage          = "sharq:GetShareUsage"
+	ActionGetJobPositions        = "sharq:GetJobPositions"
+	ActionGetJobEvents           = "sharq:GetJobEvents"
+	ActionGetLogs                = "sharq:GetLogs"
+	ActionGetEvents              = "sharq:GetEvents"
+	ActionGetConsoleState        = "sharq:GetConsoleState"
+	ActionGetJobDetail           = "sharq:GetJobDetail"
+	ActionGetMetrics             = "sharq:GetMetrics"
+)
+
+// BatchAction is the IAM action of an AWS Batch operation:
+// "batch:SubmitServiceJob" for SubmitServiceJob.
+func BatchAction(operation string) string { return "batch:" + operation }
