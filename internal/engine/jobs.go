@@ -24,6 +24,11 @@ type trainingRequest struct {
 	} `json:"ResourceConfig"`
 }
 
+// maxInstanceCount is the most instances a count may ask for: SageMaker's
+// InstanceCount is a 32-bit Integer. The bound also keeps the sum of
+// instance groups of one type from overflowing.
+const maxInstanceCount = 1<<31 - 1
+
 // demandOf reads the capacity a CreateTrainingJob request asks for: the
 // instance type × count, or each instance group's.
 func demandOf(payload string) ([]core.UnitCount, error) {
@@ -41,8 +46,8 @@ func demandOf(payload string) ([]core.UnitCount, error) {
 			if !instanceType.MatchString(g.InstanceType) {
 				return nil, invalidf("serviceRequestPayload: ResourceConfig.InstanceGroups[].InstanceType %q is not a SageMaker Training instance type", g.InstanceType)
 			}
-			if g.InstanceCount < 1 {
-				return nil, invalidf("serviceRequestPayload: ResourceConfig.InstanceGroups[].InstanceCount must be at least 1")
+			if g.InstanceCount < 1 || g.InstanceCount > maxInstanceCount {
+				return nil, invalidf("serviceRequestPayload: ResourceConfig.InstanceGroups[].InstanceCount must be between 1 and %d", maxInstanceCount)
 			}
 			out = append(out, core.UnitCount{Unit: g.InstanceType, Count: g.InstanceCount})
 		}
@@ -58,8 +63,8 @@ func demandOf(payload string) ([]core.UnitCount, error) {
 	if rc.InstanceCount != nil {
 		n = *rc.InstanceCount
 	}
-	if n < 1 {
-		return nil, invalidf("serviceRequestPayload: ResourceConfig.InstanceCount must be at least 1")
+	if n < 1 || n > maxInstanceCount {
+		return nil, invalidf("serviceRequestPayload: ResourceConfig.InstanceCount must be between 1 and %d", maxInstanceCount)
 	}
 	return []core.UnitCount{{Unit: rc.InstanceType, Count: n}}, nil
 }
