@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"slices"
 	"strings"
@@ -74,10 +75,13 @@ func runtimeOf(sj engine.ServiceJob) (time.Duration, bool) {
 		}
 	}
 	var p struct {
-		StoppingCondition struct{ MaxRuntimeInSeconds int }
+		StoppingCondition struct{ MaxRuntimeInSeconds int64 }
 	}
-	if json.Unmarshal([]byte(sj.ServiceRequestPayload), &p) == nil && p.StoppingCondition.MaxRuntimeInSeconds > 0 {
-		return time.Duration(p.StoppingCondition.MaxRuntimeInSeconds) * time.Second, true
+	// A runtime too long for a time.Duration would wrap around.
+	if json.Unmarshal([]byte(sj.ServiceRequestPayload), &p) == nil {
+		if n := p.StoppingCondition.MaxRuntimeInSeconds; n > 0 && n <= math.MaxInt64/int64(time.Second) {
+			return time.Duration(n) * time.Second, true
+		}
 	}
 	return DefaultRuntime, false
 }
