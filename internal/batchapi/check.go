@@ -89,6 +89,16 @@ func (c *check) atLeast(field string, v *int, lo int) {
 	}
 }
 
+// int32Member checks that an integer member, if sent, fits AWS's Integer
+// (32 bits), as the SDKs decode it. Larger values would be stored but
+// could not be read back, and overflow once multiplied (seconds into
+// durations, capacities by percentages).
+func (c *check) int32Member(field string, v *int) {
+	if v != nil && *v > maxInt32 {
+		c.failf("%s must be at most %d, not %d", field, maxInt32, *v)
+	}
+}
+
 // count checks the number of entries of a list or map member.
 func (c *check) count(field string, n, lo, hi int) {
 	switch {

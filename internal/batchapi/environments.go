@@ -154,6 +154,7 @@ func (c *check) capacityLimits(field string, ls []capacityLimit, required bool, 
 		c.required(f+".capacityUnit", l.CapacityUnit)
 		if present(c, f+".maxCapacity", l.MaxCapacity) {
 			c.atLeast(f+".maxCapacity", l.MaxCapacity, least)
+			c.int32Member(f+".maxCapacity", l.MaxCapacity)
 			out[i].MaxCapacity = *l.MaxCapacity
 		}
 		if seen[l.CapacityUnit] {

@@ -106,10 +106,12 @@ func (s *Handler) submitServiceJob(ctx context.Context, in *submitServiceJobRequ
 	c.between("schedulingPriority", in.SchedulingPriority, 0, maxPriority)
 	if p := in.PreemptionConfiguration; p != nil {
 		c.atLeast("preemptionConfiguration.preemptionRetriesBeforeTermination", p.PreemptionRetriesBeforeTermination, 0)
+		c.int32Member("preemptionConfiguration.preemptionRetriesBeforeTermination", p.PreemptionRetriesBeforeTermination)
 	}
 	retry := c.retryStrategy(in.RetryStrategy)
 	if t := in.TimeoutConfig; t != nil {
 		c.atLeast("timeoutConfig.attemptDurationSeconds", t.AttemptDurationSeconds, 1)
+		c.int32Member("timeoutConfig.attemptDurationSeconds", t.AttemptDurationSeconds)
 	}
 	c.tags("tags", in.Tags)
 	if c.err != nil {

@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -141,6 +142,35 @@ func TestMalformedBody(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.op+"/"+tt.body, func(t *testing.T) {
 			wantRawError(t, do(t, srv, "POST", "/v1/"+tt.op, tt.body), 400, "ClientException", tt.want)
+		})
+	}
+}
+
+// Ensure integer members beyond AWS's 32-bit Integer, which the SDKs
+// cannot send but other clients can, are refused: the SDKs could not read
+// them back.
+func TestIntegerMembersFit32Bits(t *testing.T) {
+	srv, fake := newFakeServer(t)
+	const big = "2147483648"
+	payload := strconv.Quote(`{"ResourceConfig":{"InstanceType":"ml.g5.xlarge"}}`)
+	submit := `{"jobName":"j","jobQueue":"HQ","serviceJobType":"SAGEMAKER_TRAINING","serviceRequestPayload":` + payload
+	tests := []struct{ op, body, want string }{
+		{"createserviceenvironment", `{"serviceEnvironmentName":"se","serviceEnvironmentType":"SAGEMAKER_TRAINING","capacityLimits":[{"capacityUnit":"ml.g5.xlarge","maxCapacity":` + big + `}]}`,
+			"capacityLimits[0].maxCapacity must be at most 2147483647, not 2147483648"},
+		{"updatequotashare", `{"quotaShareArn":"` + testBase.QuotaShare("HQ", "QS1") + `","resourceSharingConfiguration":{"strategy":"LEND_AND_BORROW","borrowLimit":` + big + `}}`,
+			"resourceSharingConfiguration.borrowLimit must be at most 2147483647, not 2147483648"},
+		{"submitservicejob", submit + `,"timeoutConfig":{"attemptDurationSeconds":18446744074}}`,
+			"timeoutConfig.attemptDurationSeconds must be at most 2147483647, not 18446744074"},
+		{"submitservicejob", submit + `,"preemptionConfiguration":{"preemptionRetriesBeforeTermination":` + big + `}}`,
+			"preemptionConfiguration.preemptionRetriesBeforeTermination must be at most 2147483647, not 2147483648"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.op+"/"+tt.want, func(t *testing.T) {
+			fake.reset()
+			wantRawError(t, do(t, srv, "POST", "/v1/"+tt.op, tt.body), 400, "ClientException", tt.want)
+			if n := fake.called(); n != 0 {
+				t.Errorf("the engine was called %d times for a bad request", n)
+			}
 		})
 	}
 }

@@ -171,6 +171,7 @@ func (c *check) resourceSharing(r *resourceSharingConfiguration) {
 		c.failf("%s.borrowLimit can only be applied to quota shares with a strategy of LEND_AND_BORROW", f)
 	}
 	c.atLeast(f+".borrowLimit", r.BorrowLimit, -1)
+	c.int32Member(f+".borrowLimit", r.BorrowLimit)
 }
 
 func (c *check) sharePreemption(p *sharePreemptionConfiguration) {

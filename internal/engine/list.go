@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"strconv"
 	"strings"
 	"time"
@@ -63,6 +64,9 @@ func (e *Engine) ListServiceJobs(ctx context.Context, in ListServiceJobsInput) (
 		f.Statuses = []string{status}
 	}
 	rows, next, err := e.opts.Store.ListJobs(ctx, f)
+	if errors.Is(err, store.ErrInvalidCursor) {
+		return nil, "", &Error{Code: Invalid, Message: "Invalid nextToken", Err: err}
+	}
 	if err != nil {
 		return nil, "", &Error{Code: Internal, Message: "internal error", Err: err}
 	}

@@ -64,6 +64,9 @@ func (e *Engine) load(ctx context.Context) error {
 			return fmt.Errorf("restore job %s: %w", j.JobID, err)
 		}
 	}
+	if err := e.disableLoaded(); err != nil {
+		return err
+	}
 	return e.reconcile(ctx, live)
 }
 
@@ -106,6 +109,34 @@ func (e *Engine) keepJob(j *jobRec) {
 	}
 }
 
+// Queues and shares are loaded enabled and disabled again once the live
+// jobs are back: the core takes no job into a DISABLED queue or share, but
+// the jobs waiting in one were accepted before it was disabled.
+func (e *Engine) disableLoaded() error {
+	for _, q := range e.sortedQueues() {
+		if q.State == stateDisabled {
+			if err := e.core.Apply(e.queueEvent(q)); err != nil {
+				return fmt.Errorf("disable job queue %s: %w", q.JobQueueName, err)
+			}
+		}
+		names := slices.Sorted(maps.Keys(q.shares))
+		for _, name := range names {
+			s := q.shares[name]
+			if s.State != stateDisabled {
+				continue
+			}
+			ev, err := e.shareEvent(q, &s.QuotaShare)
+			if err == nil {
+				err = e.core.Apply(ev)
+			}
+			if err != nil {
+				return fmt.Errorf("disable quota share %s: %w", s.QuotaShareArn, err)
+			}
+		}
+	}
+	return nil
+}
+
 func (e *Engine) loadResource(r store.Resource) error {
 	switch r.Kind {
 	case kindEnv:
@@ -133,7 +164,9 @@ func (e *Engine) loadResource(r store.Resource) error {
 			q.quota = p.QuotaSharePolicy != nil
 		}
 		e.queues[q.JobQueueName] = q
-		return e.core.Apply(e.queueEvent(q))
+		ev := e.queueEvent(q)
+		ev.Disabled = false // until the jobs are back: see disableLoaded
+		return e.core.Apply(ev)
 	case kindShare:
 		s := &shareRec{}
 		if err := json.Unmarshal(r.Doc, &s.QuotaShare); err != nil {
@@ -149,6 +182,7 @@ func (e *Engine) loadResource(r store.Resource) error {
 		if err != nil {
 			return err
 		}
+		ev.Disabled = false // until the jobs are back: see disableLoaded
 		return e.core.Apply(ev)
 	}
 	return nil

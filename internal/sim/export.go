@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"slices"
 	"strings"
@@ -74,8 +75,11 @@ func runtimeOf(sj engine.ServiceJob) (time.Duration, bool) {
 			return ms(a.StoppedAt - a.StartedAt), true
 		}
 	}
-	if p, err := trainingjob.Parse([]byte(sj.ServiceRequestPayload)); err == nil && p.StoppingCondition.MaxRuntimeInSeconds > 0 {
-		return time.Duration(p.StoppingCondition.MaxRuntimeInSeconds) * time.Second, true
+	// A runtime too long for a time.Duration would wrap around.
+	if p, err := trainingjob.Parse([]byte(sj.ServiceRequestPayload)); err == nil {
+		if n := p.StoppingCondition.MaxRuntimeInSeconds; n > 0 && n <= math.MaxInt64/int64(time.Second) {
+			return time.Duration(n) * time.Second, true
+		}
 	}
 	return DefaultRuntime, false
 }

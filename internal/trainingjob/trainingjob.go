@@ -142,6 +142,11 @@ type Instances struct {
 	Count int
 }
 
+// MaxInstanceCount is the most instances a count may ask for: SageMaker's
+// InstanceCount is a 32-bit Integer. The bound also keeps the sum of
+// instance groups of one type from overflowing.
+const MaxInstanceCount = 1<<31 - 1
+
 // Demand is the capacity the request asks for: the instance groups' counts
 // summed per instance type, in the order the types first appear, or else
 // InstanceCount (default 1) instances of InstanceType. It fails with an
@@ -157,8 +162,8 @@ func (r *Request) Demand() ([]Instances, error) {
 			if !ValidInstanceType(g.InstanceType) {
 				return nil, refusef("ResourceConfig.InstanceGroups[].InstanceType %q is not a SageMaker Training instance type", g.InstanceType)
 			}
-			if g.InstanceCount < 1 {
-				return nil, refusef("ResourceConfig.InstanceGroups[].InstanceCount must be at least 1")
+			if err := checkCount("ResourceConfig.InstanceGroups[].InstanceCount", g.InstanceCount); err != nil {
+				return nil, err
 			}
 			out = add(out, Instances{Type: g.InstanceType, Count: g.InstanceCount})
 		}
@@ -174,10 +179,20 @@ func (r *Request) Demand() ([]Instances, error) {
 	if rc.InstanceCount != nil {
 		n = *rc.InstanceCount
 	}
-	if n < 1 {
-		return nil, refusef("ResourceConfig.InstanceCount must be at least 1")
+	if err := checkCount("ResourceConfig.InstanceCount", n); err != nil {
+		return nil, err
 	}
 	return []Instances{{Type: rc.InstanceType, Count: n}}, nil
+}
+
+func checkCount(field string, n int) error {
+	switch {
+	case n < 1:
+		return refusef("%s must be at least 1", field)
+	case n > MaxInstanceCount:
+		return refusef("%s must be at most %d", field, MaxInstanceCount)
+	}
+	return nil
 }
 
 // add adds in to the count of its type, keeping first-seen order.

@@ -141,6 +141,9 @@ func TestRefused(t *testing.T) {
 		"GroupBadType": {`{"ResourceConfig":{"InstanceGroups":[{"InstanceType":"ml.g5.xlarge","InstanceCount":1},{"InstanceType":"g5","InstanceCount":1}]}}`,
 			`ResourceConfig.InstanceGroups[].InstanceType "g5" is not a SageMaker Training instance type`, false},
 		"GroupZero": {`{"ResourceConfig":{"InstanceGroups":[{"InstanceType":"ml.g5.xlarge"}]}}`, "ResourceConfig.InstanceGroups[].InstanceCount must be at least 1", false},
+		"HugeCount": {`{"ResourceConfig":{"InstanceType":"ml.g5.xlarge","InstanceCount":2147483648}}`, "ResourceConfig.InstanceCount must be at most 2147483647", false},
+		"GroupHuge": {`{"ResourceConfig":{"InstanceGroups":[{"InstanceType":"ml.g5.xlarge","InstanceCount":9223372036854775807}]}}`,
+			"ResourceConfig.InstanceGroups[].InstanceCount must be at most 2147483647", false},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {

@@ -76,8 +76,10 @@ func graceOverride(j *trainingjob.Request) (*time.Duration, error) {
 	if !ok {
 		return nil, nil
 	}
+	// NaN, infinities and values beyond a time.Duration would convert to
+	// a negative duration.
 	secs, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
-	if err != nil || secs < 0 {
+	if err != nil || !(secs >= 0) || secs > float64(maxDurationSeconds) {
 		return nil, cannotStart("%s=%q is not a number of seconds", graceEnv, v)
 	}
 	d := time.Duration(secs * float64(time.Second))

@@ -1,6 +1,7 @@
 package local
 
 import (
+	"math"
 	"net/url"
 	"path/filepath"
 	"runtime"
@@ -215,11 +216,18 @@ func (e *Executor) checkpointDir(a executor.Attempt, j *trainingjob.Request) str
 }
 
 // timeout is the shorter of the attempt's timeout and the payload's
-// MaxRuntimeInSeconds (0: none).
+// MaxRuntimeInSeconds (0: none). A MaxRuntimeInSeconds too long for a
+// time.Duration (about 292 years) is no limit: multiplied out, it would
+// wrap around to any duration, as short as a fraction of a second.
 func timeout(attempt time.Duration, maxRuntimeSecs int64) time.Duration {
 	t := attempt
-	if m := time.Duration(maxRuntimeSecs) * time.Second; m > 0 && (t <= 0 || m < t) {
-		t = m
+	if maxRuntimeSecs > 0 && maxRuntimeSecs <= maxDurationSeconds {
+		if m := time.Duration(maxRuntimeSecs) * time.Second; t <= 0 || m < t {
+			t = m
+		}
 	}
 	return max(t, 0)
 }
+
+// maxDurationSeconds is the most whole seconds a time.Duration holds.
+const maxDurationSeconds = math.MaxInt64 / int64(time.Second)

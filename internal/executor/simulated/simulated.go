@@ -15,6 +15,7 @@ package simulated
 import (
 	"context"
 	"fmt"
+	"math"
 	"strconv"
 	"sync"
 	"time"
@@ -83,14 +84,21 @@ func plan(p []byte) (time.Duration, int, error) {
 		}
 		code = n
 	}
+	// Durations beyond a time.Duration would wrap around when multiplied
+	// out, to any value, negative or a moment.
 	if v := pl.Environment["SHARQ_SIMULATED_RUNTIME_MS"]; v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 0 {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 0 || n > math.MaxInt64/int64(time.Millisecond) {
 			return 0, 0, fmt.Errorf("SHARQ_SIMULATED_RUNTIME_MS %q is not a number of milliseconds", v)
 		}
 		return time.Duration(n) * time.Millisecond, code, nil
 	}
-	return time.Duration(pl.StoppingCondition.MaxRuntimeInSeconds) * time.Second, code, nil
+	// A MaxRuntimeInSeconds that is not positive, or too long to hold, is
+	// no limit.
+	if n := pl.StoppingCondition.MaxRuntimeInSeconds; n > 0 && int64(n) <= math.MaxInt64/int64(time.Second) {
+		return time.Duration(n) * time.Second, code, nil
+	}
+	return 0, code, nil
 }
 
 // Start begins an attempt once the attempts it waits for have stopped.
