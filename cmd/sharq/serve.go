@@ -234,8 +234,8 @@ func (m *routes) HandleFunc(pattern string, h func(http.ResponseWriter, *http.Re
 }
 
 // logSource is the executor's job logs, nil when it keeps none.
-func logSource(ex executor.Executor) sharqapi.LogSource {
-	if l, ok := ex.(sharqapi.LogSource); ok {
+func logSource(ex executor.Executor) executor.LogReader {
+	if l, ok := ex.(executor.LogReader); ok {
 		return l
 	}
 	return nil

@@ -80,12 +80,12 @@ func freeze(ex executor.Executor) *frozenUpdates {
 
 func (f *frozenUpdates) Updates() <-chan executor.Update { return f.ch }
 
-// LogPath passes the local executor's logs through the wrapper.
-func (f *frozenUpdates) LogPath(id string) (string, bool) {
-	if ls, ok := f.Executor.(sharqapi.LogSource); ok {
-		return ls.LogPath(id)
+// Logs passes the local executor's logs through the wrapper.
+func (f *frozenUpdates) Logs(ctx context.Context, attemptID, host, stream string, offset int64) (io.ReadCloser, error) {
+	if l, ok := f.Executor.(executor.LogReader); ok {
+		return l.Logs(ctx, attemptID, host, stream, offset)
 	}
-	return "", false
+	return nil, executor.ErrNoLogs
 }
 
 // server is a real sharq server in the test: the engine over a SQLite
@@ -123,7 +123,7 @@ func newServer(t *testing.T, localExec bool) *server {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- eng.Run(ctx) }()
-	var logs sharqapi.LogSource
+	var logs executor.LogReader
 	if localExec {
 		logs = fx
 	}

@@ -6,6 +6,7 @@ package executor
 import (
 	"context"
 	"errors"
+	"io"
 	"time"
 )
 
@@ -95,3 +96,16 @@ type permanentError struct{ err error }
 func (p permanentError) Error() string        { return p.err.Error() }
 func (p permanentError) Unwrap() error        { return p.err }
 func (p permanentError) Is(target error) bool { return target == ErrPermanent }
+
+// LogReader is an executor that keeps what its attempts' instances print.
+// Logs opens the stdout or stderr (stream) of one instance (host, algo-1
+// to algo-N) of an attempt, from offset on: an empty reader while nothing
+// is written yet, ErrNoLogs when the attempt's logs are not (or no more)
+// kept.
+type LogReader interface {
+	Logs(ctx context.Context, attemptID, host, stream string, offset int64) (io.ReadCloser, error)
+}
+
+// ErrNoLogs is LogReader's answer for an attempt whose logs it does not
+// keep.
+var ErrNoLogs = errors.New("no logs kept for the attempt")

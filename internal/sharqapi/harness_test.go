@@ -3,9 +3,12 @@ package sharqapi_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
+	"io/fs"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -194,16 +197,27 @@ func (r *recorder) take() []authCall {
 	return out
 }
 
-// logDir is a LogSource that keeps every attempt's logs in one directory.
+// logDir is a LogReader that keeps every attempt's logs in one directory.
 type logDir struct {
 	dir string
 	mu  sync.Mutex
 	ids []string
 }
 
-func (l *logDir) LogPath(id string) (string, bool) {
+func (l *logDir) Logs(ctx context.Context, id, host, stream string, offset int64) (io.ReadCloser, error) {
 	l.mu.Lock()
-	defer l.mu.Unlock()
 	l.ids = append(l.ids, id)
-	return l.dir, true
+	l.mu.Unlock()
+	f, err := os.Open(filepath.Join(l.dir, host+"."+stream))
+	if errors.Is(err, fs.ErrNotExist) {
+		return io.NopCloser(strings.NewReader("")), nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if _, err := f.Seek(offset, io.SeekStart); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
 }

@@ -4,14 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"net/http"
-	"os"
-	"path/filepath"
+	"path"
 	"regexp"
 	"strconv"
 
 	"github.com/sharq-dev/sharq/internal/access"
+	"github.com/sharq-dev/sharq/internal/executor"
 )
 
 // hostName is an instance name as the local executor gives them.
@@ -64,38 +63,33 @@ func (h *Handler) logs(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	// The attempt's ID is its training job's name, the last part of the ARN.
-	id := filepath.Base(j.Attempts[attempt-1].ServiceResourceID.Value)
-	dir, ok := h.opts.Logs.LogPath(id)
-	if !ok {
+	id := path.Base(j.Attempts[attempt-1].ServiceResourceID.Value)
+	log, err := h.opts.Logs.Logs(r.Context(), id, host, stream, offset)
+	if errors.Is(err, executor.ErrNoLogs) {
 		writeError(w, http.StatusNotFound, fmt.Sprintf("the logs of attempt %d of job %s are gone", attempt, j.JobID))
 		return
 	}
-	h.sendChunk(w, filepath.Join(dir, host+"."+stream), offset)
+	if err != nil {
+		h.opts.Logger.Error("open job log", "attempt", id, "host", host, "stream", stream, "err", err)
+		writeError(w, http.StatusInternalServerError, "internal error")
+		return
+	}
+	defer log.Close()
+	h.sendChunk(w, log, offset)
 }
 
-// sendChunk writes up to MaxLogChunk bytes of a log from offset.
-func (h *Handler) sendChunk(w http.ResponseWriter, file string, offset int64) {
-	f, err := os.Open(file)
-	if errors.Is(err, fs.ErrNotExist) {
-		w.Header().Set(HeaderNextOffset, strconv.FormatInt(offset, 10))
-		return
-	}
+// sendChunk writes up to MaxLogChunk bytes of a log, read from offset on.
+func (h *Handler) sendChunk(w http.ResponseWriter, log io.Reader, offset int64) {
+	chunk, err := io.ReadAll(io.LimitReader(log, MaxLogChunk))
 	if err != nil {
-		h.opts.Logger.Error("open job log", "file", file, "err", err)
+		h.opts.Logger.Error("read job log", "err", err)
 		writeError(w, http.StatusInternalServerError, "internal error")
 		return
 	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		h.opts.Logger.Error("stat job log", "file", file, "err", err)
-		writeError(w, http.StatusInternalServerError, "internal error")
-		return
-	}
-	n := min(max(fi.Size()-offset, 0), MaxLogChunk)
+	n := int64(len(chunk))
 	w.Header().Set(HeaderNextOffset, strconv.FormatInt(offset+n, 10))
 	w.Header().Set("Content-Length", strconv.FormatInt(n, 10))
-	io.Copy(w, io.NewSectionReader(f, offset, n))
+	w.Write(chunk)
 }
 
 func intParam(s string) (int64, error) {

@@ -30,6 +30,7 @@ import (
 	"github.com/sharq-dev/sharq/internal/arn"
 	"github.com/sharq-dev/sharq/internal/core"
 	"github.com/sharq-dev/sharq/internal/engine"
+	"github.com/sharq-dev/sharq/internal/executor"
 	"github.com/sharq-dev/sharq/internal/jsonhttp"
 )
 
@@ -47,16 +48,10 @@ type Engine interface {
 	DryRunSubmit(ctx context.Context, in engine.SubmitServiceJobInput) (engine.DryRun, error)
 }
 
-// LogSource finds an attempt's log directory, holding <host>.stdout and
-// <host>.stderr; the local executor implements it.
-type LogSource interface {
-	LogPath(attemptID string) (dir string, ok bool)
-}
-
 // Options configures the handler.
 type Options struct {
 	// Logs serves job logs; nil when the executor keeps none (simulated).
-	Logs LogSource
+	Logs executor.LogReader
 	// Logger receives the causes of 500 answers. Default: discard.
 	Logger *slog.Logger
 	// Region and AccountID are those of the engine's ARNs (defaults

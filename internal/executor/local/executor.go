@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -280,10 +282,10 @@ func (e *Executor) Attempts(ctx context.Context) ([]executor.Update, error) {
 	return ups, nil
 }
 
-// LogPath returns the directory holding the attempt's logs,
+// logPath returns the directory holding the attempt's logs,
 // <host>.stdout and <host>.stderr for hosts algo-1..algo-n. The files grow
 // while the attempt runs and stay until Retention removes the attempt.
-func (e *Executor) LogPath(attemptID string) (dir string, ok bool) {
+func (e *Executor) logPath(attemptID string) (dir string, ok bool) {
 	e.mu.Lock()
 	at := e.attempts[attemptID]
 	e.mu.Unlock()
@@ -292,6 +294,35 @@ func (e *Executor) LogPath(attemptID string) (dir string, ok bool) {
 	}
 	return filepath.Join(at.dir, logsDir), true
 }
+
+var _ executor.LogReader = (*Executor)(nil)
+
+// Logs opens an instance's stdout or stderr file from offset (see
+// executor.LogReader).
+func (e *Executor) Logs(ctx context.Context, attemptID, host, stream string, offset int64) (io.ReadCloser, error) {
+	dir, ok := e.logPath(attemptID)
+	if !ok {
+		return nil, executor.ErrNoLogs
+	}
+	if !hostName.MatchString(host) || (stream != "stdout" && stream != "stderr") {
+		return nil, fmt.Errorf("no log %s.%s: hosts are algo-N, streams stdout or stderr", host, stream)
+	}
+	f, err := os.Open(filepath.Join(dir, host+"."+stream))
+	if errors.Is(err, fs.ErrNotExist) {
+		return io.NopCloser(strings.NewReader("")), nil // not written yet
+	}
+	if err != nil {
+		return nil, err
+	}
+	if _, err := f.Seek(offset, io.SeekStart); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
+// hostName is an instance's name: algo-1 to algo-N.
+var hostName = regexp.MustCompile(`^algo-[0-9]+$`)
 
 // Close stops watching. Supervisors and their jobs keep running; a new
 // executor on the same DataDir picks them up.

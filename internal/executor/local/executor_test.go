@@ -1,6 +1,8 @@
 package local
 
 import (
+	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -33,12 +35,37 @@ test -d "$SM_MODEL_DIR" && test -d "$SM_OUTPUT_DATA_DIR" && test -d "$SM_CHECKPO
 	if got := strings.TrimSpace(h.log("a1", "algo-1", "stdout")); got != want {
 		t.Errorf("stdout = %q, want %q", got, want)
 	}
-	dir, ok := h.e.LogPath("a1")
+	dir, ok := h.e.logPath("a1")
 	if !ok || dir != filepath.Join(h.attemptDir("a1"), "logs") {
-		t.Errorf("LogPath = %q, %v", dir, ok)
+		t.Errorf("logPath = %q, %v", dir, ok)
 	}
-	if _, ok := h.e.LogPath("nope"); ok {
-		t.Error("LogPath of an unknown attempt is ok")
+	if _, ok := h.e.logPath("nope"); ok {
+		t.Error("logPath of an unknown attempt is ok")
+	}
+	for _, tc := range []struct {
+		attempt, host string
+		offset        int64
+		want          string
+		err           error
+	}{
+		{"a1", "algo-1", 0, want + "\n", nil},
+		{"a1", "algo-1", 5, want[5:] + "\n", nil},
+		{"a1", "algo-2", 0, "", nil}, // not written (yet)
+		{"nope", "algo-1", 0, "", executor.ErrNoLogs},
+	} {
+		r, err := h.e.Logs(t.Context(), tc.attempt, tc.host, "stdout", tc.offset)
+		if !errors.Is(err, tc.err) {
+			t.Errorf("Logs(%s, %s, %d): %v, want %v", tc.attempt, tc.host, tc.offset, err, tc.err)
+			continue
+		}
+		if err != nil {
+			continue
+		}
+		b, err := io.ReadAll(r)
+		r.Close()
+		if err != nil || string(b) != tc.want {
+			t.Errorf("Logs(%s, %s, %d) read %q (%v), want %q", tc.attempt, tc.host, tc.offset, b, err, tc.want)
+		}
 	}
 	if _, err := os.Stat(filepath.Join(h.dir, "checkpoints", "j1")); err != nil {
 		t.Errorf("default checkpoint dir: %v", err)

@@ -167,7 +167,7 @@ func TestRetention(t *testing.T) {
 	if st := attemptState(t, h.e, "old"); st != "" {
 		t.Errorf("old attempt kept: %s", st)
 	}
-	if _, ok := h.e.LogPath("old"); ok {
+	if _, ok := h.e.logPath("old"); ok {
 		t.Error("old attempt still has logs")
 	}
 	h.stop("running", time.Second)
