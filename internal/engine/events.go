@@ -2,9 +2,9 @@ package engine
 
 import (
 	"context"
-	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
 )
@@ -66,7 +66,7 @@ func (e *Engine) event(j *jobRec, i int) JobEvent {
 	d.ServiceRequestPayload = "" // events carry the job's state, not its request
 	d.Status, d.StatusReason = t.Status, t.Reason
 	return JobEvent{
-		Version: "0", ID: fmt.Sprintf("%s-%d", j.JobID, i), DetailType: "Batch Service Job State Change", Source: "aws.batch",
+		Version: "0", ID: j.JobID + "-" + strconv.Itoa(i), DetailType: "Batch Service Job State Change", Source: "aws.batch",
 		Account: e.opts.AccountID, Region: e.opts.Region, Time: time.UnixMilli(t.At).UTC().Format(time.RFC3339Nano),
 		Resources: []string{j.JobArn}, Detail: d,
 	}
