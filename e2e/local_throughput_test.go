@@ -48,7 +48,7 @@ func TestLocalThroughput(t *testing.T) {
 	c := batch.New(batch.Options{
 		Region: region, BaseEndpoint: aws.String(s.url), Retryer: aws.NopRetryer{},
 		Credentials: credentials.NewStaticCredentialsProvider("AKIDEXAMPLE", "secret", ""),
-		HTTPClient:  &http.Client{Timeout: 60 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: *benchSubmitters}},
+		HTTPClient:  ownBodies{&http.Client{Timeout: 60 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: *benchSubmitters}}},
 	})
 	setUpBench(t, c, capacity)
 
