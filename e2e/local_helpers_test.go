@@ -311,16 +311,43 @@ func (s *localServer) startedAt(t *testing.T, attempt string) time.Time {
 	return h[0].At
 }
 
-// endAll terminates the jobs and waits until they are FAILED or SUCCEEDED
-// and none of their processes is left.
+// endAll terminates the jobs and waits until they have ended (waitEnded).
 func (s *localServer) endAll(t *testing.T, c *batch.Client, jobs ...string) {
 	t.Helper()
 	for _, job := range jobs {
 		_, err := c.TerminateServiceJob(ctx(t), &batch.TerminateServiceJobInput{JobId: aws.String(job), Reason: aws.String("test over")})
 		fatalIf(t, "TerminateServiceJob", err)
 	}
+	s.waitEnded(t, c, jobs...)
+}
+
+// waitEnded waits until the jobs are FAILED or SUCCEEDED and nothing of
+// them runs any more: neither their processes nor the supervisors of their
+// attempts.
+func (s *localServer) waitEnded(t *testing.T, c *batch.Client, jobs ...string) {
+	t.Helper()
 	for _, job := range jobs {
 		d := waitStatus(t, c, job, types.ServiceJobStatusFailed, types.ServiceJobStatusSucceeded)
 		s.waitGone(t, aws.ToString(d.JobName), 60*time.Second)
+		s.waitSupervisors(t, d, 60*time.Second)
 	}
+}
+
+// waitSupervisors waits until the supervisors of the job's attempts have
+// exited. NB: a supervisor records its attempt's end, which the job's
+// status follows, once the attempt's processes are gone, and exits only
+// after that: for a moment the attempt has ended and its supervisor still
+// runs (for a whole second in a -race build, whose runtime sleeps before
+// the process exits).
+func (s *localServer) waitSupervisors(t *testing.T, d *batch.DescribeServiceJobOutput, timeout time.Duration) {
+	t.Helper()
+	eventually(t, timeout, func() error {
+		for _, a := range d.Attempts {
+			id := attemptID(t, a.ServiceResourceId)
+			if pids := processesUnder(s.attemptDir(id)); len(pids) > 0 {
+				return notYet("the supervisor of job %s's attempt %s still runs: %v", aws.ToString(d.JobName), id, pids)
+			}
+		}
+		return nil
+	})
 }

@@ -84,6 +84,7 @@ func TestLocalCheckpointResume(t *testing.T) {
 	}
 
 	s.endAll(t, c, qs2)
+	s.waitEnded(t, c, train)
 	s.stop()
 }
 

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -21,8 +20,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/aws/ratelimit"
-	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/batch"
 )
@@ -156,37 +153,42 @@ func (s *server) kill() {
 }
 
 // client is an AWS SDK for Go Batch client for the server. It retries
-// nothing but the SDK's own connection race, so every error the server
-// answers reaches the test.
+// nothing, so every error reaches the test.
 func (s *server) client() *batch.Client {
 	return batch.New(batch.Options{
 		Region:       region,
 		BaseEndpoint: aws.String(s.url),
 		Credentials:  credentials.NewStaticCredentialsProvider("AKIDEXAMPLE", "secret", ""),
-		Retryer:      retryClosedConn(),
-		HTTPClient:   &http.Client{Timeout: 30 * time.Second},
+		Retryer:      aws.NopRetryer{},
+		HTTPClient:   ownBodies{&http.Client{Timeout: 30 * time.Second}},
 	})
 }
 
-// retryClosedConn retries, at once, a request whose connection net/http
-// closed under the response: smithy-go closes the request body as soon as
-// the response arrives, and on loopback the response can beat net/http's
-// last read of that body, which then fails and takes the connection down
-// (aws/aws-sdk-go-v2#2737). The SDK's default retryer retries these
-// (net.ErrClosed) too; it would also retry 5xx answers, which the tests
-// must see.
-func retryClosedConn() aws.Retryer {
-	return retry.NewStandard(func(o *retry.StandardOptions) {
-		o.MaxAttempts = 3
-		o.Retryables = []retry.IsErrorRetryable{retry.IsErrorRetryableFunc(func(err error) aws.Ternary {
-			if errors.Is(err, net.ErrClosed) {
-				return aws.TrueTernary
-			}
-			return aws.FalseTernary
-		})}
-		o.Backoff = retry.BackoffDelayerFunc(func(int, error) (time.Duration, error) { return 0, nil })
-		o.RateLimiter = ratelimit.None
-	})
+// ownBodies is the HTTP client of the tests' SDK clients: it sends a copy
+// of each request's body, which the SDK cannot close under net/http.
+//
+// NB: the SDK closes a request's body as soon as the response has come
+// (smithy-go's ClientHandler). net/http, having sent a body of known
+// length, reads it once more to check that nothing is left; if that read
+// comes after the close, smithy-go's body answers io.EOF as an error,
+// net/http takes it for a failed write and closes the connection while
+// the response is being read: "use of closed network connection"
+// (aws/aws-sdk-go-v2#2737). On loopback, under load, the response can
+// beats that last read. A body in memory also goes out with the headers
+// in one write.
+type ownBodies struct{ hc *http.Client }
+
+func (c ownBodies) Do(r *http.Request) (*http.Response, error) {
+	if r.Body == nil || r.Body == http.NoBody {
+		return c.hc.Do(r)
+	}
+	b, err := io.ReadAll(r.Body)
+	if err != nil {
+		return nil, fmt.Errorf("read request body: %w", err)
+	}
+	r = r.Clone(r.Context())
+	r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(b)), int64(len(b))
+	return c.hc.Do(r)
 }
 
 // call posts a raw JSON request to /v1/<op> and decodes the answer, for

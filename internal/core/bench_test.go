@@ -13,49 +13,56 @@ import (
 
 var benchT0 = time.Date(2026, 3, 25, 0, 0, 0, 0, time.UTC)
 
-// bigCore builds the speed benchmarks' world: 10 capacity units, each the
-// pool of one service environment and queue with 100 quota shares (1,000
-// shares), every share limited to 10 instances and lending and borrowing;
-// jobs queued spread evenly over the shares. It returns the IDs of the
-// dispatched jobs after a first cycle filled the capacity.
-func bigCore(tb testing.TB, jobs int) (*core.Core, []string) {
-	tb.Helper()
-	// The benchmark framework calls a benchmark several times; build each
-	// benchmark's world once and let later runs go on from where it is.
-	if w, ok := worlds[tb.Name()]; ok && w.jobs == jobs {
-		return w.c, w.running
-	}
-	c, running := buildBigCore(tb, jobs)
-	worlds[tb.Name()] = bigWorld{c: c, running: running, jobs: jobs}
-	return c, running
-}
+// The speed benchmarks' world: bigUnits capacity units, each the pool of
+// one service environment and queue with bigShares quota shares, every
+// share limited to bigShareLimit instances and lending and borrowing.
+const bigUnits, bigShares, bigShareLimit = 10, 100, 10
 
+// bigWorld is a benchmark's world after a first cycle filled the capacity.
 type bigWorld struct {
 	c       *core.Core
-	running []string
-	jobs    int
+	running []string // the dispatched jobs
+	next    int      // where in running benchDispatch ends jobs next
+	queued  int      // the jobs waiting
+	jobs    int      // the jobs it was built with
+}
+
+// bigCore returns the benchmark's world with jobs queued spread evenly over
+// the shares. The benchmark framework calls a benchmark several times: the
+// world is built once per benchmark and later runs go on from where it is.
+func bigCore(tb testing.TB, jobs int) *bigWorld {
+	tb.Helper()
+	if w, ok := worlds[tb.Name()]; ok && w.jobs == jobs {
+		return w
+	}
+	c, running := buildBigCore(tb, jobs)
+	w := &bigWorld{c: c, running: running, queued: jobs - len(running), jobs: jobs}
+	worlds[tb.Name()] = w
+	return w
 }
 
 var (
-	worlds  = map[string]bigWorld{}
+	worlds  = map[string]*bigWorld{}
 	newJobs int // IDs of jobs submitted by benchmarks, unique across runs
 )
 
+// buildBigCore builds a new world (see bigUnits) with jobs queued spread
+// evenly over the shares, steps once and returns the IDs of the dispatched
+// jobs.
 func buildBigCore(tb testing.TB, jobs int) (*core.Core, []string) {
 	c := core.New()
-	const units, sharesPerUnit, limit = 10, 100, 10
-	for u := range units {
+	for u := range bigUnits {
 		unit := fmt.Sprintf("ml.u%d.xlarge", u)
 		q := "q" + strconv.Itoa(u)
-		mustApply(tb, c, core.PutEnv{Name: "se" + strconv.Itoa(u), Limits: []core.UnitCount{{Unit: unit, Count: sharesPerUnit * limit}}})
+		mustApply(tb, c, core.PutEnv{Name: "se" + strconv.Itoa(u), Limits: []core.UnitCount{{Unit: unit, Count: bigShares * bigShareLimit}}})
 		mustApply(tb, c, core.PutQueue{Name: q, Env: "se" + strconv.Itoa(u), QuotaShares: true})
-		for s := range sharesPerUnit {
-			mustApply(tb, c, core.PutShare{Queue: q, Name: "s" + strconv.Itoa(s), Limits: []core.UnitCount{{Unit: unit, Count: limit}},
+		for s := range bigShares {
+			mustApply(tb, c, core.PutShare{Queue: q, Name: "s" + strconv.Itoa(s), Limits: []core.UnitCount{{Unit: unit, Count: bigShareLimit}},
 				Strategy: core.LendAndBorrow, BorrowLimit: core.UnlimitedBorrow, InSharePreemption: true})
 		}
 	}
 	for i := range jobs {
-		u, s := i%units, (i/units)%sharesPerUnit
+		u, s := i%bigUnits, (i/bigUnits)%bigShares
 		mustApply(tb, c, core.Submit{Job: "j" + strconv.Itoa(i), Queue: "q" + strconv.Itoa(u), Share: "s" + strconv.Itoa(s),
 			Demand: []core.UnitCount{{Unit: fmt.Sprintf("ml.u%d.xlarge", u), Count: 1}}, Priority: i % 7, QueuedAt: int64(i), PreemptionRetries: -1})
 	}
@@ -100,41 +107,72 @@ func BenchmarkDispatchAsCapacityFrees(b *testing.B) { benchDispatch(b, 1) }
 func BenchmarkDispatchBulk(b *testing.B) { benchDispatch(b, 1000) }
 
 // benchDispatch ends n running jobs and steps, per op; the jobs the step
-// dispatches take the ended jobs' places in running.
+// dispatches take the ended jobs' places in running. A world too close to
+// running dry is built anew, outside the timer, so that any -count and
+// -benchtime measure the same thing.
 func benchDispatch(b *testing.B, n int) {
-	c, running := bigCore(b, 1_000_000)
+	w := bigCore(b, 1_000_000)
 	now := benchT0
+	var rebuilding time.Duration // CPU time spent building worlds anew
 	b.ResetTimer()
-	defer reportCPU(b, cpuTime())
+	defer func(start time.Duration) { reportCPU(b, start+rebuilding) }(cpuTime())
 	dispatches := 0
 	for i := 0; i < b.N; i++ {
-		start := (i * n) % len(running)
+		if !w.canRefill(n) {
+			b.StopTimer()
+			t := cpuTime()
+			delete(worlds, b.Name()) // NB: the spent world can be collected while the next is built
+			w = bigCore(b, 1_000_000)
+			runtime.GC()
+			rebuilding += cpuTime() - t
+			b.StartTimer()
+		}
+		start := w.next
+		w.next = (start + n) % len(w.running)
 		for k := start; k < start+n; k++ {
-			mustApply(b, c, core.AttemptEnded{Job: running[k]})
+			mustApply(b, w.c, core.AttemptEnded{Job: w.running[k]})
 		}
 		now = now.Add(time.Millisecond)
 		k := start
-		for _, d := range c.Step(now).List {
+		for _, d := range w.c.Step(now).List {
 			if d.Kind == core.Dispatch {
-				running[k] = d.Job
+				if k < start+n {
+					w.running[k] = d.Job
+				}
 				k++
-				dispatches++
 			}
 		}
+		if k != start+n {
+			b.Fatalf("op %d: ended %d jobs, the step dispatched %d", i, n, k-start)
+		}
+		dispatches += n
+		w.queued -= n
 	}
 	b.ReportMetric(float64(dispatches)/b.Elapsed().Seconds(), "dispatches/s")
+}
+
+// canRefill tells whether, after any n running jobs end, the next step
+// finds a queued job for each freed instance. NB: a job is only dispatched
+// into its own unit, and each pass of benchDispatch over running (which
+// goes on from run to run) ends every unit's bigShares×bigShareLimit
+// running jobs once, so the unit queues drain evenly, to within that many
+// jobs of one another.
+func (w *bigWorld) canRefill(n int) bool {
+	return w.queued >= bigUnits*(n+bigShares*bigShareLimit)
 }
 
 // BenchmarkSubmitStep submits a job that queues behind others and steps,
 // with 1,000,000 jobs queued and the capacity full: nothing is dispatched.
 func BenchmarkSubmitStep(b *testing.B) {
-	c, _ := bigCore(b, 1_000_000)
+	w := bigCore(b, 1_000_000)
+	c := w.c
 	now := benchT0
 	b.ResetTimer()
 	defer reportCPU(b, cpuTime())
 	for i := 0; i < b.N; i++ {
-		u, s := i%10, (i/10)%100
+		u, s := i%bigUnits, (i/bigUnits)%bigShares
 		newJobs++
+		w.queued++
 		mustApply(b, c, core.Submit{Job: "n" + strconv.Itoa(newJobs), Queue: "q" + strconv.Itoa(u), Share: "s" + strconv.Itoa(s),
 			Demand: []core.UnitCount{{Unit: "ml.u" + strconv.Itoa(u) + ".xlarge", Count: 1}}, QueuedAt: int64(2_000_000 + i), PreemptionRetries: -1})
 		now = now.Add(time.Microsecond)
