@@ -1,55 +1,23 @@
 package batchapi
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"slices"
-	"sync"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/batch"
 
 	"github.com/sharq-dev/sharq/internal/access"
+	"github.com/sharq-dev/sharq/internal/access/accesstest"
 )
 
 // alice is the caller the tests' authenticator vouches for.
 var alice = access.Identity{AccessKeyID: "AKIDALICE", Principal: "arn:aws:iam::123456789012:user/alice"}
-
-// authCall is one question put to an authorizer.
-type authCall struct {
-	Principal, Action, Resource string
-}
-
-// recorder is an authorizer that remembers what it was asked and allows
-// it, or denies everything when deny is set.
-type recorder struct {
-	mu    sync.Mutex
-	calls []authCall
-	deny  bool
-}
-
-func (r *recorder) Authorize(_ context.Context, id access.Identity, action, resource string) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.calls = append(r.calls, authCall{id.Principal, action, resource})
-	if r.deny {
-		return access.Deny(id, action, resource)
-	}
-	return nil
-}
-
-func (r *recorder) take() []authCall {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	out := r.calls
-	r.calls = nil
-	return out
-}
 
 // newAuthServer serves the API in front of a fake engine behind the
 // middleware, which authenticates every request as alice.
@@ -117,7 +85,7 @@ func authCases() map[string]authCase {
 // caller the middleware authenticated, its IAM action and the resource as
 // IAM names it, and then acts.
 func TestEveryOperationAuthorizesOnce(t *testing.T) {
-	rec := &recorder{}
+	rec := &accesstest.Recorder{}
 	srv, fake := newAuthServer(t, rec)
 	cases := authCases()
 	for _, r := range Routes() {
@@ -132,8 +100,8 @@ func TestEveryOperationAuthorizesOnce(t *testing.T) {
 		if resp.status != http.StatusOK {
 			t.Errorf("%s: %d %s", r.Operation, resp.status, resp.body)
 		}
-		want := []authCall{{alice.Principal, c.action, c.resource}}
-		if got := rec.take(); !slices.Equal(got, want) {
+		want := []accesstest.Call{{Principal: alice.Principal, Action: c.action, Resource: c.resource}}
+		if got := rec.Take(); !slices.Equal(got, want) {
 			t.Errorf("%s: authorizer asked %v, want %v", r.Operation, got, want)
 		}
 		if fake.called() != 1 {
@@ -148,7 +116,7 @@ func TestEveryOperationAuthorizesOnce(t *testing.T) {
 // Ensure a refused operation answers AccessDeniedException (403) in AWS's
 // words and leaves the engine alone.
 func TestDeniedOperationChangesNothing(t *testing.T) {
-	srv, fake := newAuthServer(t, &recorder{deny: true})
+	srv, fake := newAuthServer(t, &accesstest.Recorder{Deny: true})
 	for op, c := range authCases() {
 		fake.reset()
 		resp := do(t, srv, c.method, c.path, c.body)
@@ -177,7 +145,7 @@ func TestDeniedOperationChangesNothing(t *testing.T) {
 // Ensure the Go SDK reads a refusal as AccessDeniedException with AWS's
 // message.
 func TestDeniedThroughSDK(t *testing.T) {
-	srv, _ := newAuthServer(t, &recorder{deny: true})
+	srv, _ := newAuthServer(t, &accesstest.Recorder{Deny: true})
 	_, err := sdkClient(srv).TerminateServiceJob(t.Context(), &batch.TerminateServiceJobInput{JobId: aws.String(jobID), Reason: aws.String("r")})
 	var apiErr interface {
 		ErrorCode() string
@@ -212,7 +180,7 @@ func TestAuthenticationRefused(t *testing.T) {
 // does, before asking the authorizer.
 func TestSharedJobOperations(t *testing.T) {
 	f := &fakeEngine{}
-	rec := &recorder{}
+	rec := &accesstest.Recorder{}
 	opts := testOptions(t)
 	opts.Authorizer = rec
 	h := newServer(f, opts)
@@ -223,7 +191,7 @@ func TestSharedJobOperations(t *testing.T) {
 	if err := h.TerminateServiceJob(ctx, "a.b", "r"); err == nil || err.Error() != "jobId must be a service job ID or ARN" {
 		t.Errorf("bad ID: %v", err)
 	}
-	if got := rec.take(); len(got) != 0 || f.called() != 0 {
+	if got := rec.Take(); len(got) != 0 || f.called() != 0 {
 		t.Errorf("bad input reached the authorizer %v or the engine (%d calls)", got, f.called())
 	}
 	j, err := h.UpdateServiceJob(ctx, testBase.ServiceJob(jobID), aws.Int(5))
@@ -233,7 +201,7 @@ func TestSharedJobOperations(t *testing.T) {
 	if got, want := f.last(t), (call{"UpdateServiceJob", updateJobCall{jobID, 5}}); got != want {
 		t.Errorf("engine got %+v, want %+v", got, want)
 	}
-	if got := rec.take(); !slices.Equal(got, []authCall{{alice.Principal, "batch:UpdateServiceJob", testBase.ServiceJob(jobID)}}) {
+	if got := rec.Take(); !slices.Equal(got, []accesstest.Call{{Principal: alice.Principal, Action: "batch:UpdateServiceJob", Resource: testBase.ServiceJob(jobID)}}) {
 		t.Errorf("authorizer asked %v", got)
 	}
 }

@@ -166,37 +166,6 @@ func wantError(t *testing.T, r response, status int, want string) {
 	}
 }
 
-// authCall is one question put to an authorizer.
-type authCall struct {
-	Principal, Action, Resource string
-}
-
-// recorder is an authorizer that remembers what it was asked and allows
-// it, or denies everything when deny is set.
-type recorder struct {
-	mu    sync.Mutex
-	calls []authCall
-	deny  bool
-}
-
-func (r *recorder) Authorize(_ context.Context, id access.Identity, action, resource string) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.calls = append(r.calls, authCall{id.Principal, action, resource})
-	if r.deny {
-		return access.Deny(id, action, resource)
-	}
-	return nil
-}
-
-func (r *recorder) take() []authCall {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	out := r.calls
-	r.calls = nil
-	return out
-}
-
 // logDir is a LogReader that keeps every attempt's logs in one directory.
 type logDir struct {
 	dir string

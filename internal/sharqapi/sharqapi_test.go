@@ -16,6 +16,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/sharq-dev/sharq/internal/access"
+	"github.com/sharq-dev/sharq/internal/access/accesstest"
 	"github.com/sharq-dev/sharq/internal/arn"
 	"github.com/sharq-dev/sharq/internal/engine"
 	"github.com/sharq-dev/sharq/internal/sharqapi"
@@ -225,7 +226,7 @@ func (m *recordingMux) HandleFunc(pattern string, _ func(http.ResponseWriter, *h
 // caller, its action and resource, and that a refusal is a 403 in AWS's
 // words that reveals nothing.
 func TestRoutesAuthorize(t *testing.T) {
-	rec := &recorder{}
+	rec := &accesstest.Recorder{}
 	s := start(t, sharqapi.Options{Authorizer: rec, Logs: &logDir{dir: t.TempDir()}})
 	job := s.submit("j", "QS1", 1)
 	s.wait(job, "RUNNING")
@@ -241,17 +242,17 @@ func TestRoutesAuthorize(t *testing.T) {
 			t.Errorf("route %s has no case here: add one", p)
 			continue
 		}
-		rec.take()
-		rec.deny = false
+		rec.Take()
+		rec.SetDeny(false)
 		if r := s.do(c.method, c.path, c.body); r.status != 200 {
 			t.Errorf("%s: %d %s", p, r.status, r.body)
 		}
-		want := []authCall{{tester.Principal, c.action, c.resource}}
-		if got := rec.take(); !slices.Equal(got, want) {
+		want := []accesstest.Call{{Principal: tester.Principal, Action: c.action, Resource: c.resource}}
+		if got := rec.Take(); !slices.Equal(got, want) {
 			t.Errorf("%s: authorizer asked %v, want %v", p, got, want)
 		}
 
-		rec.deny = true
+		rec.SetDeny(true)
 		r := s.do(c.method, c.path, c.body)
 		msg := "User: " + tester.Principal + " is not authorized to perform: " + c.action + " on resource: " + c.resource
 		var body struct{ Type, Message string }
@@ -269,7 +270,7 @@ func TestRoutesAuthorize(t *testing.T) {
 // Ensure a dry-run the caller may not make is AccessDeniedException in
 // AWS's shape, which the client reports as such.
 func TestDryRunDenied(t *testing.T) {
-	s := start(t, sharqapi.Options{Authorizer: &recorder{deny: true}})
+	s := start(t, sharqapi.Options{Authorizer: &accesstest.Recorder{Deny: true}})
 	_, err := sharqapi.DryRun(context.Background(), nil, s.url, sharqapi.SubmitRequest{JobName: "j", JobQueue: queue,
 		ServiceJobType: "SAGEMAKER_TRAINING", QuotaShareName: "QS1", ServiceRequestPayload: `{}`})
 	want := "dry-run: AccessDeniedException: User: " + tester.Principal + " is not authorized to perform: sharq:DryRunSubmitServiceJob on resource: " + base.QuotaShare(queue, "QS1")

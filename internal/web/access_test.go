@@ -4,51 +4,14 @@ import (
 	"context"
 	"net/http"
 	"slices"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/sharq-dev/sharq/internal/access"
+	"github.com/sharq-dev/sharq/internal/access/accesstest"
 	"github.com/sharq-dev/sharq/internal/arn"
 	"github.com/sharq-dev/sharq/internal/web"
 )
-
-// authCall is one question put to an authorizer.
-type authCall struct {
-	Principal, Action, Resource string
-}
-
-// recorder is an authorizer that remembers what it was asked and allows
-// it, or denies everything when deny is set.
-type recorder struct {
-	mu    sync.Mutex
-	calls []authCall
-	deny  bool
-}
-
-func (r *recorder) Authorize(_ context.Context, id access.Identity, action, resource string) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.calls = append(r.calls, authCall{id.Principal, action, resource})
-	if r.deny {
-		return access.Deny(id, action, resource)
-	}
-	return nil
-}
-
-func (r *recorder) take() []authCall {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	out := r.calls
-	r.calls = nil
-	return out
-}
-
-func (r *recorder) setDeny(deny bool) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.deny = deny
-}
 
 // streamStatus opens the event stream and returns its status once the
 // headers are in.
@@ -69,13 +32,13 @@ func streamStatus(t *testing.T, url string) int {
 // authorizer once, the writes as UpdateServiceJob and TerminateServiceJob
 // on the job, and that the page and assets ask nothing.
 func TestConsoleAuthorizes(t *testing.T) {
-	rec := &recorder{}
+	rec := &accesstest.Recorder{}
 	s := startWith(t, web.Options{Authorizer: rec})
 	s.setupWalkthrough()
 	w := s.step1()
 	job := arn.NewBase(region, acct).ServiceJob(w.low)
 	jobs := s.url + "/sharq/v1/jobs/"
-	rec.take()
+	rec.Take()
 	for _, c := range []struct {
 		name   string
 		do     func() int
@@ -94,7 +57,7 @@ func TestConsoleAuthorizes(t *testing.T) {
 		if st := c.do(); st != 200 {
 			t.Errorf("%s: %d", c.name, st)
 		}
-		if got, want := rec.take(), []authCall{{tester.Principal, c.action, c.res}}; !slices.Equal(got, want) {
+		if got, want := rec.Take(), []accesstest.Call{{Principal: tester.Principal, Action: c.action, Resource: c.res}}; !slices.Equal(got, want) {
 			t.Errorf("%s: authorizer asked %v, want %v", c.name, got, want)
 		}
 	}
@@ -103,7 +66,7 @@ func TestConsoleAuthorizes(t *testing.T) {
 			t.Errorf("GET %s: %d", path, st)
 		}
 	}
-	if got := rec.take(); len(got) != 0 {
+	if got := rec.Take(); len(got) != 0 {
 		t.Errorf("the page and assets asked the authorizer %v", got)
 	}
 }
@@ -111,11 +74,11 @@ func TestConsoleAuthorizes(t *testing.T) {
 // Ensure a refused console write answers 403 in AWS's words and changes
 // nothing: the job keeps running at its priority.
 func TestConsoleDenied(t *testing.T) {
-	rec := &recorder{}
+	rec := &accesstest.Recorder{}
 	s := startWith(t, web.Options{Authorizer: rec})
 	s.setupWalkthrough()
 	w := s.step1()
-	rec.setDeny(true)
+	rec.SetDeny(true)
 	job := arn.NewBase(region, acct).ServiceJob(w.high)
 	for _, c := range []struct{ path, body, action string }{
 		{"/priority", `{"schedulingPriority":9}`, "batch:UpdateServiceJob"},
