@@ -52,20 +52,23 @@ const jobsChunk = 512
 // the core on start) runs alongside SQLite's; memory stays flat however
 // many jobs there are.
 func (s *Store) Jobs(ctx context.Context, fn func(store.Job) error) error {
-	return s.streamJobs(ctx, `SELECT `+jobColumns+` FROM jobs ORDER BY created_at, id`, fn)
+	return s.streamJobs(ctx, `SELECT `+jobColumns+` FROM jobs ORDER BY created_at, id`, true, fn)
 }
 
-// LiveJobs streams the jobs that have not ended, as Jobs does.
+// LiveJobs streams the jobs that have not ended, as Jobs does. They lie
+// scattered among the ended ones, so the scan reads their pages without
+// the memory map, which would map the pages around each of them too and
+// leave the file's pages counted in the server's resident memory.
 func (s *Store) LiveJobs(ctx context.Context, fn func(store.Job) error) error {
-	return s.streamJobs(ctx, `SELECT `+jobColumns+` FROM jobs WHERE ended_at = 0 ORDER BY created_at, id`, fn)
+	return s.streamJobs(ctx, `SELECT `+jobColumns+` FROM jobs WHERE ended_at = 0 ORDER BY created_at, id`, false, fn)
 }
 
-func (s *Store) streamJobs(ctx context.Context, query string, fn func(store.Job) error) error {
+func (s *Store) streamJobs(ctx context.Context, query string, mapped bool, fn func(store.Job) error) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	chunks := make(chan []store.Job, 4)
 	readErr := make(chan error, 1)
-	go func() { readErr <- s.readJobs(ctx, query, chunks) }()
+	go func() { readErr <- s.readJobs(ctx, query, mapped, chunks) }()
 	for chunk := range chunks {
 		for _, j := range chunk {
 			if err := fn(j); err != nil {
@@ -84,13 +87,19 @@ func (s *Store) streamJobs(ctx context.Context, query string, fn func(store.Job)
 // It reads the driver's rows directly: database/sql's Scan would copy every
 // doc a second time and costs a third more CPU per job, which is most of
 // the store's share of a restart.
-func (s *Store) readJobs(ctx context.Context, query string, out chan<- []store.Job) error {
+func (s *Store) readJobs(ctx context.Context, query string, mapped bool, out chan<- []store.Job) error {
 	defer close(out)
 	conn, err := s.readers.Conn(ctx)
 	if err != nil {
 		return fmt.Errorf("stream jobs: %w", err)
 	}
 	defer conn.Close()
+	if !mapped {
+		if _, err := conn.ExecContext(ctx, `PRAGMA mmap_size = 0`); err != nil {
+			return fmt.Errorf("stream jobs: %w", err)
+		}
+		defer conn.ExecContext(context.WithoutCancel(ctx), fmt.Sprintf(`PRAGMA mmap_size = %d`, mmapSize))
+	}
 	if err := conn.Raw(func(dc any) error { return streamRows(ctx, dc, query, out) }); err != nil {
 		return fmt.Errorf("stream jobs: %w", err)
 	}
