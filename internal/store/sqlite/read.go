@@ -83,23 +83,55 @@ func (s *Store) streamJobs(ctx context.Context, query string, mapped bool, fn fu
 	return <-readErr
 }
 
+// unmapped returns a reader connection that reads pages without the
+// memory map until it is closed: for scans over the whole file that keep
+// few of its pages (counting by an index, rows scattered through it),
+// whose mapped pages would all be counted in the server's resident memory.
+func (s *Store) unmapped(ctx context.Context) (*unmappedConn, error) {
+	conn, err := s.readers.Conn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := unmap(ctx, conn); err != nil {
+		conn.Close()
+		return nil, err
+	}
+	return &unmappedConn{conn}, nil
+}
+
+type unmappedConn struct{ *sql.Conn }
+
+// Close maps the connection's pages again and returns it to the pool.
+func (c *unmappedConn) Close() error {
+	c.ExecContext(context.Background(), fmt.Sprintf(`PRAGMA mmap_size = %d`, mmapSize))
+	return c.Conn.Close()
+}
+
+func unmap(ctx context.Context, conn *sql.Conn) error {
+	_, err := conn.ExecContext(ctx, `PRAGMA mmap_size = 0`)
+	return err
+}
+
 // readJobs sends every job to out in chunks, in Jobs order, and closes out.
 // It reads the driver's rows directly: database/sql's Scan would copy every
 // doc a second time and costs a third more CPU per job, which is most of
 // the store's share of a restart.
 func (s *Store) readJobs(ctx context.Context, query string, mapped bool, out chan<- []store.Job) error {
 	defer close(out)
-	conn, err := s.readers.Conn(ctx)
+	var conn interface {
+		Raw(func(any) error) error
+		Close() error
+	}
+	var err error
+	if mapped {
+		conn, err = s.readers.Conn(ctx)
+	} else {
+		conn, err = s.unmapped(ctx)
+	}
 	if err != nil {
 		return fmt.Errorf("stream jobs: %w", err)
 	}
 	defer conn.Close()
-	if !mapped {
-		if _, err := conn.ExecContext(ctx, `PRAGMA mmap_size = 0`); err != nil {
-			return fmt.Errorf("stream jobs: %w", err)
-		}
-		defer conn.ExecContext(context.WithoutCancel(ctx), fmt.Sprintf(`PRAGMA mmap_size = %d`, mmapSize))
-	}
 	if err := conn.Raw(func(dc any) error { return streamRows(ctx, dc, query, out) }); err != nil {
 		return fmt.Errorf("stream jobs: %w", err)
 	}
@@ -204,7 +236,12 @@ func (s *Store) JobByToken(ctx context.Context, token string) (store.Job, error)
 
 // CountJobs counts the jobs of each status.
 func (s *Store) CountJobs(ctx context.Context) (map[string]int, error) {
-	rows, err := s.readers.QueryContext(ctx, `SELECT status, COUNT(*) FROM jobs GROUP BY status`)
+	conn, err := s.unmapped(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("count jobs: %w", err)
+	}
+	defer conn.Close()
+	rows, err := conn.QueryContext(ctx, `SELECT status, COUNT(*) FROM jobs GROUP BY status`)
 	if err != nil {
 		return nil, fmt.Errorf("count jobs: %w", err)
 	}
