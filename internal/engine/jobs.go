@@ -179,7 +179,7 @@ func preemptedCount(j *jobRec) int {
 // findJob finds a job by ID or ARN, in memory or else in the store; the
 // loop (mu held to write) keeps what it read in memory, readers do not.
 func (e *Engine) findJob(ctx context.Context, idOrArn string, keep bool) (*jobRec, error) {
-	id := jobID(idOrArn)
+	id := e.jobID(idOrArn)
 	if j := e.jobs[id]; j != nil {
 		return j, nil
 	}
@@ -251,7 +251,7 @@ func (e *Engine) TerminateServiceJobs(ctx context.Context, ids []string, reason 
 				bad = append(bad, TerminateError{Job: id, Code: "ClientException", Message: ErrorMessage(err)})
 				continue
 			}
-			ok = append(ok, jobID(id))
+			ok = append(ok, e.jobID(id))
 		}
 		return nil
 	})
@@ -284,7 +284,7 @@ func (e *Engine) view(j *jobRec) ServiceJob {
 func (e *Engine) JobPosition(id string) (core.JobStatus, bool) {
 	e.mu.RLock()
 	defer e.mu.RUnlock()
-	return e.core.Job(jobID(id))
+	return e.core.Job(e.jobID(id))
 }
 
 func (e *Engine) GetJobQueueSnapshot(ctx context.Context, jobQueue string) (QueueSnapshot, error) {

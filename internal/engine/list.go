@@ -95,12 +95,12 @@ func (e *Engine) tagsOf(arn string, keep bool) (*map[string]string, func(), erro
 	if p := e.policies[arn]; p != nil {
 		return &p.Tags, func() { e.touchResource(kindPolicy, arn, p.SchedulingPolicy) }, nil
 	}
-	if name := resourceName(arn, "service-environment"); name != "" && strings.HasPrefix(arn, "arn:") {
+	if name := e.ownName(arn, "service-environment"); name != "" && strings.HasPrefix(arn, "arn:") {
 		if se := e.envs[name]; se != nil {
 			return &se.Tags, func() { e.touchResource(kindEnv, arn, se.ServiceEnvironment) }, nil
 		}
 	}
-	if rest := resourceName(arn, "job-queue"); rest != "" && strings.HasPrefix(arn, "arn:") {
+	if rest := e.ownName(arn, "job-queue"); rest != "" && strings.HasPrefix(arn, "arn:") {
 		if strings.Contains(rest, "/quota-share/") {
 			if _, s, err := e.findShare(arn); err == nil {
 				return &s.Tags, func() { e.touchResource(kindShare, arn, s.QuotaShare) }, nil

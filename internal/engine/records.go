@@ -136,10 +136,19 @@ func (e *Engine) trainingJobArn(name string) string {
 	return "arn:" + e.opts.Partition + ":sagemaker:" + e.opts.Region + ":" + e.opts.AccountID + ":training-job/" + name
 }
 
-// jobID accepts a job ID or its ARN.
-func jobID(idOrArn string) string {
-	if i := strings.LastIndex(idOrArn, ":service-job/"); i >= 0 && strings.HasPrefix(idOrArn, "arn:") {
-		return idOrArn[i+len(":service-job/"):]
+// ownName returns the name (or job ID) that nameOrArn gives: itself when
+// it is no ARN, the resource's name when it is an ARN of this server of
+// that kind. An ARN of another partition, region, account or kind names
+// nothing here: "".
+func (e *Engine) ownName(nameOrArn, kind string) string {
+	if !strings.HasPrefix(nameOrArn, "arn:") {
+		return nameOrArn
 	}
-	return idOrArn
+	if p := e.arn(kind + "/"); strings.HasPrefix(nameOrArn, p) {
+		return nameOrArn[len(p):]
+	}
+	return ""
 }
+
+// jobID accepts a job ID or its ARN.
+func (e *Engine) jobID(idOrArn string) string { return e.ownName(idOrArn, "service-job") }

@@ -171,7 +171,7 @@ func (e *Engine) envEvent(se *envRec) core.PutEnv {
 }
 
 func (e *Engine) findEnv(nameOrArn string) (*envRec, error) {
-	se := e.envs[resourceName(nameOrArn, "service-environment")]
+	se := e.envs[e.ownName(nameOrArn, "service-environment")]
 	if se == nil {
 		return nil, notFoundf("Service environment %s does not exist", nameOrArn)
 	}
@@ -260,7 +260,7 @@ func (e *Engine) sortedQueues() []*queueRec {
 }
 
 func (e *Engine) findQueue(nameOrArn string) (*queueRec, error) {
-	q := e.queues[resourceName(nameOrArn, "job-queue")]
+	q := e.queues[e.ownName(nameOrArn, "job-queue")]
 	if q == nil {
 		return nil, notFoundf("Job queue %s does not exist", nameOrArn)
 	}
@@ -447,7 +447,7 @@ func (e *Engine) DescribeJobQueues(ctx context.Context, namesOrArns []string, p 
 
 // findShare resolves a quota share ARN: .../job-queue/<queue>/quota-share/<name>.
 func (e *Engine) findShare(arn string) (*queueRec, *shareRec, error) {
-	rest := resourceName(arn, "job-queue")
+	rest := e.ownName(arn, "job-queue")
 	qn, sn, ok := strings.Cut(rest, "/quota-share/")
 	if ok {
 		if q := e.queues[qn]; q != nil {
