@@ -11,13 +11,8 @@ import (
 // of it, and an ARN of another region, account or kind finds nothing.
 func TestForeignARNsFindNothing(t *testing.T) {
 	ctx := context.Background()
-	st, clock := syncStore(t)
-	e, err := engine.New(ctx, engine.Options{Store: st, Clock: clock, Synchronous: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := &harness{t: t, e: e}
-	h.setupWalkthrough()
+	h, _, _ := syncEngine(t, engine.Options{})
+	e := h.e
 	id := h.submit("job", "QS1", 1)
 	const own = "arn:aws:batch:us-east-1:000000000000:"
 	for _, ref := range []string{id, own + "service-job/" + id} {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"hash/fnv"
+	"maps"
+	"slices"
 	"sync"
 	"time"
 
@@ -201,7 +203,7 @@ func (d *dispatcher) release(id string, late bool) {
 	d.mu.Unlock()
 	if late {
 		d.log.Warn("starting an attempt although the attempts preempted for it have not reported stopping",
-			"attempt", id, "victims", keys(h.victims), "waited", d.maxHold)
+			"attempt", id, "victims", slices.Sorted(maps.Keys(h.victims)), "waited", d.maxHold)
 	}
 	d.send(call{start: &h.a})
 }
@@ -275,12 +277,4 @@ func (d *dispatcher) make(c call) {
 			return
 		}
 	}
-}
-
-func keys(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	return out
 }

@@ -29,15 +29,9 @@ func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return 
 // store), the stack is logged, and the engine goes on serving.
 func TestPanicInCycleDropsIt(t *testing.T) {
 	ctx := context.Background()
-	st, clock := syncStore(t)
 	var logs syncBuffer
-	e, err := engine.New(ctx, engine.Options{Store: st, Clock: clock, Synchronous: true,
-		Logger: slog.New(slog.NewTextHandler(&logs, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := &harness{t: t, e: e}
-	h.setupWalkthrough()
+	h, st, clock := syncEngine(t, engine.Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	e := h.e
 	running := h.submit("running", "QS1", 1)
 	before := describeAll(t, e, running)
 

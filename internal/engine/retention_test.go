@@ -12,13 +12,8 @@ import (
 // store, once the retention has passed, and live or recent ones are kept.
 func TestRetention(t *testing.T) {
 	ctx := context.Background()
-	st, clock := syncStore(t)
-	e, err := engine.New(ctx, engine.Options{Store: st, Clock: clock, Synchronous: true, Retention: time.Hour})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := &harness{t: t, e: e}
-	h.setupWalkthrough()
+	h, _, clock := syncEngine(t, engine.Options{Retention: time.Hour})
+	e := h.e
 	old := h.submit("old", "QS1", 1)
 	if err := e.TerminateServiceJob(ctx, old, "done"); err != nil {
 		t.Fatal(err)

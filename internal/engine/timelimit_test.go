@@ -33,18 +33,28 @@ func syncStore(t *testing.T) (*sqlite.Store, *fakeClock) {
 	return st, &fakeClock{t: time.Date(2026, 3, 25, 0, 0, 0, 0, time.UTC)}
 }
 
-// TestJobStateTimeLimitAction checks that a job stuck in RUNNABLE for a
-// misconfiguration longer than the queue's maxTimeSeconds is terminated with
-// AWS's statusReason, and that one waiting for another reason is not.
-func TestJobStateTimeLimitAction(t *testing.T) {
-	ctx := context.Background()
+// syncEngine starts an engine with opts, run synchronously over a new store
+// and a fake clock, with the announcement's queue and shares.
+func syncEngine(t *testing.T, opts engine.Options) (*harness, *sqlite.Store, *fakeClock) {
+	t.Helper()
 	st, clock := syncStore(t)
-	e, err := engine.New(ctx, engine.Options{Store: st, Clock: clock, Synchronous: true})
+	opts.Store, opts.Clock, opts.Synchronous = st, clock, true
+	e, err := engine.New(context.Background(), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	h := &harness{t: t, e: e}
 	h.setupWalkthrough()
+	return h, st, clock
+}
+
+// TestJobStateTimeLimitAction checks that a job stuck in RUNNABLE for a
+// misconfiguration longer than the queue's maxTimeSeconds is terminated with
+// AWS's statusReason, and that one waiting for another reason is not.
+func TestJobStateTimeLimitAction(t *testing.T) {
+	ctx := context.Background()
+	h, _, clock := syncEngine(t, engine.Options{})
+	e := h.e
 	const reason = "MISCONFIGURATION:QUOTA_MANAGEMENT_LIMIT_EXCEEDED"
 	if _, err := e.UpdateJobQueue(ctx, engine.UpdateJobQueueInput{JobQueue: "my-sm-training-qm-jq",
 		JobStateTimeLimitActions: []engine.JobStateTimeLimitAction{{Action: "TERMINATE", MaxTimeSeconds: 600, Reason: reason, State: "RUNNABLE"}}}); err != nil {
