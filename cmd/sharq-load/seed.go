@@ -186,10 +186,8 @@ func (c *capture) Jobs(context.Context, func(store.Job) error) error   { return 
 func (c *capture) LiveJobs(context.Context, func(store.Job) error) error {
 	return nil
 }
-func (c *capture) JobByToken(context.Context, string) (store.Job, error) {
-	return store.Job{}, store.ErrNotFound
-}
-func (c *capture) CountJobs(context.Context) (map[string]int, error) { return nil, nil }
+func (c *capture) EndedTokens(context.Context, func(store.EndedToken) error) error { return nil }
+func (c *capture) CountJobs(context.Context) (map[string]int, error)               { return nil, nil }
 func (c *capture) Job(context.Context, string) (store.Job, error) {
 	return store.Job{}, store.ErrNotFound
 }

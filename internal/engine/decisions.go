@@ -353,9 +353,13 @@ func (e *Engine) purge(now time.Time) {
 	before := ms(now.Add(-e.opts.Retention))
 	n := 0
 	for ; n < len(e.ended) && e.ended[n].at < before; n++ {
-		id := e.ended[n].id
+		m := e.ended[n]
+		id := m.id
 		j := e.jobs[id]
-		if j == nil || !terminal(j.Status) || j.Internal.EndedAt != e.ended[n].at {
+		if j == nil && m.token != "" && e.tokens[m.token] == id {
+			delete(e.tokens, m.token) // a job known only by its token
+		}
+		if j == nil || !terminal(j.Status) || j.Internal.EndedAt != m.at {
 			continue
 		}
 		delete(e.jobs, id)

@@ -59,28 +59,29 @@ func (e *Engine) SubmitServiceJob(ctx context.Context, in SubmitServiceJobInput)
 		return ServiceJob{}, err
 	}
 	hash := requestHash(in)
-	// A token of a job that ended before this start is only in the store:
-	// read it here, off the loop.
+	// The token of a job that ended before this start names a job that is
+	// only in the store: read it here, off the loop.
 	var stored *jobRec
 	if t := in.ClientToken; t != "" {
 		e.mu.RLock()
-		_, known := e.tokens[t]
+		id, known := e.tokens[t]
+		unread := known && e.jobs[id] == nil
 		e.mu.RUnlock()
-		if !known {
-			if stored, err = storedJob(e.opts.Store.JobByToken(ctx, t)); err != nil {
+		if unread {
+			if stored, err = storedJob(e.opts.Store.Job(ctx, id)); err != nil {
 				return ServiceJob{}, err
 			}
 		}
 	}
 	var out ServiceJob
 	err = e.do(ctx, func(now time.Time) error {
-		if in.ClientToken != "" {
-			j := stored
-			if id, ok := e.tokens[in.ClientToken]; ok {
-				j = e.jobs[id]
-			} else if j != nil {
-				e.keepJob(j)
+		if id, ok := e.tokens[in.ClientToken]; ok && in.ClientToken != "" {
+			j := e.jobs[id]
+			if j == nil && stored != nil && stored.JobID == id {
+				e.keepJob(stored)
+				j = stored
 			}
+			// No job: it was forgotten meanwhile, and its token with it.
 			if j != nil {
 				if j.Internal.RequestHash != hash {
 					return invalidf("clientToken %s was already used for a different request", in.ClientToken)

@@ -16,8 +16,9 @@ import (
 func unmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
 
 // load rebuilds the records and the core from the store, then reconciles
-// live attempts with what the executor knows. Only the live jobs are read:
-// ended ones are read when asked for (findJob, clientToken lookups).
+// live attempts with what the executor knows. Only the live jobs are read,
+// and the clientTokens of the ended ones; an ended job is read when it is
+// asked for.
 func (e *Engine) load(ctx context.Context) error {
 	rs, err := e.opts.Store.Resources(ctx)
 	if err != nil {
@@ -58,6 +59,16 @@ func (e *Engine) load(ctx context.Context) error {
 	})
 	if err != nil {
 		return fmt.Errorf("load jobs: %w", err)
+	}
+	// Of the ended jobs, only their clientTokens are kept, to answer a
+	// retried submission; the jobs are read when asked for.
+	err = e.opts.Store.EndedTokens(ctx, func(t store.EndedToken) error {
+		e.tokens[t.Token] = t.ID
+		e.ended = append(e.ended, endMark{id: t.ID, at: t.EndedAt, token: t.Token})
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("load ended jobs' tokens: %w", err)
 	}
 	for _, j := range live {
 		if err := e.restoreJob(j); err != nil {

@@ -58,8 +58,9 @@ type waitMark struct {
 
 // endMark is a job that ended, and when (ms).
 type endMark struct {
-	id string
-	at int64
+	id    string
+	at    int64
+	token string // its clientToken, for a job known only by it
 }
 
 // op is a change run inside the loop with mu held.

@@ -111,3 +111,24 @@ func TestRestartReadsLiveJobsOnly(t *testing.T) {
 		t.Errorf("the cancelled job, read on demand: %+v (%v)", j.StatusReason, err)
 	}
 }
+
+// Ensure the clientToken of a job that ended before the restart is
+// forgotten with the job once retention has passed: a submission with it
+// then makes a new job.
+func TestEndedTokenForgottenWithItsJob(t *testing.T) {
+	ctx := context.Background()
+	e := openFirstRelease(t, nil) // its jobs ended a month before the wall clock's today
+	if err := e.Tick(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.DescribeServiceJob(ctx, firstDone); engine.ErrorCode(err) != engine.NotFound {
+		t.Fatalf("done, past retention: %v, want it forgotten", err)
+	}
+	prio := 1
+	j, err := e.SubmitServiceJob(ctx, engine.SubmitServiceJobInput{JobName: "done", JobQueue: "my-sm-training-qm-jq",
+		ServiceJobType: "SAGEMAKER_TRAINING", QuotaShareName: "QS1", SchedulingPriority: &prio, ClientToken: "token-done",
+		ServiceRequestPayload: `{"ResourceConfig":{"InstanceType":"ml.g5.xlarge","InstanceCount":1}}`})
+	if err != nil || j.JobID == firstDone {
+		t.Errorf("a submission with the forgotten token: %s (%v), want a new job", j.JobID, err)
+	}
+}

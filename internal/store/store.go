@@ -40,6 +40,12 @@ type Job struct {
 	Doc         []byte
 }
 
+// EndedToken is the clientToken of an ended job.
+type EndedToken struct {
+	Token, ID string
+	EndedAt   int64
+}
+
 // Batch is what one scheduling cycle changed. It is written atomically:
 // all of it or, when Commit fails, none of it. Within a batch the later of
 // two entries with the same key wins, and DeletedResources apply after
@@ -92,9 +98,10 @@ type Store interface {
 	LiveJobs(ctx context.Context, fn func(Job) error) error
 	// Job returns one job, or ErrNotFound.
 	Job(ctx context.Context, id string) (Job, error)
-	// JobByToken returns the job submitted with the clientToken (not
-	// empty), or ErrNotFound.
-	JobByToken(ctx context.Context, token string) (Job, error)
+	// EndedTokens calls fn for every ended job submitted with a clientToken,
+	// in EndedAt order: what the engine keeps of the ended jobs it does not
+	// load, to answer a retried submission.
+	EndedTokens(ctx context.Context, fn func(EndedToken) error) error
 	// CountJobs returns how many jobs there are of each status.
 	CountJobs(ctx context.Context) (map[string]int, error)
 	// ListJobs returns jobs matching f newest first (CreatedAt desc, then ID

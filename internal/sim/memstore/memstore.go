@@ -180,17 +180,25 @@ func (s *Store) Job(ctx context.Context, id string) (store.Job, error) {
 	return j, nil
 }
 
-// JobByToken finds the job submitted with the clientToken by a scan: the
-// simulator submits none.
-func (s *Store) JobByToken(ctx context.Context, token string) (store.Job, error) {
+// EndedTokens calls fn for the ended jobs' clientTokens, in EndedAt order.
+func (s *Store) EndedTokens(ctx context.Context, fn func(store.EndedToken) error) error {
 	s.mu.RLock()
-	defer s.mu.RUnlock()
+	var out []store.EndedToken
 	for _, j := range s.d.jobs {
-		if token != "" && j.ClientToken == token {
-			return j, nil
+		if j.ClientToken != "" && j.EndedAt > 0 {
+			out = append(out, store.EndedToken{Token: j.ClientToken, ID: j.ID, EndedAt: j.EndedAt})
 		}
 	}
-	return store.Job{}, store.ErrNotFound
+	s.mu.RUnlock()
+	slices.SortFunc(out, func(a, b store.EndedToken) int {
+		return cmp.Or(cmp.Compare(a.EndedAt, b.EndedAt), cmp.Compare(a.ID, b.ID))
+	})
+	for _, t := range out {
+		if err := fn(t); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // CountJobs counts the jobs of each status.

@@ -220,18 +220,33 @@ func (s *Store) Job(ctx context.Context, id string) (store.Job, error) {
 	return j, nil
 }
 
-// JobByToken returns the job submitted with the clientToken, or an error
-// wrapping store.ErrNotFound.
-func (s *Store) JobByToken(ctx context.Context, token string) (store.Job, error) {
-	row := s.readers.QueryRowContext(ctx, `SELECT `+jobColumns+` FROM jobs WHERE client_token = ? AND client_token <> '' LIMIT 1`, token)
-	j, err := scanJob(row)
-	if errors.Is(err, sql.ErrNoRows) {
-		return store.Job{}, fmt.Errorf("get job of clientToken %q: %w", token, store.ErrNotFound)
-	}
+// EndedTokens streams the clientTokens of the ended jobs, in EndedAt order,
+// from their index alone.
+func (s *Store) EndedTokens(ctx context.Context, fn func(store.EndedToken) error) error {
+	conn, err := s.unmapped(ctx)
 	if err != nil {
-		return store.Job{}, fmt.Errorf("get job of clientToken %q: %w", token, err)
+		return fmt.Errorf("list ended jobs' tokens: %w", err)
 	}
-	return j, nil
+	defer conn.Close()
+	rows, err := conn.QueryContext(ctx, `SELECT client_token, id, ended_at FROM jobs INDEXED BY jobs_ended_tokens
+		WHERE client_token <> '' AND ended_at > 0 ORDER BY ended_at`)
+	if err != nil {
+		return fmt.Errorf("list ended jobs' tokens: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var t store.EndedToken
+		if err := rows.Scan(&t.Token, &t.ID, &t.EndedAt); err != nil {
+			return fmt.Errorf("list ended jobs' tokens: %w", err)
+		}
+		if err := fn(t); err != nil {
+			return err
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("list ended jobs' tokens: %w", err)
+	}
+	return nil
 }
 
 // CountJobs counts the jobs of each status.

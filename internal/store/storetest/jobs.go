@@ -165,24 +165,34 @@ func testLiveJobs(t *testing.T, s suite) {
 	}
 }
 
-// Ensure JobByToken finds a job by its clientToken, whether it lives or
-// ended, and nothing for an empty or unknown token.
-func testJobByToken(t *testing.T, s suite) {
+// Ensure EndedTokens lists the clientTokens of the ended jobs only, in
+// EndedAt order, following later commits.
+func testEndedTokens(t *testing.T, s suite) {
 	st := s.mustOpen(t)
-	a, b := newJob("a", 1), newJob("b", 2)
-	a.ClientToken = "tok-a"
-	b.ClientToken, b.Status, b.EndedAt = "tok-b", "SUCCEEDED", 5
-	commit(t, st, &store.Batch{Jobs: []store.Job{a, b, newJob("c", 3)}})
-	for token, want := range map[string]string{"tok-a": "a", "tok-b": "b"} {
-		j, err := st.JobByToken(t.Context(), token)
-		if err != nil || j.ID != want || j.ClientToken != token {
-			t.Errorf("JobByToken(%q) = %s %q, %v; want job %s", token, j.ID, j.ClientToken, err, want)
+	job := func(id string, token string, endedAt int64) store.Job {
+		j := newJob(id, 1)
+		j.ClientToken, j.EndedAt = token, endedAt
+		if endedAt > 0 {
+			j.Status = "SUCCEEDED"
 		}
+		return j
 	}
-	for _, token := range []string{"", "tok-c", "TOK-A"} {
-		if j, err := st.JobByToken(t.Context(), token); !errors.Is(err, store.ErrNotFound) {
-			t.Errorf("JobByToken(%q) = %s, %v; want ErrNotFound", token, j.ID, err)
+	commit(t, st, &store.Batch{Jobs: []store.Job{job("a", "tok-a", 30), job("b", "tok-b", 10), job("c", "", 20), job("d", "tok-d", 0)}})
+	tokens := func() []store.EndedToken {
+		var got []store.EndedToken
+		if err := st.EndedTokens(t.Context(), func(e store.EndedToken) error { got = append(got, e); return nil }); err != nil {
+			t.Fatal(err)
 		}
+		return got
+	}
+	want := []store.EndedToken{{Token: "tok-b", ID: "b", EndedAt: 10}, {Token: "tok-a", ID: "a", EndedAt: 30}}
+	if diff := cmp.Diff(want, tokens()); diff != "" {
+		t.Errorf("ended tokens (-want +got):\n%s", diff)
+	}
+	commit(t, st, &store.Batch{Jobs: []store.Job{job("d", "tok-d", 20)}})
+	want = []store.EndedToken{want[0], {Token: "tok-d", ID: "d", EndedAt: 20}, want[1]}
+	if diff := cmp.Diff(want, tokens()); diff != "" {
+		t.Errorf("ended tokens after d ended (-want +got):\n%s", diff)
 	}
 }
 

@@ -55,7 +55,7 @@ func Run(t *testing.T, open Opener) {
 		{"JobNotFound", testJobNotFound},
 		{"JobsOrder", testJobsOrder},
 		{"LiveJobs", testLiveJobs},
-		{"JobByToken", testJobByToken},
+		{"EndedTokens", testEndedTokens},
 		{"CountJobs", testCountJobs},
 		{"JobsStop", testJobsStop},
 		{"JobsReentrant", testJobsReentrant},
