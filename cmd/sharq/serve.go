@@ -41,6 +41,7 @@ type serveConfig struct {
 	// supervisor is the local executor's supervisor program (empty: this
 	// binary).
 	supervisor string
+	kube       kubeFlags
 }
 
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -51,12 +52,13 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.StringVar(&cfg.dataDir, "data-dir", "./sharq-data", "directory for the database, job logs and checkpoints")
 	fs.StringVar(&cfg.region, "region", "us-east-1", "region in ARNs")
 	fs.StringVar(&cfg.accountID, "account-id", "000000000000", "account ID in ARNs")
-	fs.StringVar(&cfg.executor, "executor", "local", "how jobs run: local (processes on this machine) or simulated (sleep for the payload's runtime)")
+	fs.StringVar(&cfg.executor, "executor", "local", "how jobs run: local (processes on this machine), kube (pods on a Kubernetes cluster) or simulated (sleep for the payload's runtime)")
 	fs.IntVar(&cfg.maxShares, "max-shares-per-queue", 20, "quota shares allowed per job queue")
 	fs.DurationVar(&cfg.retention, "retention", 7*24*time.Hour, "how long ended jobs are kept")
 	fs.DurationVar(&cfg.grace, "stop-grace", 120*time.Second, "time a stopped job gets between SIGTERM and SIGKILL")
 	fs.StringVar(&cfg.logLevel, "log-level", "info", "debug, info, warn or error")
 	fs.StringVar(&cfg.supervisor, "supervisor", "", "local executor: the program that supervises each attempt, run as PROGRAM "+local.SupervisorArg+" DIR (default: this binary; sharq-supervise starts faster)")
+	cfg.kube.register(fs)
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -90,10 +92,12 @@ func openExecutor(cfg serveConfig, log *slog.Logger) (executor.Executor, error) 
 			opts.SupervisorCommand = []string{path, local.SupervisorArg}
 		}
 		return local.New(opts)
+	case "kube":
+		return openKube(cfg, log)
 	case "simulated":
 		return simulated.New(), nil
 	}
-	return nil, fmt.Errorf("unknown executor %q (want local or simulated)", cfg.executor)
+	return nil, fmt.Errorf("unknown executor %q (want local, kube or simulated)", cfg.executor)
 }
 
 func serve(ctx context.Context, cfg serveConfig, log *slog.Logger) error {

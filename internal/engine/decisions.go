@@ -57,7 +57,8 @@ func (e *Engine) dispatched(j *jobRec, d core.Decision, waitFor []string, now ti
 	delete(e.waits, j.JobID)
 	e.attempts[id] = j.JobID
 	e.touch(j)
-	a := executor.Attempt{ID: id, JobID: j.JobID, JobName: j.JobName, Payload: []byte(j.ServiceRequestPayload)}
+	a := executor.Attempt{ID: id, JobID: j.JobID, JobName: j.JobName,
+		Queue: j.Internal.Queue, Share: j.QuotaShareName, Payload: []byte(j.ServiceRequestPayload)}
 	for _, u := range j.Internal.Demand {
 		a.Instances = append(a.Instances, executor.Instances{Type: u.Unit, Count: u.Count})
 	}

@@ -247,7 +247,8 @@ func (e *Engine) reconcile(ctx context.Context, jobs []*jobRec) error {
 		if !dispatchedStatus(j.Status) || seen[j.Internal.AttemptID] {
 			continue
 		}
-		a := executor.Attempt{ID: j.Internal.AttemptID, JobID: j.JobID, JobName: j.JobName, Payload: []byte(j.ServiceRequestPayload)}
+		a := executor.Attempt{ID: j.Internal.AttemptID, JobID: j.JobID, JobName: j.JobName,
+			Queue: j.Internal.Queue, Share: j.QuotaShareName, Payload: []byte(j.ServiceRequestPayload)}
 		for _, u := range j.Internal.Demand {
 			a.Instances = append(a.Instances, executor.Instances{Type: u.Unit, Count: u.Count})
 		}

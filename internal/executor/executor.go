@@ -17,6 +17,9 @@ type Attempt struct {
 	ID      string
 	JobID   string
 	JobName string
+	// Queue and Share are the job's queue and quota share, which an
+	// executor may place attempts by (the kube executor's namespaces).
+	Queue, Share string
 	// Payload is the SageMaker CreateTrainingJob request (PascalCase JSON).
 	Payload []byte
 	// Instances is the capacity dispatched to the attempt, per instance type.

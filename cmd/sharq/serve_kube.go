@@ -1,0 +1,50 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/sharq-dev/sharq/internal/executor"
+	"github.com/sharq-dev/sharq/internal/executor/kube"
+)
+
+// kubeFlags are the options of --executor kube.
+type kubeFlags struct {
+	kubeconfig    string
+	namespace     string
+	table         string
+	unschedulable time.Duration
+	forceAfter    time.Duration
+	keepEnded     time.Duration
+}
+
+func (k *kubeFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&k.kubeconfig, "kubeconfig", "", "kube executor: kubeconfig file (default: $KUBECONFIG, ~/.kube/config, else the pod's service account)")
+	fs.StringVar(&k.namespace, "kube-namespace", "sharq", "kube executor: namespace of the jobs' pods; {queue} and {share} in it name one per job queue or quota share")
+	fs.StringVar(&k.table, "kube-instance-types", "", "kube executor: the instance-type table, a YAML file (see examples/kube/instance-types.yaml)")
+	fs.DurationVar(&k.unschedulable, "kube-unschedulable-timeout", 5*time.Minute, "kube executor: how long a pod may stay unschedulable before its job is requeued")
+	fs.DurationVar(&k.forceAfter, "kube-force-delete-after", 30*time.Second, "kube executor: how long a pod may outlive its grace period before it is force-deleted")
+	fs.DurationVar(&k.keepEnded, "kube-keep-ended", time.Hour, "kube executor: how long the pods of ended attempts are kept for their logs")
+}
+
+func openKube(cfg serveConfig, log *slog.Logger) (executor.Executor, error) {
+	if cfg.kube.table == "" {
+		return nil, fmt.Errorf("--executor kube needs --kube-instance-types")
+	}
+	table, err := kube.ReadTable(cfg.kube.table)
+	if err != nil {
+		return nil, fmt.Errorf("--kube-instance-types: %w", err)
+	}
+	rc, err := kube.LoadConfig(cfg.kube.kubeconfig)
+	if err != nil {
+		return nil, err
+	}
+	return kube.New(context.Background(), kube.Options{
+		Config: rc, Namespace: cfg.kube.namespace, Table: table, DefaultGrace: cfg.grace,
+		Unschedulable: cfg.kube.unschedulable, ForceAfter: cfg.kube.forceAfter, KeepEnded: cfg.kube.keepEnded,
+		Logger: log,
+	})
+}

@@ -1,0 +1,390 @@
+package kube
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	listersv1 "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/workqueue"
+
+	"github.com/sharq-dev/sharq/internal/executor"
+)
+
+// ErrClosed is returned by Start after Close.
+var ErrClosed = errors.New("kube executor closed")
+
+// Executor runs attempts as pods. It implements executor.Executor and
+// executor.LogReader.
+type Executor struct {
+	opts    Options
+	log     *slog.Logger
+	cs      kubernetes.Interface
+	factory informers.SharedInformerFactory
+	pods    cache.SharedIndexInformer
+	svcs    listersv1.ServiceLister
+	queue   workqueue.TypedRateLimitingInterface[string]
+	out     *outbox
+	stop    chan struct{}
+	wg      sync.WaitGroup
+
+	mu       sync.Mutex
+	attempts map[string]*attempt // by namespace/name
+	byID     map[string]*attempt
+	nsReady  map[string]bool
+	closed   bool
+}
+
+// attempt is the executor's view of one attempt.
+type attempt struct {
+	key, ns, name string
+	rec           attemptRecord
+
+	// mu serialises the attempt's changes, so that its updates go out in
+	// the order they happened.
+	mu       sync.Mutex
+	started  bool      // all its objects exist
+	created  time.Time // when this process created its pods (zero: adopted)
+	end      *ending
+	reported executor.State
+	endedAt  time.Time
+}
+
+var (
+	_ executor.Executor  = (*Executor)(nil)
+	_ executor.LogReader = (*Executor)(nil)
+)
+
+const podsByAttempt = "attempt"
+
+// New connects to the API server, fails at once when it cannot be reached,
+// and adopts the attempts it finds there (see the package doc).
+func New(ctx context.Context, opts Options) (*Executor, error) {
+	opts, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	cfg := *opts.Config
+	if cfg.QPS == 0 {
+		cfg.QPS, cfg.Burst = 200, 400
+	}
+	cs, err := kubernetes.NewForConfig(&cfg)
+	if err != nil {
+		return nil, fmt.Errorf("kube executor: %w", err)
+	}
+	if err := ping(ctx, cs, cfg.Host); err != nil {
+		return nil, err
+	}
+	e := &Executor{
+		opts: opts, log: opts.Logger, cs: cs, out: newOutbox(), stop: make(chan struct{}),
+		queue:    workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]()),
+		attempts: map[string]*attempt{}, byID: map[string]*attempt{}, nsReady: map[string]bool{},
+	}
+	fopts := []informers.SharedInformerOption{informers.WithTweakListOptions(func(o *metav1.ListOptions) {
+		o.LabelSelector = labelManaged + "=" + managedBy
+	})}
+	if opts.fixedNamespace() {
+		fopts = append(fopts, informers.WithNamespace(opts.Namespace))
+	}
+	e.factory = informers.NewSharedInformerFactoryWithOptions(cs, opts.Resync, fopts...)
+	e.pods = e.factory.Core().V1().Pods().Informer()
+	if err := e.pods.AddIndexers(cache.Indexers{podsByAttempt: func(obj any) ([]string, error) {
+		p := obj.(*corev1.Pod)
+		return []string{p.Namespace + "/" + p.Labels[labelAttempt]}, nil
+	}}); err != nil {
+		return nil, err
+	}
+	svcInformer := e.factory.Core().V1().Services()
+	e.svcs = svcInformer.Lister()
+	handler := cache.ResourceEventHandlerFuncs{AddFunc: e.enqueue, UpdateFunc: func(_, o any) { e.enqueue(o) }, DeleteFunc: e.enqueue}
+	e.pods.AddEventHandler(handler)
+	svcInformer.Informer().AddEventHandler(handler)
+	e.factory.Start(e.stop)
+	for typ, ok := range e.factory.WaitForCacheSync(ctx.Done()) {
+		if !ok {
+			close(e.stop)
+			return nil, fmt.Errorf("kube executor: list %v: %w", typ, ctx.Err())
+		}
+	}
+	e.adoptAll()
+	e.out.start(e.stop)
+	for range 4 {
+		e.wg.Go(e.work)
+	}
+	return e, nil
+}
+
+func ping(ctx context.Context, cs kubernetes.Interface, host string) error {
+	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	_, err := cs.CoreV1().RESTClient().Get().AbsPath("/version").Do(ctx).Raw()
+	if err != nil {
+		return fmt.Errorf("kube executor: cannot reach the Kubernetes API server at %s: %w", host, err)
+	}
+	return nil
+}
+
+// adoptAll knows again the attempts whose Services it finds.
+func (e *Executor) adoptAll() {
+	svcs, _ := e.svcs.List(labels.Everything())
+	for _, s := range svcs {
+		e.adopt(s)
+	}
+}
+
+// adopt reads an attempt from its Service; it returns nil for a Service
+// that is not an attempt's.
+func (e *Executor) adopt(s *corev1.Service) *attempt {
+	var rec attemptRecord
+	if json.Unmarshal([]byte(s.Annotations[annotAttempt]), &rec) != nil || rec.ID == "" {
+		return nil
+	}
+	key := s.Namespace + "/" + s.Name
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if a := e.attempts[key]; a != nil {
+		return a
+	}
+	a := &attempt{key: key, ns: s.Namespace, name: s.Name, rec: rec, started: true}
+	if v, ok := s.Annotations[annotEnding]; ok {
+		var end ending
+		if json.Unmarshal([]byte(v), &end) == nil {
+			a.end = &end
+		}
+	}
+	e.attempts[key], e.byID[rec.ID] = a, a
+	e.queue.Add(key)
+	return a
+}
+
+func (e *Executor) enqueue(obj any) {
+	if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = t.Obj
+	}
+	switch o := obj.(type) {
+	case *corev1.Pod:
+		e.queue.Add(o.Namespace + "/" + o.Labels[labelAttempt])
+	case *corev1.Service:
+		e.queue.Add(o.Namespace + "/" + o.Name)
+	}
+}
+
+// Start creates the attempt's Service and pods; each create is idempotent
+// by attempt ID. A payload or table that cannot make pods is a permanent
+// error.
+func (e *Executor) Start(ctx context.Context, ea executor.Attempt) error {
+	s, err := e.opts.build(ea)
+	if err != nil {
+		return executor.Permanent(err)
+	}
+	key := s.ns + "/" + s.name
+	e.mu.Lock()
+	if e.closed {
+		e.mu.Unlock()
+		return ErrClosed
+	}
+	a := e.attempts[key]
+	if a == nil {
+		a = &attempt{key: key, ns: s.ns, name: s.name, rec: s.rec}
+		e.attempts[key], e.byID[ea.ID] = a, a
+	}
+	e.mu.Unlock()
+
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.started || a.end != nil {
+		return nil
+	}
+	if err := e.create(ctx, s); err != nil {
+		if apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) {
+			e.forget(a)
+			return executor.Permanent(err)
+		}
+		return err
+	}
+	a.started, a.created = true, time.Now()
+	e.queue.Add(key)
+	return nil
+}
+
+func (e *Executor) create(ctx context.Context, s *spec) error {
+	if err := e.ensureNamespace(ctx, s.ns); err != nil {
+		return err
+	}
+	svc, err := e.cs.CoreV1().Services(s.ns).Create(ctx, s.svc, metav1.CreateOptions{})
+	if apierrors.IsAlreadyExists(err) {
+		svc, err = e.cs.CoreV1().Services(s.ns).Get(ctx, s.name, metav1.GetOptions{})
+	}
+	if err != nil {
+		return fmt.Errorf("create service %s/%s: %w", s.ns, s.name, err)
+	}
+	owner := metav1.OwnerReference{APIVersion: "v1", Kind: "Service", Name: svc.Name, UID: svc.UID}
+	for _, p := range s.pods {
+		p.OwnerReferences = []metav1.OwnerReference{owner}
+		if _, err := e.cs.CoreV1().Pods(s.ns).Create(ctx, p, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("create pod %s/%s: %w", s.ns, p.Name, err)
+		}
+	}
+	return nil
+}
+
+// ensureNamespace creates a missing namespace once; a namespace sharq may
+// not create must exist already.
+func (e *Executor) ensureNamespace(ctx context.Context, ns string) error {
+	e.mu.Lock()
+	ready := e.nsReady[ns]
+	e.mu.Unlock()
+	if ready {
+		return nil
+	}
+	_, err := e.cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
+	if err != nil && !apierrors.IsAlreadyExists(err) && !apierrors.IsForbidden(err) {
+		return fmt.Errorf("create namespace %s: %w", ns, err)
+	}
+	e.mu.Lock()
+	e.nsReady[ns] = true
+	e.mu.Unlock()
+	return nil
+}
+
+// forget drops an attempt that could not start, and what of it exists.
+func (e *Executor) forget(a *attempt) {
+	e.mu.Lock()
+	delete(e.attempts, a.key)
+	delete(e.byID, a.rec.ID)
+	e.mu.Unlock()
+	e.deleteObjects(context.Background(), a)
+}
+
+// Stop deletes the attempt's pods with the grace period (the payload's
+// SHARQ_STOP_GRACE_SECONDS if set); the attempt reports Stopped once they
+// are gone.
+func (e *Executor) Stop(ctx context.Context, attemptID string, grace time.Duration) error {
+	e.mu.Lock()
+	a := e.byID[attemptID]
+	e.mu.Unlock()
+	if a == nil {
+		return nil
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.reported.Terminal() {
+		return nil
+	}
+	if a.rec.GraceSet {
+		grace = a.rec.Grace
+	}
+	end := a.end
+	if end == nil {
+		end = &ending{State: executor.Stopped, Reason: "Stopped", ExitCode: -1, At: time.Now(), Grace: grace}
+	}
+	return e.beginEnd(ctx, a, end)
+}
+
+// beginEnd records the ending on the Service, then deletes the pods with
+// its grace period. The caller holds a.mu.
+func (e *Executor) beginEnd(ctx context.Context, a *attempt, end *ending) error {
+	b, _ := json.Marshal(end)
+	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{annotEnding: string(b)}}})
+	_, err := e.cs.CoreV1().Services(a.ns).Patch(ctx, a.name, types.MergePatchType, patch, metav1.PatchOptions{})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("record end of %s: %w", a.rec.ID, err)
+	}
+	a.end = end
+	if err := e.deletePods(ctx, a, end.Grace); err != nil {
+		return err
+	}
+	e.queue.Add(a.key)
+	return nil
+}
+
+// deletePods deletes the attempt's pods that still run with grace.
+func (e *Executor) deletePods(ctx context.Context, a *attempt, grace time.Duration) error {
+	secs := int64(math.Ceil(grace.Seconds()))
+	for _, p := range e.podsOf(a) {
+		if p == nil || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+			continue
+		}
+		if p.DeletionTimestamp != nil && p.DeletionGracePeriodSeconds != nil && *p.DeletionGracePeriodSeconds <= secs {
+			continue
+		}
+		err := e.cs.CoreV1().Pods(a.ns).Delete(ctx, p.Name, metav1.DeleteOptions{GracePeriodSeconds: &secs,
+			Preconditions: &metav1.Preconditions{UID: &p.UID}})
+		if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+			return fmt.Errorf("delete pod %s/%s: %w", a.ns, p.Name, err)
+		}
+	}
+	return nil
+}
+
+// podsOf lists the attempt's pods from the cache, by host index.
+func (e *Executor) podsOf(a *attempt) []*corev1.Pod {
+	pods := make([]*corev1.Pod, a.rec.Hosts)
+	objs, _ := e.pods.GetIndexer().ByIndex(podsByAttempt, a.key)
+	for _, o := range objs {
+		p := o.(*corev1.Pod)
+		var i int
+		if _, err := fmt.Sscanf(p.Labels[labelHost], "algo-%d", &i); err == nil && i >= 1 && i <= len(pods) {
+			pods[i-1] = p
+		}
+	}
+	return pods
+}
+
+// Updates delivers the attempts' changes of state.
+func (e *Executor) Updates() <-chan executor.Update { return e.out.ch }
+
+// Attempts lists the attempts found on the cluster with their state.
+func (e *Executor) Attempts(ctx context.Context) ([]executor.Update, error) {
+	e.mu.Lock()
+	all := make([]*attempt, 0, len(e.attempts))
+	for _, a := range e.attempts {
+		all = append(all, a)
+	}
+	e.mu.Unlock()
+	var out []executor.Update
+	now := time.Now()
+	for _, a := range all {
+		a.mu.Lock()
+		u := executor.Update{AttemptID: a.rec.ID, JobID: a.rec.JobID, State: a.reported, At: now}
+		if u.State == "" {
+			v := judge(a.rec, a.end, e.podsOf(a), false, now, e.opts)
+			u.State, u.Reason, u.ExitCode = v.state, v.reason, v.exitCode
+			if u.State == "" {
+				u.State = executor.Running // ending: its update follows
+			}
+		}
+		a.mu.Unlock()
+		out = append(out, u)
+	}
+	return out, nil
+}
+
+// Close stops watching; pods keep running.
+func (e *Executor) Close() error {
+	e.mu.Lock()
+	if e.closed {
+		e.mu.Unlock()
+		return nil
+	}
+	e.closed = true
+	e.mu.Unlock()
+	e.queue.ShutDown()
+	close(e.stop)
+	e.wg.Wait()
+	e.factory.Shutdown()
+	return nil
+}

@@ -1,0 +1,322 @@
+package kube
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"math"
+	"path"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/sharq-dev/sharq/internal/executor"
+	"github.com/sharq-dev/sharq/internal/trainingjob"
+)
+
+// Labels and annotations on sharq's objects.
+const (
+	labelManaged   = "app.kubernetes.io/managed-by"
+	managedBy      = "sharq"
+	labelAttempt   = "sharq.dev/attempt" // the attempt's key (objectName)
+	labelJob       = "sharq.dev/job"     // the job ID, when it is a valid label value
+	labelHost      = "sharq.dev/host"    // algo-1 ... algo-N
+	annotAttempt   = "sharq.dev/attempt" // the record: attemptRecord as JSON
+	annotEnding    = "sharq.dev/ending"  // why the attempt is being ended: ending as JSON
+	containerName  = "algo"
+	graceEnv       = "SHARQ_STOP_GRACE_SECONDS"
+	checkpointPath = "/opt/ml/checkpoints"
+)
+
+// attemptRecord is what the executor keeps of an attempt on its Service, so
+// that a restarted executor knows it again.
+type attemptRecord struct {
+	ID    string        `json:"id"`
+	JobID string        `json:"jobID"`
+	Hosts int           `json:"hosts"`
+	Grace time.Duration `json:"grace"`
+	// GraceSet tells that the payload set Grace (SHARQ_STOP_GRACE_SECONDS):
+	// it then overrides the grace period Stop is given.
+	GraceSet bool          `json:"graceSet,omitempty"`
+	Timeout  time.Duration `json:"timeout,omitempty"`
+}
+
+// objectName names an attempt's Service and, with "-algo-N", its pods: a
+// DNS label made of the job name and a hash of the attempt ID, so that
+// every create is idempotent by attempt ID.
+func objectName(a executor.Attempt) string {
+	sum := sha256.Sum256([]byte(a.ID))
+	return dnsLabel(a.JobName, 30) + "-" + hex.EncodeToString(sum[:8])
+}
+
+// spec is an attempt turned into Kubernetes objects.
+type spec struct {
+	rec  attemptRecord
+	ns   string
+	name string
+	svc  *corev1.Service
+	pods []*corev1.Pod
+}
+
+// build turns an attempt into its Service and pods. An error means the
+// attempt cannot run as asked (executor.Permanent).
+func (o Options) build(a executor.Attempt) (*spec, error) {
+	j, err := trainingjob.Parse(a.Payload)
+	if err != nil {
+		return nil, err
+	}
+	image := j.AlgorithmSpecification.TrainingImage
+	if image == "" {
+		return nil, fmt.Errorf("no AlgorithmSpecification.TrainingImage in the payload")
+	}
+	grace, graceSet, err := graceOf(j, o.DefaultGrace)
+	if err != nil {
+		return nil, err
+	}
+	types := hostTypes(a, j)
+	if len(types) == 0 {
+		return nil, fmt.Errorf("no instances to run: no ResourceConfig in the payload")
+	}
+	s := &spec{ns: o.namespaceFor(a.Queue, a.Share), name: objectName(a)}
+	s.rec = attemptRecord{ID: a.ID, JobID: a.JobID, Hosts: len(types), Grace: grace, GraceSet: graceSet,
+		Timeout: timeout(a.Timeout, j.StoppingCondition.MaxRuntimeInSeconds)}
+	rec, _ := json.Marshal(s.rec)
+	labels := s.labels(a)
+	s.svc = &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: s.name, Namespace: s.ns, Labels: labels,
+			Annotations: map[string]string{annotAttempt: string(rec)}},
+		// Headless: it gives the pods their DNS names (SM_HOSTS) and owns them.
+		Spec: corev1.ServiceSpec{ClusterIP: corev1.ClusterIPNone, Selector: map[string]string{labelAttempt: s.name},
+			PublishNotReadyAddresses: true},
+	}
+	hosts := make([]string, len(types))
+	for i := range types {
+		hosts[i] = "algo-" + strconv.Itoa(i+1) + "." + s.name
+	}
+	env := o.environment(a, j, hosts)
+	for i, typ := range types {
+		it, ok := o.Table.Types[typ]
+		if !ok {
+			return nil, fmt.Errorf("instance type %q is not in the instance-type table", typ)
+		}
+		p, err := o.pod(s, labels, i, typ, it, image, j, env, grace)
+		if err != nil {
+			return nil, err
+		}
+		s.pods = append(s.pods, p)
+	}
+	return s, nil
+}
+
+func (s *spec) labels(a executor.Attempt) map[string]string {
+	l := map[string]string{labelManaged: managedBy, labelAttempt: s.name}
+	if a.JobID != "" && dnsLabel(a.JobID, 63) == strings.ToLower(a.JobID) {
+		l[labelJob] = a.JobID
+	}
+	return l
+}
+
+func (o Options) pod(s *spec, labels map[string]string, i int, typ string, it InstanceType, image string,
+	j *trainingjob.Request, env []corev1.EnvVar, grace time.Duration) (*corev1.Pod, error) {
+	host := "algo-" + strconv.Itoa(i+1)
+	pl := map[string]string{labelHost: host}
+	for k, v := range labels {
+		pl[k] = v
+	}
+	res, err := it.resources()
+	if err != nil {
+		return nil, err
+	}
+	graceSecs := int64(math.Ceil(grace.Seconds()))
+	c := corev1.Container{
+		Name: containerName, Image: image,
+		Command: j.AlgorithmSpecification.ContainerEntrypoint, Args: j.AlgorithmSpecification.ContainerArguments,
+		Env:       append(append([]corev1.EnvVar{}, env...), o.hostEnv(host, s.name, typ, it)...),
+		Resources: res,
+	}
+	mounts, vols := o.volumes(j, s.rec.JobID)
+	c.VolumeMounts = mounts
+	selector := it.NodeSelector
+	if selector == nil {
+		selector = map[string]string{o.Table.NodeLabel: strings.TrimPrefix(typ, "ml.")}
+	}
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: s.name + "-" + host, Namespace: s.ns, Labels: pl,
+			Annotations: map[string]string{annotAttempt: s.svc.Annotations[annotAttempt]}},
+		Spec: corev1.PodSpec{
+			Containers: []corev1.Container{c}, Volumes: vols,
+			RestartPolicy:                 corev1.RestartPolicyNever,
+			TerminationGracePeriodSeconds: &graceSecs,
+			Hostname:                      host, Subdomain: s.name,
+			NodeSelector: selector, Tolerations: it.Tolerations,
+			AutomountServiceAccountToken: new(bool),
+		},
+	}, nil
+}
+
+func (it InstanceType) resources() (corev1.ResourceRequirements, error) {
+	r := corev1.ResourceList{}
+	for name, q := range map[corev1.ResourceName]string{corev1.ResourceCPU: it.CPU, corev1.ResourceMemory: it.Memory} {
+		if q == "" {
+			continue
+		}
+		v, err := resource.ParseQuantity(q)
+		if err != nil {
+			return corev1.ResourceRequirements{}, err
+		}
+		r[name] = v
+	}
+	if it.GPUs > 0 {
+		r["nvidia.com/gpu"] = *resource.NewQuantity(int64(it.GPUs), resource.DecimalSI)
+	}
+	// Requests equal to limits: the pod gets what the instance type promises.
+	return corev1.ResourceRequirements{Requests: r, Limits: r.DeepCopy()}, nil
+}
+
+// environment is the payload's Environment and the SageMaker training
+// variables common to all hosts, in a stable order.
+func (o Options) environment(a executor.Attempt, j *trainingjob.Request, hosts []string) []corev1.EnvVar {
+	var env []corev1.EnvVar
+	for _, k := range sortedKeys(j.Environment) {
+		env = append(env, corev1.EnvVar{Name: k, Value: j.Environment[k]})
+	}
+	set := func(k, v string) { env = append(env, corev1.EnvVar{Name: k, Value: v}) }
+	hps := j.HyperParameters.Strings()
+	set("TRAINING_JOB_NAME", a.ID)
+	set("SM_HPS", jsonString(hps))
+	for _, k := range sortedKeys(hps) {
+		set("SM_HP_"+strings.ToUpper(k), hps[k])
+	}
+	ch := o.channels(j)
+	set("SM_CHANNELS", jsonString(sortedKeys(ch)))
+	for _, k := range sortedKeys(ch) {
+		set("SM_CHANNEL_"+strings.ToUpper(k), ch[k])
+	}
+	set("SM_HOSTS", jsonString(hosts))
+	set("SM_MODEL_DIR", "/opt/ml/model")
+	set("SM_OUTPUT_DIR", "/opt/ml/output")
+	set("SM_OUTPUT_DATA_DIR", "/opt/ml/output/data")
+	set("SM_CHECKPOINT_DIR", checkpointDir(j))
+	return env
+}
+
+func (o Options) hostEnv(host, svc, typ string, it InstanceType) []corev1.EnvVar {
+	return []corev1.EnvVar{
+		{Name: "SM_CURRENT_HOST", Value: host + "." + svc},
+		{Name: "SM_CURRENT_INSTANCE_TYPE", Value: typ},
+		{Name: "SM_NUM_GPUS", Value: strconv.Itoa(it.GPUs)},
+		{Name: "SM_NUM_CPUS", ValueFrom: &corev1.EnvVarSource{ResourceFieldRef: &corev1.ResourceFieldSelector{
+			ContainerName: containerName, Resource: "limits.cpu"}}},
+	}
+}
+
+// channels maps channel names to paths in the pod: a channel whose URI (or
+// file-system directory) starts with a volume's uriPrefix is read from that
+// volume.
+func (o Options) channels(j *trainingjob.Request) map[string]string {
+	ch := map[string]string{}
+	for _, c := range j.InputDataConfig {
+		uri := ""
+		switch ds := c.DataSource; {
+		case ds.FileSystemDataSource != nil:
+			uri = ds.FileSystemDataSource.DirectoryPath
+		case ds.S3DataSource != nil:
+			uri = ds.S3DataSource.S3Uri
+		}
+		for _, v := range o.Table.Volumes {
+			if v.URIPrefix != "" && strings.HasPrefix(uri, v.URIPrefix) {
+				ch[c.ChannelName] = path.Join(v.MountPath, strings.TrimPrefix(uri, v.URIPrefix))
+				break
+			}
+		}
+	}
+	return ch
+}
+
+// volumes mounts the table's volumes and the job's checkpoint directory.
+func (o Options) volumes(j *trainingjob.Request, jobID string) ([]corev1.VolumeMount, []corev1.Volume) {
+	var mounts []corev1.VolumeMount
+	var vols []corev1.Volume
+	for _, v := range o.Table.Volumes {
+		vols = append(vols, corev1.Volume{Name: v.Name, VolumeSource: v.Source})
+		mounts = append(mounts, corev1.VolumeMount{Name: v.Name, MountPath: v.MountPath})
+	}
+	if c := o.Table.Checkpoints; c != nil {
+		mounts = append(mounts, corev1.VolumeMount{Name: c.Volume, MountPath: checkpointDir(j),
+			SubPath: path.Join(c.Path, dnsLabel(jobID, 63))})
+	}
+	return mounts, vols
+}
+
+func checkpointDir(j *trainingjob.Request) string {
+	if j.CheckpointConfig.LocalPath != "" {
+		return j.CheckpointConfig.LocalPath
+	}
+	return checkpointPath
+}
+
+// graceOf is the payload's SHARQ_STOP_GRACE_SECONDS, else def.
+func graceOf(j *trainingjob.Request, def time.Duration) (time.Duration, bool, error) {
+	v, ok := j.Environment[graceEnv]
+	if !ok {
+		return def, false, nil
+	}
+	secs, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+	if err != nil || !(secs >= 0) || secs > 365*24*3600 {
+		return 0, false, fmt.Errorf("%s=%q is not a number of seconds", graceEnv, v)
+	}
+	return time.Duration(secs * float64(time.Second)), true, nil
+}
+
+// hostTypes lists each host's instance type: the dispatched capacity, else
+// the payload's ResourceConfig.
+func hostTypes(a executor.Attempt, j *trainingjob.Request) []string {
+	var types []string
+	for _, in := range a.Instances {
+		for range in.Count {
+			types = append(types, in.Type)
+		}
+	}
+	if len(types) > 0 || j.ResourceConfig == nil {
+		return types
+	}
+	n := 1
+	if c := j.ResourceConfig.InstanceCount; c != nil {
+		n = max(*c, 1)
+	}
+	for range n {
+		types = append(types, j.ResourceConfig.InstanceType)
+	}
+	return types
+}
+
+// timeout is the shorter of the attempt's timeout and MaxRuntimeInSeconds.
+func timeout(attempt time.Duration, maxRuntime int64) time.Duration {
+	t := attempt
+	if maxRuntime > 0 && maxRuntime < math.MaxInt64/int64(time.Second) {
+		if m := time.Duration(maxRuntime) * time.Second; t <= 0 || m < t {
+			t = m
+		}
+	}
+	return max(t, 0)
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func jsonString(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
