@@ -105,13 +105,17 @@ type jobSpec struct {
 	retries   *int32            // preemptionRetriesBeforeTermination
 }
 
+// trainingImage is the payloads' image, which only the kube executor runs.
+const trainingImage = "registry.example/train:1"
+
 // payload is a CreateTrainingJob request for count ml.g5.xlarge
 // instances. The local executor runs `sleep 600`; the simulated one runs
-// until stopped unless env sets SHARQ_SIMULATED_RUNTIME_MS.
+// until stopped unless env sets SHARQ_SIMULATED_RUNTIME_MS; on kwok's nodes
+// the kube executor's pods run until deleted unless env sets KWOK_RUN.
 func payload(count int, env map[string]string) string {
 	p := map[string]any{
 		"TrainingJobName": "t",
-		"AlgorithmSpecification": map[string]any{"TrainingInputMode": "File",
+		"AlgorithmSpecification": map[string]any{"TrainingInputMode": "File", "TrainingImage": trainingImage,
 			"ContainerEntrypoint": []string{"sleep"}, "ContainerArguments": []string{"600"}},
 		"ResourceConfig": map[string]any{"InstanceType": g5, "InstanceCount": count, "VolumeSizeInGB": 10},
 	}

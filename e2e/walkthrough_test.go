@@ -23,6 +23,18 @@ var trainingJobArn = regexp.MustCompile(`^arn:aws[a-z-]*:sagemaker:[a-z0-9-]*:[0
 func TestWalkthroughSDK(t *testing.T) {
 	t.Parallel()
 	s := startServer(t, serverOptions{executor: "local", args: []string{"--stop-grace", "5s"}})
+	walkthroughSDK(t, s)
+	eventually(t, 30*time.Second, func() error {
+		if pids := processesUnder(s.dataDir, s.cmd.Process.Pid); len(pids) > 0 {
+			return notYet("processes %v of terminated jobs still run", pids)
+		}
+		return nil
+	})
+	s.stop()
+}
+
+// walkthroughSDK runs the walkthrough on a fresh server and ends every job.
+func walkthroughSDK(t *testing.T, s *server) {
 	c := s.client()
 	setUpWalkthrough(t, c, 3)
 	running := []types.ServiceJobStatus{types.ServiceJobStatusRunning}
@@ -163,7 +175,7 @@ func TestWalkthroughSDK(t *testing.T) {
 		t.Errorf("qs1_job_fragile FAILED with statusReason %q after %d preemptions, want a preemption reason after 1", r, preempted(f))
 	}
 
-	// End every job; the local executor's processes must go with them.
+	// End every job; the executor's processes or pods must go with them.
 	for _, job := range live {
 		_, err := c.TerminateServiceJob(ctx(t), &batch.TerminateServiceJobInput{JobId: aws.String(job), Reason: aws.String("walkthrough over")})
 		fatalIf(t, "TerminateServiceJob", err)
@@ -171,13 +183,6 @@ func TestWalkthroughSDK(t *testing.T) {
 	for _, job := range live {
 		waitStatus(t, c, job, types.ServiceJobStatusFailed, types.ServiceJobStatusSucceeded)
 	}
-	eventually(t, 30*time.Second, func() error {
-		if pids := processesUnder(s.dataDir, s.cmd.Process.Pid); len(pids) > 0 {
-			return notYet("processes %v of terminated jobs still run", pids)
-		}
-		return nil
-	})
-	s.stop()
 }
 
 // terminate terminates a job and waits until it is FAILED with the reason.

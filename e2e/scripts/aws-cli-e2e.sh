@@ -8,7 +8,8 @@
 #
 # The server must have no resources yet. Jobs run `sleep 600` (local
 # executor) or until stopped (simulated executor: the payload declares no
-# runtime), so they stay RUNNING until this script ends them.
+# runtime; kube executor on kwok's nodes), so they stay RUNNING until this
+# script ends them.
 set -euo pipefail
 
 ENDPOINT=${1:?usage: aws-cli-e2e.sh ENDPOINT_URL}
@@ -115,7 +116,7 @@ fails() {
 
 QUEUE=my-sm-training-qm-jq
 SE=my-sm-training-qm-se
-PAYLOAD='{"TrainingJobName":"t","ResourceConfig":{"InstanceType":"ml.g5.xlarge","InstanceCount":1,"VolumeSizeInGB":10},"AlgorithmSpecification":{"TrainingInputMode":"File","ContainerEntrypoint":["sleep"],"ContainerArguments":["600"]}}'
+PAYLOAD='{"TrainingJobName":"t","ResourceConfig":{"InstanceType":"ml.g5.xlarge","InstanceCount":1,"VolumeSizeInGB":10},"AlgorithmSpecification":{"TrainingInputMode":"File","TrainingImage":"registry.example/train:1","ContainerEntrypoint":["sleep"],"ContainerArguments":["600"]}}'
 
 # submit NAME SHARE PRIORITY: submits a job; its ARN is in $job.
 submit() {

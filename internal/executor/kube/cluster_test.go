@@ -3,84 +3,35 @@ package kube
 import (
 	"context"
 	"fmt"
-	"os"
-	"regexp"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
 	"github.com/sharq-dev/sharq/internal/executor"
+	"github.com/sharq-dev/sharq/internal/executor/kube/kubetest"
 )
-
-// The tests run against the cluster that .ci/kube/up starts: a real
-// kube-apiserver and kube-scheduler, with kwok's nodes (see
-// .ci/kube/stages.yaml for how the pods' KWOK_* variables drive them).
-// SHARQ_KUBECONFIG names its kubeconfig; without it the tests skip,
-// unless SHARQ_REQUIRE_KUBE=1 (as in CI) makes that a failure.
 
 // testPool labels the nodes this package makes, so that its pods land on
 // no other package's nodes.
 const testPool = "kube-executor"
 
-var clusterOnce struct {
-	sync.Once
-	cfg *rest.Config
-	err error
-}
-
-// cluster returns the test cluster's configuration, with this package's
-// nodes made.
+// cluster is the test cluster (see kubetest), with this package's nodes.
 func cluster(t *testing.T) (*rest.Config, kubernetes.Interface) {
 	t.Helper()
-	path := os.Getenv("SHARQ_KUBECONFIG")
-	if path == "" {
-		msg := "no Kubernetes test cluster: start one with .ci/kube/up DIR and set SHARQ_KUBECONFIG=DIR/kubeconfig"
-		if os.Getenv("SHARQ_REQUIRE_KUBE") == "1" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
+	cfg, err := LoadConfig(kubetest.Kubeconfig(t))
+	if err != nil {
+		t.Fatal(err)
 	}
-	clusterOnce.Do(func() {
-		clusterOnce.cfg, clusterOnce.err = LoadConfig(path)
-		if clusterOnce.err == nil {
-			clusterOnce.err = makeNodes(clusterOnce.cfg)
-		}
-	})
-	if clusterOnce.err != nil {
-		t.Fatal(clusterOnce.err)
-	}
-	return clusterOnce.cfg, kubernetes.NewForConfigOrDie(clusterOnce.cfg)
-}
-
-// makeNodes makes kwok nodes of two instance types, 8 GPUs each.
-func makeNodes(cfg *rest.Config) error {
 	cs := kubernetes.NewForConfigOrDie(cfg)
-	for i, typ := range []string{"g5.xlarge", "g5.xlarge", "g5.12xlarge"} {
-		name := fmt.Sprintf("%s-%d", testPool, i)
-		caps := corev1.ResourceList{"cpu": resource.MustParse("64"), "memory": resource.MustParse("256Gi"),
-			"pods": resource.MustParse("110"), "nvidia.com/gpu": resource.MustParse("8")}
-		n := &corev1.Node{
-			ObjectMeta: metav1.ObjectMeta{Name: name,
-				Labels: map[string]string{"type": "kwok", "kubernetes.io/hostname": name,
-					"node.kubernetes.io/instance-type": typ, "sharq.dev/test-pool": testPool},
-				Annotations: map[string]string{"kwok.x-k8s.io/node": "fake"}},
-			Spec:   corev1.NodeSpec{Taints: []corev1.Taint{{Key: "nvidia.com/gpu", Value: "present", Effect: corev1.TaintEffectNoSchedule}}},
-			Status: corev1.NodeStatus{Capacity: caps, Allocatable: caps},
-		}
-		_, err := cs.CoreV1().Nodes().Create(context.Background(), n, metav1.CreateOptions{})
-		if err != nil && !apierrors.IsAlreadyExists(err) {
-			return fmt.Errorf("make node %s: %w", name, err)
-		}
-	}
-	return nil
+	kubetest.Nodes(t, cs, testPool, "g5.xlarge", 2, 8)
+	kubetest.Nodes(t, cs, testPool, "g5.12xlarge", 1, 8)
+	return cfg, cs
 }
 
 // testTable places ml.g5.xlarge (1 GPU) and ml.g5.12xlarge (4 GPUs) on the
@@ -88,40 +39,13 @@ func makeNodes(cfg *rest.Config) error {
 func testTable() Table {
 	tol := []corev1.Toleration{{Key: "nvidia.com/gpu", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}}
 	sel := func(typ string) map[string]string {
-		return map[string]string{"node.kubernetes.io/instance-type": typ, "sharq.dev/test-pool": testPool}
+		return map[string]string{"node.kubernetes.io/instance-type": typ, kubetest.PoolLabel: testPool}
 	}
 	return Table{Types: map[string]InstanceType{
 		"ml.g5.xlarge":   {GPUs: 1, CPU: "3", Memory: "14Gi", NodeSelector: sel("g5.xlarge"), Tolerations: tol},
 		"ml.g5.12xlarge": {GPUs: 4, CPU: "46", Memory: "180Gi", NodeSelector: sel("g5.12xlarge"), Tolerations: tol},
 		"ml.p5.48xlarge": {GPUs: 8, NodeSelector: sel("p5.48xlarge"), Tolerations: tol},
 	}}
-}
-
-var notName = regexp.MustCompile(`[^a-z0-9-]+`)
-
-// testNamespace is a namespace of the test's own; its pods and services
-// are deleted when the test ends (this cluster runs no namespace
-// controller to do it).
-func testNamespace(t *testing.T, cs kubernetes.Interface) string {
-	ns := "t-" + strings.Trim(notName.ReplaceAllString(strings.ToLower(t.Name()), "-"), "-")
-	if len(ns) > 63 {
-		ns = ns[:63]
-	}
-	t.Cleanup(func() { wipe(cs, ns) })
-	wipe(cs, ns)
-	return ns
-}
-
-func wipe(cs kubernetes.Interface, ns string) {
-	ctx := context.Background()
-	zero := int64(0)
-	cs.CoreV1().Pods(ns).DeleteCollection(ctx, metav1.DeleteOptions{GracePeriodSeconds: &zero}, metav1.ListOptions{})
-	svcs, _ := cs.CoreV1().Services(ns).List(ctx, metav1.ListOptions{})
-	if svcs != nil {
-		for _, s := range svcs.Items {
-			cs.CoreV1().Services(ns).Delete(ctx, s.Name, metav1.DeleteOptions{})
-		}
-	}
 }
 
 // harness is an executor on the test cluster and what it reported.
@@ -139,7 +63,7 @@ type harness struct {
 func newHarness(t *testing.T, tweak ...func(*Options)) *harness {
 	t.Helper()
 	cfg, cs := cluster(t)
-	h := &harness{t: t, cs: cs, ns: testNamespace(t, cs)}
+	h := &harness{t: t, cs: cs, ns: kubetest.Namespace(t, cs, "")}
 	h.opts = Options{Config: cfg, Namespace: h.ns, Table: testTable(), DefaultGrace: 5 * time.Second,
 		ForceAfter: 2 * time.Second}
 	for _, f := range tweak {

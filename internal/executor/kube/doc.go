@@ -1,0 +1,53 @@
+// Package kube is the executor backend that runs an attempt as pods on a
+// Kubernetes cluster. sharq decides who runs; the cluster's own
+// kube-scheduler binds the pods to nodes. It sits on the shell side of the
+// core/shell boundary and implements executor.Executor and
+// executor.LogReader.
+//
+// # Objects
+//
+// An attempt is one headless Service and one pod per instance (hosts
+// algo-1 to algo-N), named after the job and a hash of the attempt ID, so
+// that every create is idempotent by attempt ID. The Service owns the pods,
+// gives them their DNS names (SM_HOSTS, SM_CURRENT_HOST: algo-N.<service>)
+// and carries the attempt's record in an annotation, which is how a
+// restarted executor knows its attempts again. Every object is labelled
+// app.kubernetes.io/managed-by=sharq, sharq.dev/attempt and sharq.dev/job.
+// The namespace comes from Options.Namespace, per queue or share with
+// {queue} and {share}.
+//
+// A pod runs AlgorithmSpecification.TrainingImage with ContainerEntrypoint
+// and ContainerArguments as command and args, the payload's Environment and
+// the SageMaker variables the local executor sets, the resources,
+// nodeSelector and tolerations of its instance type in the Table, and
+// terminationGracePeriodSeconds = the grace period. RestartPolicy is Never:
+// retries are sharq's (retryStrategy), not the kubelet's.
+//
+// # States
+//
+// Informers on sharq's pods and Services drive a work queue of attempts;
+// each is judged from its pods (judge): Starting while any pod is pending,
+// Running once all run, Succeeded once all succeeded, Failed when one
+// fails ("exit code N: <reason>: <last log lines>") or cannot pull its
+// image. A pod unschedulable for longer than Options.Unschedulable, evicted,
+// or deleted by someone else makes the attempt Lost, which the engine
+// requeues without using a retry. A timeout (Attempt.Timeout or
+// MaxRuntimeInSeconds) counts from Running.
+//
+// # Ending
+//
+// To end an attempt (Stop, a failed instance, a timeout, a loss) the
+// executor first writes the ending on the Service, then deletes the pods
+// that still run with the grace period; the attempt reports its terminal
+// state only once they are gone, since their capacity is free only then.
+// A pod still there ForceAfter past its grace period is force-deleted and
+// the reason says so. Ended attempts keep their pods (for the logs) for
+// KeepEnded, then their Service and pods are deleted.
+//
+// # Restarts
+//
+// New lists sharq's Services and pods: attempts are adopted with their
+// endings, those that ended meanwhile are reported by Attempts, and pods
+// whose Service is gone are deleted as orphans. Close stops watching and
+// leaves every pod running.
+package kube
