@@ -46,7 +46,8 @@ func startKube(t *testing.T, args ...string) *kubeServer {
 	for _, s := range walkthroughShares {
 		kubetest.Namespace(t, cs, s.name)
 	}
-	args = append([]string{"--kubeconfig", kc, "--kube-instance-types", table,
+	// Each test's server is a sharq of its own: it must leave the others' pods alone.
+	args = append([]string{"--kubeconfig", kc, "--kube-instance", prefix, "--kube-instance-types", table,
 		"--kube-namespace", prefix + "-{share}"}, args...)
 	return &kubeServer{server: startServer(t, serverOptions{executor: "kube", args: args}), cs: cs, prefix: prefix, args: args}
 }

@@ -14,6 +14,7 @@ import (
 // kubeFlags are the options of --executor kube.
 type kubeFlags struct {
 	kubeconfig    string
+	instance      string
 	namespace     string
 	table         string
 	unschedulable time.Duration
@@ -23,6 +24,7 @@ type kubeFlags struct {
 
 func (k *kubeFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&k.kubeconfig, "kubeconfig", "", "kube executor: kubeconfig file (default: $KUBECONFIG, ~/.kube/config, else the pod's service account)")
+	fs.StringVar(&k.instance, "kube-instance", "sharq", "kube executor: this sharq's name among others on the cluster (label sharq.dev/instance): it adopts and deletes only its own pods")
 	fs.StringVar(&k.namespace, "kube-namespace", "sharq", "kube executor: namespace of the jobs' pods; {queue} and {share} in it name one per job queue or quota share")
 	fs.StringVar(&k.table, "kube-instance-types", "", "kube executor: the instance-type table, a YAML file (see examples/kube/instance-types.yaml)")
 	fs.DurationVar(&k.unschedulable, "kube-unschedulable-timeout", 5*time.Minute, "kube executor: how long a pod may stay unschedulable before its job is requeued")
@@ -43,7 +45,7 @@ func openKube(cfg serveConfig, log *slog.Logger) (executor.Executor, error) {
 		return nil, err
 	}
 	return kube.New(context.Background(), kube.Options{
-		Config: rc, Namespace: cfg.kube.namespace, Table: table, DefaultGrace: cfg.grace,
+		Config: rc, Instance: cfg.kube.instance, Namespace: cfg.kube.namespace, Table: table, DefaultGrace: cfg.grace,
 		Unschedulable: cfg.kube.unschedulable, ForceAfter: cfg.kube.forceAfter, KeepEnded: cfg.kube.keepEnded,
 		Logger: log,
 	})

@@ -94,7 +94,7 @@ func New(ctx context.Context, opts Options) (*Executor, error) {
 		attempts: map[string]*attempt{}, byID: map[string]*attempt{}, nsReady: map[string]bool{},
 	}
 	fopts := []informers.SharedInformerOption{informers.WithTweakListOptions(func(o *metav1.ListOptions) {
-		o.LabelSelector = labelManaged + "=" + managedBy
+		o.LabelSelector = labelManaged + "=" + managedBy + "," + labelInstance + "=" + opts.Instance
 	})}
 	if opts.fixedNamespace() {
 		fopts = append(fopts, informers.WithNamespace(opts.Namespace))

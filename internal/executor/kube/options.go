@@ -22,6 +22,10 @@ type Options struct {
 	// "{share}" in it are replaced by the job's queue and quota share
 	// (lowercased, made a DNS label). Default "sharq".
 	Namespace string
+	// Instance names this sharq among others on the cluster (label
+	// sharq.dev/instance; default "sharq"): it watches, adopts and deletes
+	// only its own objects.
+	Instance string
 	// Table maps instance types to pod resources and placement.
 	Table Table
 	// DefaultGrace is the pods' terminationGracePeriodSeconds.
@@ -124,6 +128,9 @@ func (t Table) validate() error {
 func (o Options) withDefaults() (Options, error) {
 	if o.Config == nil {
 		return o, fmt.Errorf("kube executor: no API server configuration")
+	}
+	if o.Instance == "" {
+		o.Instance = "sharq"
 	}
 	if o.Namespace == "" {
 		o.Namespace = "sharq"

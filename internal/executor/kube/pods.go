@@ -24,11 +24,12 @@ import (
 const (
 	labelManaged   = "app.kubernetes.io/managed-by"
 	managedBy      = "sharq"
-	labelAttempt   = "sharq.dev/attempt" // the attempt's key (objectName)
-	labelJob       = "sharq.dev/job"     // the job ID, when it is a valid label value
-	labelHost      = "sharq.dev/host"    // algo-1 ... algo-N
-	annotAttempt   = "sharq.dev/attempt" // the record: attemptRecord as JSON
-	annotEnding    = "sharq.dev/ending"  // why the attempt is being ended: ending as JSON
+	labelAttempt   = "sharq.dev/attempt"  // the attempt's key (objectName)
+	labelJob       = "sharq.dev/job"      // the job ID, when it is a valid label value
+	labelHost      = "sharq.dev/host"     // algo-1 ... algo-N
+	labelInstance  = "sharq.dev/instance" // Options.Instance
+	annotAttempt   = "sharq.dev/attempt"  // the record: attemptRecord as JSON
+	annotEnding    = "sharq.dev/ending"   // why the attempt is being ended: ending as JSON
 	containerName  = "algo"
 	graceEnv       = "SHARQ_STOP_GRACE_SECONDS"
 	checkpointPath = "/opt/ml/checkpoints"
@@ -88,6 +89,7 @@ func (o Options) build(a executor.Attempt) (*spec, error) {
 		Timeout: timeout(a.Timeout, j.StoppingCondition.MaxRuntimeInSeconds)}
 	rec, _ := json.Marshal(s.rec)
 	labels := s.labels(a)
+	labels[labelInstance] = o.Instance
 	s.svc = &corev1.Service{
 		ObjectMeta: metav1.ObjectMeta{Name: s.name, Namespace: s.ns, Labels: labels,
 			Annotations: map[string]string{annotAttempt: string(rec)}},

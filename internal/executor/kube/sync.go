@@ -154,12 +154,23 @@ func (e *Executor) deleteObjects(ctx context.Context, a *attempt) error {
 func (e *Executor) syncUnknown(ctx context.Context, key string) error {
 	ns, name, _ := strings.Cut(key, "/")
 	if s, err := e.svcs.Services(ns).Get(name); err == nil {
-		if e.adopt(s) == nil {
-			return nil
-		}
-		return nil // adopt queued it
+		e.adopt(s) // which queues it again
+		return nil
 	}
 	objs, _ := e.pods.GetIndexer().ByIndex(podsByAttempt, key)
+	if len(objs) == 0 {
+		return nil
+	}
+	// The Service's watch may lag the pods': only the API server says it
+	// is gone.
+	s, err := e.cs.CoreV1().Services(ns).Get(ctx, name, metav1.GetOptions{})
+	if err == nil {
+		e.adopt(s)
+		return nil
+	}
+	if !apierrors.IsNotFound(err) {
+		return err
+	}
 	for _, o := range objs {
 		p := o.(*corev1.Pod)
 		if p.DeletionTimestamp != nil {
