@@ -13,6 +13,7 @@ import (
 
 	"github.com/sharq-dev/sharq/internal/engine"
 	"github.com/sharq-dev/sharq/internal/executor"
+	"github.com/sharq-dev/sharq/internal/record"
 	"github.com/sharq-dev/sharq/internal/store"
 	"github.com/sharq-dev/sharq/internal/store/sqlite"
 )
@@ -325,7 +326,7 @@ func deliver(ctx context.Context, eng *engine.Engine, rec *recorder, at time.Tim
 
 func seedCluster(ctx context.Context, eng *engine.Engine) error {
 	pol, err := eng.CreateSchedulingPolicy(ctx, engine.CreateSchedulingPolicyInput{
-		Name: "seed", QuotaSharePolicy: &engine.QuotaSharePolicy{IdleResourceAssignmentStrategy: "FIFO"}})
+		Name: "seed", QuotaSharePolicy: &record.QuotaSharePolicy{IdleResourceAssignmentStrategy: "FIFO"}})
 	if err != nil {
 		return err
 	}
@@ -336,20 +337,20 @@ func seedCluster(ctx context.Context, eng *engine.Engine) error {
 	}{{seedDone, "d", 4, 250_000}, {seedWait, "w", seedWaitShares, seedShareCapacity}} {
 		if _, err := eng.CreateServiceEnvironment(ctx, engine.CreateServiceEnvironmentInput{
 			Name: q.name + "-se", Type: "SAGEMAKER_TRAINING",
-			CapacityLimits: []engine.CapacityLimit{{CapacityUnit: seedInstance, MaxCapacity: q.shares * q.shareN}}}); err != nil {
+			CapacityLimits: []record.CapacityLimit{{CapacityUnit: seedInstance, MaxCapacity: q.shares * q.shareN}}}); err != nil {
 			return err
 		}
 		if _, err := eng.CreateJobQueue(ctx, engine.CreateJobQueueInput{
 			Name: q.name, Priority: 1, Type: "SAGEMAKER_TRAINING", SchedulingPolicyArn: pol.Arn,
-			ServiceEnvironmentOrder: []engine.ServiceEnvironmentOrder{{Order: 1, ServiceEnvironment: q.name + "-se"}}}); err != nil {
+			ServiceEnvironmentOrder: []record.ServiceEnvironmentOrder{{Order: 1, ServiceEnvironment: q.name + "-se"}}}); err != nil {
 			return err
 		}
 		for s := range q.shares {
 			if _, err := eng.CreateQuotaShare(ctx, engine.CreateQuotaShareInput{
 				Name: fmt.Sprintf("%s%d", q.prefix, s), JobQueue: q.name,
-				CapacityLimits:               []engine.CapacityLimit{{CapacityUnit: seedInstance, MaxCapacity: q.shareN}},
-				ResourceSharingConfiguration: engine.ResourceSharingConfiguration{Strategy: "LEND_AND_BORROW", BorrowLimit: &borrow},
-				PreemptionConfiguration:      engine.QuotaSharePreemptionConfiguration{InSharePreemption: "ENABLED"},
+				CapacityLimits:               []record.CapacityLimit{{CapacityUnit: seedInstance, MaxCapacity: q.shareN}},
+				ResourceSharingConfiguration: record.ResourceSharingConfiguration{Strategy: "LEND_AND_BORROW", BorrowLimit: &borrow},
+				PreemptionConfiguration:      record.QuotaSharePreemptionConfiguration{InSharePreemption: "ENABLED"},
 			}); err != nil {
 				return err
 			}

@@ -23,6 +23,7 @@ import (
 	"github.com/sharq-dev/sharq/internal/batchapi"
 	"github.com/sharq-dev/sharq/internal/engine"
 	"github.com/sharq-dev/sharq/internal/executor/simulated"
+	"github.com/sharq-dev/sharq/internal/record"
 	"github.com/sharq-dev/sharq/internal/store/sqlite"
 )
 
@@ -128,18 +129,18 @@ func setup(t *testing.T, eng *engine.Engine) (jobs []string) {
 			t.Fatal(err)
 		}
 	}
-	fifo := &engine.QuotaSharePolicy{IdleResourceAssignmentStrategy: "FIFO"}
-	limits := func(n int) []engine.CapacityLimit {
-		return []engine.CapacityLimit{{CapacityUnit: "ml.g5.xlarge", MaxCapacity: n}}
+	fifo := &record.QuotaSharePolicy{IdleResourceAssignmentStrategy: "FIFO"}
+	limits := func(n int) []record.CapacityLimit {
+		return []record.CapacityLimit{{CapacityUnit: "ml.g5.xlarge", MaxCapacity: n}}
 	}
 	must(eng.CreateSchedulingPolicy(ctx, engine.CreateSchedulingPolicyInput{Name: "qm", QuotaSharePolicy: fifo}))
 	must(eng.CreateServiceEnvironment(ctx, engine.CreateServiceEnvironmentInput{Name: "se", Type: "SAGEMAKER_TRAINING", CapacityLimits: limits(4)}))
 	must(eng.CreateJobQueue(ctx, engine.CreateJobQueueInput{Name: "jq", Priority: 1, Type: "SAGEMAKER_TRAINING",
-		ServiceEnvironmentOrder: []engine.ServiceEnvironmentOrder{{Order: 1, ServiceEnvironment: "se"}}, SchedulingPolicyArn: base.SchedulingPolicy("qm")}))
+		ServiceEnvironmentOrder: []record.ServiceEnvironmentOrder{{Order: 1, ServiceEnvironment: "se"}}, SchedulingPolicyArn: base.SchedulingPolicy("qm")}))
 	share := func(name, strategy, state string) engine.CreateQuotaShareInput {
 		return engine.CreateQuotaShareInput{Name: name, JobQueue: "jq", CapacityLimits: limits(4), State: state,
-			ResourceSharingConfiguration: engine.ResourceSharingConfiguration{Strategy: strategy},
-			PreemptionConfiguration:      engine.QuotaSharePreemptionConfiguration{InSharePreemption: "DISABLED"}}
+			ResourceSharingConfiguration: record.ResourceSharingConfiguration{Strategy: strategy},
+			PreemptionConfiguration:      record.QuotaSharePreemptionConfiguration{InSharePreemption: "DISABLED"}}
 	}
 	must(eng.CreateQuotaShare(ctx, share("QS1", "RESERVE", "")))
 	for _, n := range []string{"1", "2"} {
@@ -149,7 +150,7 @@ func setup(t *testing.T, eng *engine.Engine) (jobs []string) {
 			must(eng.CreateServiceEnvironment(ctx, engine.CreateServiceEnvironmentInput{Name: env, Type: "SAGEMAKER_TRAINING", CapacityLimits: limits(1)}))
 		}
 		must(eng.CreateJobQueue(ctx, engine.CreateJobQueueInput{Name: "old" + n, Priority: 1, Type: "SAGEMAKER_TRAINING", State: "DISABLED",
-			ServiceEnvironmentOrder: []engine.ServiceEnvironmentOrder{{Order: 1, ServiceEnvironment: "queue-old" + n}}}))
+			ServiceEnvironmentOrder: []record.ServiceEnvironmentOrder{{Order: 1, ServiceEnvironment: "queue-old" + n}}}))
 		must(eng.CreateQuotaShare(ctx, share("old"+n, "LEND", "DISABLED")))
 		must(nil, eng.TagResource(ctx, base.QuotaShare("jq", "QS1"), map[string]string{"keep" + n: "yes"}))
 	}
@@ -248,7 +249,7 @@ func steps(n string, ended, endedMany, endedConsole, changed string) []step {
 		{"GET /sharq/v1/jobs/{job}/events", "GET", "/sharq/v1/jobs/" + changed + "/events", "", "sharq:GetJobEvents", job},
 		{"GET /sharq/v1/jobs/{job}/logs", "GET", "/sharq/v1/jobs/" + changed + "/logs", "", "sharq:GetLogs", job},
 		{"GET /sharq/v1/events", "GET", "/sharq/v1/events?job=" + changed, "", "sharq:GetEvents", job},
-		{"POST /sharq/v1/dryrun", "POST", "/sharq/v1/dryrun", `{"jobQueue":"jq","quotaShareName":"QS1","serviceRequestPayload":` + payload + `}`, "sharq:DryRunSubmitServiceJob", qs1},
+		{"POST /sharq/v1/dryrun", "POST", "/sharq/v1/dryrun", `{"jobName":"j","jobQueue":"jq","serviceJobType":"SAGEMAKER_TRAINING","quotaShareName":"QS1","serviceRequestPayload":` + payload + `}`, "sharq:DryRunSubmitServiceJob", qs1},
 		{"GET /sharq/v1/stream", "GET", "/sharq/v1/stream", "", "sharq:GetConsoleState", "*"},
 		{"GET /sharq/v1/console/state", "GET", "/sharq/v1/console/state", "", "sharq:GetConsoleState", "*"},
 		{"GET /sharq/v1/console/jobs/{job}", "GET", "/sharq/v1/console/jobs/" + changed, "", "sharq:GetJobDetail", job},
@@ -387,10 +388,10 @@ func fingerprint(t *testing.T, eng *engine.Engine) string {
 		Terminated bool
 	}
 	var out struct {
-		Policies []engine.SchedulingPolicy
-		Envs     []engine.ServiceEnvironment
-		Queues   []engine.JobQueue
-		Shares   []engine.QuotaShare
+		Policies []record.SchedulingPolicy
+		Envs     []record.ServiceEnvironment
+		Queues   []record.JobQueue
+		Shares   []record.QuotaShare
 		Tags     map[string]string
 		Jobs     []jobState
 	}

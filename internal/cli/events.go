@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/sharq-dev/sharq/internal/engine"
+	"github.com/sharq-dev/sharq/internal/batchapi"
 )
 
 type eventsFlags struct {
@@ -88,7 +88,7 @@ func copyEvents(r io.Reader, w io.Writer, jsonLines bool) error {
 			}
 			continue
 		}
-		var ev engine.JobEvent
+		var ev batchapi.Event
 		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
 			return fmt.Errorf("the server sent a malformed event: %w", err)
 		}

@@ -17,7 +17,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/batch"
 	"github.com/aws/aws-sdk-go-v2/service/batch/types"
 
-	"github.com/sharq-dev/sharq/internal/engine"
+	"github.com/sharq-dev/sharq/internal/batchapi"
 	"github.com/sharq-dev/sharq/internal/sharqapi"
 	"github.com/sharq-dev/sharq/internal/trainingjob"
 )
@@ -313,7 +313,7 @@ func atoi(what, s string) (int, error) {
 // dryRun asks the server what the submission would do now, through the
 // same scheduler code on a copy of its state, and prints the answer.
 func dryRun(ctx context.Context, v *verb, c *client, in *batch.SubmitServiceJobInput) error {
-	req := sharqapi.SubmitRequest{
+	req := batchapi.SubmitServiceJobRequest{
 		JobName: aws.ToString(in.JobName), JobQueue: aws.ToString(in.JobQueue), ServiceJobType: string(in.ServiceJobType),
 		ServiceRequestPayload: aws.ToString(in.ServiceRequestPayload), QuotaShareName: aws.ToString(in.QuotaShareName),
 	}
@@ -323,9 +323,9 @@ func dryRun(ctx context.Context, v *verb, c *client, in *batch.SubmitServiceJobI
 	}
 	if pc := in.PreemptionConfiguration; pc != nil && pc.PreemptionRetriesBeforeTermination != nil {
 		n := int(*pc.PreemptionRetriesBeforeTermination)
-		req.PreemptionConfiguration = &engine.JobPreemptionConfiguration{PreemptionRetriesBeforeTermination: &n}
+		req.PreemptionConfiguration = &batchapi.JobPreemptionRequest{PreemptionRetriesBeforeTermination: &n}
 	}
-	out, err := sharqapi.DryRun(ctx, c.http, c.base, req)
+	out, err := sharqapi.RequestDryRun(ctx, c.http, c.base, req)
 	if err != nil {
 		return err
 	}
@@ -359,7 +359,7 @@ func dryRun(ctx context.Context, v *verb, c *client, in *batch.SubmitServiceJobI
 	return nil
 }
 
-func usageText(us []engine.CapacityUsage) string {
+func usageText(us []batchapi.CapacityUsage) string {
 	parts := make([]string, len(us))
 	for i, u := range us {
 		parts[i] = fmt.Sprintf("%g × %s", u.Quantity, u.CapacityUnit)

@@ -7,13 +7,14 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sharq-dev/sharq/internal/record"
 	"github.com/sharq-dev/sharq/internal/store"
 )
 
 // ListServiceJobs lists jobs newest first. With no status and no filter it
 // lists RUNNING jobs; a filter replaces the status, except QUOTA_SHARE_NAME
 // and SHARE_IDENTIFIER, which combine with it.
-func (e *Engine) ListServiceJobs(ctx context.Context, in ListServiceJobsInput) ([]ServiceJob, string, error) {
+func (e *Engine) ListServiceJobs(ctx context.Context, in ListServiceJobsInput) ([]record.Job, string, error) {
 	f := store.JobFilter{After: in.NextToken, Limit: in.MaxResults}
 	if f.Limit <= 0 || f.Limit > 100 {
 		f.Limit = 100
@@ -55,7 +56,7 @@ func (e *Engine) ListServiceJobs(ctx context.Context, in ListServiceJobsInput) (
 			f.Share = v
 		case "SHARE_IDENTIFIER":
 			// Fair-share queues are not served; no job carries one.
-			return []ServiceJob{}, "", nil
+			return []record.Job{}, "", nil
 		default:
 			return nil, "", invalidf("unknown filter name %s", flt.Name)
 		}
@@ -70,7 +71,7 @@ func (e *Engine) ListServiceJobs(ctx context.Context, in ListServiceJobsInput) (
 	if err != nil {
 		return nil, "", &Error{Code: Internal, Message: "internal error", Err: err}
 	}
-	out := make([]ServiceJob, 0, len(rows))
+	out := make([]record.Job, 0, len(rows))
 	e.mu.RLock()
 	defer e.mu.RUnlock()
 	for _, r := range rows {
@@ -78,9 +79,8 @@ func (e *Engine) ListServiceJobs(ctx context.Context, in ListServiceJobsInput) (
 			out = append(out, e.view(j))
 			continue
 		}
-		var j jobRec
-		if jsonErr := unmarshal(r.Doc, &j); jsonErr == nil {
-			out = append(out, j.ServiceJob)
+		if j, err := record.DecodeJob(r.Doc); err == nil {
+			out = append(out, *j)
 		}
 	}
 	return out, next, nil
@@ -93,20 +93,20 @@ func (e *Engine) ListServiceJobs(ctx context.Context, in ListServiceJobsInput) (
 // memory when keep is set (mu held to write), so that a change is committed.
 func (e *Engine) tagsOf(arn string, keep bool) (*map[string]string, func(), error) {
 	if p := e.policies[arn]; p != nil {
-		return &p.Tags, func() { e.touchResource(kindPolicy, arn, p.SchedulingPolicy) }, nil
+		return &p.Tags, func() { e.touchResource(kindPolicy, arn, &p.SchedulingPolicy) }, nil
 	}
 	if name := e.ownName(arn, "service-environment"); name != "" && strings.HasPrefix(arn, "arn:") {
 		if se := e.envs[name]; se != nil {
-			return &se.Tags, func() { e.touchResource(kindEnv, arn, se.ServiceEnvironment) }, nil
+			return &se.Tags, func() { e.touchResource(kindEnv, arn, &se.ServiceEnvironment) }, nil
 		}
 	}
 	if rest := e.ownName(arn, "job-queue"); rest != "" && strings.HasPrefix(arn, "arn:") {
 		if strings.Contains(rest, "/quota-share/") {
 			if _, s, err := e.findShare(arn); err == nil {
-				return &s.Tags, func() { e.touchResource(kindShare, arn, s.QuotaShare) }, nil
+				return &s.Tags, func() { e.touchResource(kindShare, arn, &s.QuotaShare) }, nil
 			}
 		} else if q := e.queues[rest]; q != nil {
-			return &q.Tags, func() { e.touchResource(kindQueue, arn, q.JobQueue) }, nil
+			return &q.Tags, func() { e.touchResource(kindQueue, arn, &q.JobQueue) }, nil
 		}
 	}
 	if strings.Contains(arn, ":service-job/") {

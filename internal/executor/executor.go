@@ -26,6 +26,10 @@ type Attempt struct {
 	// Timeout stops the attempt after this long running (0: none); it then
 	// fails with "Attempt duration exceeded".
 	Timeout time.Duration
+	// Grace is the job's grace period: how long its processes get between
+	// SIGTERM (or the backend's equivalent) and a hard kill when it is
+	// stopped. Stop is passed the same.
+	Grace time.Duration
 }
 
 // Instances is a count of one instance type.

@@ -109,7 +109,7 @@ func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
 func (m *Metrics) ObserveCycle(took time.Duration, events []engine.JobEvent, dispatches []engine.DispatchInfo, preempts []engine.PreemptInfo) {
 	m.cycle.Observe(took.Seconds())
 	for _, ev := range events {
-		m.transitions.WithLabelValues(ev.Detail.Status).Inc()
+		m.transitions.WithLabelValues(ev.Job.Status).Inc()
 	}
 	for _, d := range dispatches {
 		m.dispatches.WithLabelValues(d.Queue, d.Share, d.Via, strconv.FormatBool(d.Borrowed)).Inc()

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/sharq-dev/sharq/internal/access"
+	"github.com/sharq-dev/sharq/internal/batchapi"
 	"github.com/sharq-dev/sharq/internal/engine"
 )
 
@@ -78,5 +79,5 @@ func (h *Handler) jobEvents(w http.ResponseWriter, r *http.Request) {
 		h.engineError(w, err)
 		return
 	}
-	writeJSON(w, JobEvents{Events: evs})
+	writeJSON(w, JobEvents{Events: batchapi.EventsOf(evs, h.base)})
 }

@@ -9,7 +9,7 @@
 //	POST /sharq/v1/jobs/positions         PositionsRequest -> Positions
 //	GET  /sharq/v1/jobs/{job}/events      JobEvents
 //	GET  /sharq/v1/jobs/{job}/logs        raw log bytes (see the Header* constants)
-//	GET  /sharq/v1/events                 JSON lines of engine.JobEvent
+//	GET  /sharq/v1/events                 JSON lines of batchapi.Event
 //	POST /sharq/v1/dryrun                 SubmitRequest -> engine.DryRun (errors in AWS's shape)
 //
 // {job} is a job ID or a service-job ARN. Errors answer 400, 403, 404, 501
@@ -32,6 +32,7 @@ import (
 	"github.com/sharq-dev/sharq/internal/engine"
 	"github.com/sharq-dev/sharq/internal/executor"
 	"github.com/sharq-dev/sharq/internal/jsonhttp"
+	"github.com/sharq-dev/sharq/internal/record"
 )
 
 // Engine is what the handler reads; *engine.Engine implements it.
@@ -39,8 +40,8 @@ type Engine interface {
 	Shares() []engine.ShareState
 	EnvUsage(name string) []core.UnitUsage
 	StatusCounts() map[string]int
-	DescribeJobQueues(ctx context.Context, namesOrArns []string, p engine.Page) ([]engine.JobQueue, string, error)
-	DescribeServiceJob(ctx context.Context, id string) (engine.ServiceJob, error)
+	DescribeJobQueues(ctx context.Context, namesOrArns []string, p engine.Page) ([]record.JobQueue, string, error)
+	DescribeServiceJob(ctx context.Context, id string) (record.Job, error)
 	JobPosition(id string) (core.JobStatus, bool)
 	JobEvents(id string) ([]engine.JobEvent, error)
 	RecentEvents() []engine.JobEvent

@@ -1,7 +1,7 @@
 package sharqapi
 
 import (
-	"github.com/sharq-dev/sharq/internal/engine"
+	"github.com/sharq-dev/sharq/internal/batchapi"
 	"github.com/sharq-dev/sharq/internal/jsonhttp"
 )
 
@@ -86,7 +86,7 @@ type Position struct {
 // JobEvents answers GET /sharq/v1/jobs/{job}/events: the job's state
 // changes, oldest first.
 type JobEvents struct {
-	Events []engine.JobEvent `json:"events"`
+	Events []batchapi.Event `json:"events"`
 }
 
 // Error is the body of every non-2xx answer.

@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
@@ -17,7 +16,7 @@ import (
 
 // graceEnv is the payload environment variable that overrides the caller's
 // grace period.
-const graceEnv = "SHARQ_STOP_GRACE_SECONDS"
+const graceEnv = trainingjob.StopGraceEnv
 
 // errCannotStart marks payloads that cannot run; the attempt fails with a
 // reason instead of Start returning an error.
@@ -72,17 +71,13 @@ func localPath(uri string) (string, bool) {
 
 // graceOverride returns the payload's grace override, if any.
 func graceOverride(j *trainingjob.Request) (*time.Duration, error) {
-	v, ok := j.Environment[graceEnv]
+	d, ok, err := j.StopGrace()
+	if err != nil {
+		return nil, cannotStart("%s=%q is not a number of seconds", graceEnv, j.Environment[graceEnv])
+	}
 	if !ok {
 		return nil, nil
 	}
-	// NaN, infinities and values beyond a time.Duration would convert to
-	// a negative duration.
-	secs, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
-	if err != nil || !(secs >= 0) || secs > float64(maxDurationSeconds) {
-		return nil, cannotStart("%s=%q is not a number of seconds", graceEnv, v)
-	}
-	d := time.Duration(secs * float64(time.Second))
 	return &d, nil
 }
 
