@@ -85,7 +85,7 @@ func (e *Engine) dispatched(j *record.Job, d core.Decision, waitFor []string, ho
 	e.setStatus(j, StatusScheduled, now)
 	j.ScheduledAt = ms(now)
 	j.StartedAt, j.StoppedAt = 0, 0
-	rid := record.ServiceResourceID{Name: "TrainingJobArn", Value: e.trainingJobArn(id)}
+	rid := record.ServiceResourceID{Name: "TrainingJobArn", Value: e.base().TrainingJob(id)}
 	j.LatestAttempt = &record.LatestAttempt{ServiceResourceID: rid}
 	j.Attempts = append(j.Attempts, record.Attempt{ServiceResourceID: rid})
 	delete(e.waits, j.JobID)

@@ -172,7 +172,7 @@ func (e *Engine) newJob(in SubmitServiceJobInput, demand []record.UnitCount, now
 		prio = *in.SchedulingPriority
 	}
 	j := &record.Job{
-		JobID: id, JobName: in.JobName, JobArn: e.arn("service-job/" + id), JobQueue: q.JobQueueArn,
+		JobID: id, JobName: in.JobName, JobArn: e.base().ServiceJob(id), JobQueue: q.JobQueueArn,
 		ServiceJobType: in.ServiceJobType, Status: StatusSubmitted, CreatedAt: queued / 1e6,
 		SchedulingPriority: prio, QuotaShareName: in.QuotaShareName, ShareIdentifier: in.ShareIdentifier,
 		ServiceRequestPayload: in.ServiceRequestPayload, RetryStrategy: in.RetryStrategy, TimeoutConfig: in.TimeoutConfig,
@@ -413,7 +413,7 @@ func (e *Engine) GetJobQueueSnapshot(ctx context.Context, jobQueue string) (Queu
 }
 
 func (e *Engine) frontJob(id string) FrontJob {
-	fj := FrontJob{JobArn: e.arn("service-job/" + id)}
+	fj := FrontJob{JobArn: e.base().ServiceJob(id)}
 	if j := e.jobs[id]; j != nil {
 		fj.CreatedAt = j.CreatedAt
 	}

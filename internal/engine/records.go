@@ -3,6 +3,7 @@ package engine
 import (
 	"strings"
 
+	"github.com/sharq-dev/sharq/internal/arn"
 	"github.com/sharq-dev/sharq/internal/record"
 )
 
@@ -68,27 +69,24 @@ func resourceName(nameOrArn, kind string) string {
 	return strings.TrimPrefix(res, kind+"/")
 }
 
-func (e *Engine) arn(resource string) string {
-	return "arn:" + e.opts.Partition + ":batch:" + e.opts.Region + ":" + e.opts.AccountID + ":" + resource
-}
-
-func (e *Engine) trainingJobArn(name string) string {
-	return "arn:" + e.opts.Partition + ":sagemaker:" + e.opts.Region + ":" + e.opts.AccountID + ":training-job/" + name
+// base formats the ARNs of this server's resources.
+func (e *Engine) base() arn.Base {
+	return arn.Base{Partition: e.opts.Partition, Region: e.opts.Region, AccountID: e.opts.AccountID}
 }
 
 // ownName returns the name (or job ID) that nameOrArn gives: itself when
 // it is no ARN, the resource's name when it is an ARN of this server of
 // that kind. An ARN of another partition, region, account or kind names
 // nothing here: "".
-func (e *Engine) ownName(nameOrArn, kind string) string {
+func (e *Engine) ownName(nameOrArn string, kind arn.Kind) string {
 	if !strings.HasPrefix(nameOrArn, "arn:") {
 		return nameOrArn
 	}
-	if p := e.arn(kind + "/"); strings.HasPrefix(nameOrArn, p) {
+	if p := e.base().Of(kind, ""); strings.HasPrefix(nameOrArn, p) {
 		return nameOrArn[len(p):]
 	}
 	return ""
 }
 
 // jobID accepts a job ID or its ARN.
-func (e *Engine) jobID(idOrArn string) string { return e.ownName(idOrArn, "service-job") }
+func (e *Engine) jobID(idOrArn string) string { return e.ownName(idOrArn, arn.ServiceJob) }

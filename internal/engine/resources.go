@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sharq-dev/sharq/internal/arn"
 	"github.com/sharq-dev/sharq/internal/core"
 	"github.com/sharq-dev/sharq/internal/record"
 	"github.com/sharq-dev/sharq/internal/trainingjob"
@@ -33,7 +34,7 @@ func orDefault(s, def string) string {
 func (e *Engine) CreateSchedulingPolicy(ctx context.Context, in CreateSchedulingPolicyInput) (record.SchedulingPolicy, error) {
 	var out record.SchedulingPolicy
 	err := e.do(ctx, func(time.Time) error {
-		arn := e.arn("scheduling-policy/" + in.Name)
+		arn := e.base().SchedulingPolicy(in.Name)
 		if e.policies[arn] != nil {
 			return conflictf(msgExists)
 		}
@@ -152,7 +153,7 @@ func (e *Engine) CreateServiceEnvironment(ctx context.Context, in CreateServiceE
 			return err
 		}
 		se := &envRec{record.ServiceEnvironment{
-			ServiceEnvironmentName: in.Name, ServiceEnvironmentArn: e.arn("service-environment/" + in.Name),
+			ServiceEnvironmentName: in.Name, ServiceEnvironmentArn: e.base().ServiceEnvironment(in.Name),
 			ServiceEnvironmentType: in.Type, State: orDefault(in.State, stateEnabled), Status: statusValid,
 			CapacityLimits: in.CapacityLimits, Tags: in.Tags,
 		}}
@@ -172,7 +173,7 @@ func (e *Engine) envEvent(se *envRec) core.PutEnv {
 }
 
 func (e *Engine) findEnv(nameOrArn string) (*envRec, error) {
-	se := e.envs[e.ownName(nameOrArn, "service-environment")]
+	se := e.envs[e.ownName(nameOrArn, arn.ServiceEnvironment)]
 	if se == nil {
 		return nil, notFoundf("Service environment %s does not exist", nameOrArn)
 	}
@@ -261,7 +262,7 @@ func (e *Engine) sortedQueues() []*queueRec {
 }
 
 func (e *Engine) findQueue(nameOrArn string) (*queueRec, error) {
-	q := e.queues[e.ownName(nameOrArn, "job-queue")]
+	q := e.queues[e.ownName(nameOrArn, arn.JobQueue)]
 	if q == nil {
 		return nil, notFoundf("Job queue %s does not exist", nameOrArn)
 	}
@@ -319,7 +320,7 @@ func (e *Engine) CreateJobQueue(ctx context.Context, in CreateJobQueueInput) (re
 			return err
 		}
 		q.JobQueue = record.JobQueue{
-			JobQueueName: in.Name, JobQueueArn: e.arn("job-queue/" + in.Name), State: orDefault(in.State, stateEnabled),
+			JobQueueName: in.Name, JobQueueArn: e.base().JobQueue(in.Name), State: orDefault(in.State, stateEnabled),
 			SchedulingPolicyArn: in.SchedulingPolicyArn, Status: statusValid, StatusReason: "record.JobQueue Healthy",
 			Priority: in.Priority, ComputeEnvironmentOrder: []json.RawMessage{},
 			ServiceEnvironmentOrder: []record.ServiceEnvironmentOrder{{Order: in.ServiceEnvironmentOrder[0].Order, ServiceEnvironment: se.ServiceEnvironmentArn}},
@@ -447,8 +448,8 @@ func (e *Engine) DescribeJobQueues(ctx context.Context, namesOrArns []string, p 
 // --- quota shares
 
 // findShare resolves a quota share ARN: .../job-queue/<queue>/quota-share/<name>.
-func (e *Engine) findShare(arn string) (*queueRec, *shareRec, error) {
-	rest := e.ownName(arn, "job-queue")
+func (e *Engine) findShare(shareArn string) (*queueRec, *shareRec, error) {
+	rest := e.ownName(shareArn, arn.JobQueue)
 	qn, sn, ok := strings.Cut(rest, "/quota-share/")
 	if ok {
 		if q := e.queues[qn]; q != nil {
@@ -457,7 +458,7 @@ func (e *Engine) findShare(arn string) (*queueRec, *shareRec, error) {
 			}
 		}
 	}
-	return nil, nil, notFoundf("Quota share %s does not exist", arn)
+	return nil, nil, notFoundf("Quota share %s does not exist", shareArn)
 }
 
 func (e *Engine) checkShare(q *queueRec, s *record.QuotaShare) error {
