@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -24,7 +25,7 @@ import (
 	"github.com/sharq-dev/sharq/internal/metrics"
 	"github.com/sharq-dev/sharq/internal/sharqapi"
 	"github.com/sharq-dev/sharq/internal/store"
-	"github.com/sharq-dev/sharq/internal/store/sqlite"
+	"github.com/sharq-dev/sharq/internal/store/postgres"
 	"github.com/sharq-dev/sharq/internal/web"
 )
 
@@ -41,6 +42,16 @@ type serveConfig struct {
 	// supervisor is the local executor's supervisor program (empty: this
 	// binary).
 	supervisor string
+	// store is a postgres:// URL for a store shared by several servers
+	// (empty: the SQLite file in dataDir); advertise is where the others
+	// reach this one when it leads, and leaseTTL how long its lease lasts
+	// unrenewed.
+	store     string
+	advertise string
+	leaseTTL  time.Duration
+	// lease is the leadership this server holds, once it leads on a
+	// shared store; nil on its own store.
+	lease engine.Lease
 }
 
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -57,6 +68,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.DurationVar(&cfg.grace, "stop-grace", 120*time.Second, "time a stopped job gets between SIGTERM and SIGKILL")
 	fs.StringVar(&cfg.logLevel, "log-level", "info", "debug, info, warn or error")
 	fs.StringVar(&cfg.supervisor, "supervisor", "", "local executor: the program that supervises each attempt, run as PROGRAM "+local.SupervisorArg+" DIR (default: this binary; sharq-supervise starts faster)")
+	fs.StringVar(&cfg.store, "store", os.Getenv("SHARQ_STORE"), "postgres://... for a store shared by several servers, one of which leads (default $SHARQ_STORE; empty: SQLite in --data-dir)")
+	fs.StringVar(&cfg.advertise, "advertise", "", "with a shared store: the address (HOST:PORT or URL) at which the others reach this server (default: --listen)")
+	fs.DurationVar(&cfg.leaseTTL, "lease-ttl", 6*time.Second, "with a shared store: how long the leadership lasts unrenewed; a follower takes over within about 1.25 times this after the leader dies")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -77,6 +91,9 @@ func openExecutor(cfg serveConfig, log *slog.Logger) (executor.Executor, error) 
 	switch cfg.executor {
 	case "local":
 		opts := local.Options{DataDir: filepath.Join(cfg.dataDir, "executor"), DefaultGrace: cfg.grace, Logger: log}
+		if cfg.lease != nil {
+			opts.Held = cfg.lease.Held
+		}
 		if cfg.supervisor != "" {
 			// Supervisors run in their attempt's directory: the path must be
 			// absolute.
@@ -100,11 +117,44 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 	if err := os.MkdirAll(cfg.dataDir, 0o755); err != nil {
 		return fmt.Errorf("data dir: %w", err)
 	}
-	st, err := sqlite.Open(filepath.Join(cfg.dataDir, "sharq.db"))
+	st, shared, err := openStore(ctx, cfg, log)
 	if err != nil {
 		return fmt.Errorf("open store: %w", err)
 	}
 	defer st.Close()
+	front := &frontDoor{}
+	srv := &http.Server{Handler: front, ReadHeaderTimeout: 10 * time.Second}
+	srvDone := make(chan error, 1)
+	var ln net.Listener
+	var lease *postgres.Lease
+	if shared != nil {
+		// A follower serves (forwarding to the leader) while it waits.
+		ln, err = net.Listen("tcp", cfg.listen)
+		if err != nil {
+			return fmt.Errorf("listen: %w", err)
+		}
+		front.set(newFollower(shared, log))
+		go func() { srvDone <- srv.Serve(ln) }()
+		advertise := cmp.Or(cfg.advertise, ln.Addr().String())
+		log.Info("following", "addr", ln.Addr().String(), "advertise", advertise)
+		if lease, err = shared.Campaign(ctx, holderName(), advertise, cfg.leaseTTL); err != nil {
+			srv.Close()
+			if ctx.Err() != nil {
+				return nil // stopped while following
+			}
+			return fmt.Errorf("campaign for the lease: %w", err)
+		}
+		log.Info("leading", "term", lease.Term())
+		cfg.lease = lease
+		defer func() {
+			// Hand over at once rather than when the lease runs out.
+			resign, stop := context.WithTimeout(context.Background(), 5*time.Second)
+			defer stop()
+			if err := lease.Resign(resign); err != nil {
+				log.Warn("resign", "err", err)
+			}
+		}()
+	}
 	ex, err := openExecutor(cfg, log)
 	if err != nil {
 		return fmt.Errorf("open executor: %w", err)
@@ -116,23 +166,23 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 		return err
 	}
 	log.Info("state loaded", "took", time.Since(start).Round(time.Millisecond))
-
-	ln, err := net.Listen("tcp", cfg.listen)
-	if err != nil {
-		return fmt.Errorf("listen: %w", err)
-	}
-	srv := &http.Server{Handler: s.handler, ReadHeaderTimeout: 10 * time.Second}
 	// Open console streams and event followers would otherwise hold
 	// Shutdown up.
 	for _, c := range s.closers {
 		srv.RegisterOnShutdown(c)
 	}
+	front.set(s.handler)
+	if shared == nil {
+		ln, err = net.Listen("tcp", cfg.listen)
+		if err != nil {
+			return fmt.Errorf("listen: %w", err)
+		}
+		go func() { srvDone <- srv.Serve(ln) }()
+	}
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	engDone := make(chan error, 1)
 	go func() { engDone <- s.eng.Run(runCtx) }()
-	srvDone := make(chan error, 1)
-	go func() { srvDone <- srv.Serve(ln) }()
 	log.Info("serving", "addr", ln.Addr().String(), "data_dir", cfg.dataDir, "executor", cfg.executor)
 
 	var runErr error
@@ -177,10 +227,14 @@ type server struct {
 func newServer(ctx context.Context, cfg serveConfig, st store.Store, ex executor.Executor, log *slog.Logger,
 	authn access.Authenticator, authz access.Authorizer) (*server, error) {
 	met := metrics.New()
+	st = met.TimeCommits(st)
+	if l, ok := cfg.lease.(metrics.Lease); ok {
+		met.WatchLease(l)
+	}
 	console := web.New(web.Options{Logger: log, Region: cfg.region, AccountID: cfg.accountID, Authorizer: authz})
 	eng, err := engine.New(ctx, engine.Options{
 		Region: cfg.region, AccountID: cfg.accountID, Store: st, Executor: ex, Logger: log,
-		MaxSharesPerQueue: cfg.maxShares, Retention: cfg.retention, StopGrace: cfg.grace,
+		MaxSharesPerQueue: cfg.maxShares, Retention: cfg.retention, StopGrace: cfg.grace, Lease: cfg.lease,
 		Observers: []engine.Observer{met, console, metrics.TransitionLogger{Log: log}},
 	})
 	if err != nil {
@@ -192,7 +246,18 @@ func newServer(ctx context.Context, cfg serveConfig, st store.Store, ex executor
 	met.Watch(eng)
 
 	mux := &routes{ServeMux: http.NewServeMux()}
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok\n") })
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Sharq-Role", "leader")
+		io.WriteString(w, "ok\n")
+	})
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Sharq-Role", "leader")
+		if cfg.lease != nil {
+			fmt.Fprintf(w, "leader (term %d)\n", cfg.lease.Term())
+			return
+		}
+		io.WriteString(w, "leader\n")
+	})
 	mux.Handle("GET /metrics", authorized(authz, access.ActionGetMetrics, met.Handler(), log))
 	mux.Handle("/v1/", met.API(api))
 	sharq.Mount(mux)
