@@ -30,11 +30,12 @@ type replicaSet struct {
 	t        *testing.T
 	store    string
 	dataDir  string
+	args     []string // more flags of every replica
 	replicas []*server
 }
 
-func startReplicaSet(t *testing.T, n int) *replicaSet {
-	rs := &replicaSet{t: t, store: pgtest.URL(t), dataDir: t.TempDir()}
+func startReplicaSet(t *testing.T, n int, args ...string) *replicaSet {
+	rs := &replicaSet{t: t, store: pgtest.URL(t), dataDir: t.TempDir(), args: args}
 	for range n {
 		rs.replicas = append(rs.replicas, rs.start())
 	}
@@ -42,7 +43,7 @@ func startReplicaSet(t *testing.T, n int) *replicaSet {
 }
 
 func (rs *replicaSet) start() *server {
-	return startServer(rs.t, serverOptions{dataDir: rs.dataDir, executor: "local", args: []string{"--store", rs.store}})
+	return startServer(rs.t, serverOptions{dataDir: rs.dataDir, executor: "local", args: append([]string{"--store", rs.store}, rs.args...)})
 }
 
 // leader is the replica whose /readyz answers 200, polled until one does;

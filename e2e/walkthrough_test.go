@@ -24,10 +24,33 @@ func TestWalkthroughSDK(t *testing.T) {
 	t.Parallel()
 	s := startServer(t, serverOptions{executor: "local", args: []string{"--stop-grace", "5s"}})
 	c := s.client()
+	live := walkthroughSDK(t, c)
+	endAll(t, c, live, s.dataDir, s.cmd.Process.Pid)
+	s.stop()
+}
+
+// The walkthrough through a follower of three servers on one PostgreSQL
+// store: every request is forwarded to the leader.
+func TestWalkthroughReplicas(t *testing.T) {
+	t.Parallel()
+	rs := startReplicaSet(t, 3, "--stop-grace", "5s")
+	lead, _ := rs.leader(60 * time.Second)
+	follower := rs.replicas[(slices.Index(rs.replicas, lead)+1)%len(rs.replicas)]
+	c := follower.client()
+	live := walkthroughSDK(t, c)
+	var pids []int
+	for _, r := range rs.replicas {
+		pids = append(pids, r.cmd.Process.Pid)
+	}
+	endAll(t, c, live, rs.dataDir, pids...)
+}
+
+// walkthroughSDK runs the walkthrough's steps and checks through c, and
+// returns the jobs it leaves running.
+func walkthroughSDK(t *testing.T, c *batch.Client) (live []string) {
 	setUpWalkthrough(t, c, 3)
 	running := []types.ServiceJobStatus{types.ServiceJobStatusRunning}
 	runnable := []types.ServiceJobStatus{types.ServiceJobStatusRunnable}
-	var live []string // jobs to end before the server stops
 	sub := func(j jobSpec) string {
 		t.Helper()
 		arn := submit(t, c, j)
@@ -163,7 +186,12 @@ func TestWalkthroughSDK(t *testing.T) {
 		t.Errorf("qs1_job_fragile FAILED with statusReason %q after %d preemptions, want a preemption reason after 1", r, preempted(f))
 	}
 
-	// End every job; the local executor's processes must go with them.
+	return live
+}
+
+// endAll terminates the jobs; the local executor's processes under
+// dataDir (other than the servers') must go with them.
+func endAll(t *testing.T, c *batch.Client, live []string, dataDir string, servers ...int) {
 	for _, job := range live {
 		_, err := c.TerminateServiceJob(ctx(t), &batch.TerminateServiceJobInput{JobId: aws.String(job), Reason: aws.String("walkthrough over")})
 		fatalIf(t, "TerminateServiceJob", err)
@@ -172,12 +200,11 @@ func TestWalkthroughSDK(t *testing.T) {
 		waitStatus(t, c, job, types.ServiceJobStatusFailed, types.ServiceJobStatusSucceeded)
 	}
 	eventually(t, 30*time.Second, func() error {
-		if pids := processesUnder(s.dataDir, s.cmd.Process.Pid); len(pids) > 0 {
+		if pids := processesUnder(dataDir, servers...); len(pids) > 0 {
 			return notYet("processes %v of terminated jobs still run", pids)
 		}
 		return nil
 	})
-	s.stop()
 }
 
 // terminate terminates a job and waits until it is FAILED with the reason.
