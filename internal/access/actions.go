@@ -38,6 +38,7 @@ package access
 //	POST /sharq/v1/dryrun                  sharq:DryRunSubmitServiceJob    as SubmitServiceJob
 //	GET /sharq/v1/shares                   sharq:GetShareUsage             *
 //	POST /sharq/v1/jobs/positions          sharq:GetJobPositions           *
+//	GET /sharq/v1/jobs/match               sharq:MatchJobIDs               *
 //	GET /sharq/v1/jobs/{job}/events        sharq:GetJobEvents              the job's ARN
 //	GET /sharq/v1/jobs/{job}/logs          sharq:GetLogs                   the job's ARN
 //	GET /sharq/v1/events                   sharq:GetEvents                 the job's ARN with ?job=, else the share's with ?queue=&share=, the queue's with ?queue=, else *
@@ -58,6 +59,7 @@ const (
 	ActionDryRunSubmitServiceJob = "sharq:DryRunSubmitServiceJob"
 	ActionGetShareUsage          = "sharq:GetShareUsage"
 	ActionGetJobPositions        = "sharq:GetJobPositions"
+	ActionMatchJobIDs            = "sharq:MatchJobIDs"
 	ActionGetJobEvents           = "sharq:GetJobEvents"
 	ActionGetLogs                = "sharq:GetLogs"
 	ActionGetEvents              = "sharq:GetEvents"

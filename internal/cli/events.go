@@ -94,7 +94,7 @@ func copyEvents(r io.Reader, w io.Writer, jsonLines bool) error {
 		}
 		d := ev.Detail
 		at, _ := time.Parse(time.RFC3339Nano, ev.Time)
-		line := fmt.Sprintf(eventFormat, clock(at.UnixMilli()), truncate(d.JobName, 20), shortID(d.JobID),
+		line := fmt.Sprintf(eventFormat, clock(at.UnixMilli()), squeeze(d.JobName, nameWidth), shortID(d.JobID),
 			truncate(orDash(d.QuotaShareName), 12), d.Status, d.StatusReason)
 		if _, err := io.WriteString(w, strings.TrimRight(line, " \n")+"\n"); err != nil {
 			return err

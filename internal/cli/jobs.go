@@ -80,6 +80,10 @@ func jobs(ctx context.Context, v *verb, f jobsFlags) error {
 	if v.json() {
 		return printJSON(v.stdout, rows)
 	}
+	if len(rows) == 0 && f.status == "" {
+		fmt.Fprintln(v.stdout, "no unfinished jobs ('sharq jobs --status all' shows the ended ones too)")
+		return nil
+	}
 	return writeJobs(v.stdout, rows)
 }
 
@@ -226,7 +230,7 @@ func writeJobs(w io.Writer, rows []jobRow) error {
 	}
 	t := newTable(w, header...)
 	for _, r := range rows {
-		cells := []string{r.Name, shortID(r.ID), orDash(r.Share), r.Status, strconv.Itoa(r.Priority), place(r.Place),
+		cells := []string{squeeze(r.Name, nameWidth), shortID(r.ID), orDash(r.Share), r.Status, strconv.Itoa(r.Priority), place(r.Place),
 			instances(r.Capacity), age(r.CreatedAt), truncate(nameJobs(rowReason(r), names), 100)}
 		if len(queues) > 1 {
 			cells = append([]string{r.Queue}, cells...)

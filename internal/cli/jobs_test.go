@@ -155,5 +155,5 @@ func TestPriorityAndCancel(t *testing.T) {
 	if out := s.ok(Cancel, "c1"); out != "c1 (00000005) had already ended: FAILED\n" {
 		t.Errorf("cancelling an ended job: %q", out)
 	}
-	expect(t, s.run(Cancel), ExitUsage, "wrong number of arguments")
+	expect(t, s.run(Cancel), ExitUsage, "name the jobs to cancel, or give --share")
 }

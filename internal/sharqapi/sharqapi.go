@@ -7,6 +7,7 @@
 //
 //	GET  /sharq/v1/shares                 Usage
 //	POST /sharq/v1/jobs/positions         PositionsRequest -> Positions
+//	GET  /sharq/v1/jobs/match?id=PART     Matches: the jobs whose ID begins or ends with PART
 //	GET  /sharq/v1/jobs/{job}/events      JobEvents
 //	GET  /sharq/v1/jobs/{job}/logs        raw log bytes (see the Header* constants)
 //	GET  /sharq/v1/events                 JSON lines of batchapi.Event
@@ -43,6 +44,7 @@ type Engine interface {
 	DescribeJobQueues(ctx context.Context, namesOrArns []string, p engine.Page) ([]record.JobQueue, string, error)
 	DescribeServiceJob(ctx context.Context, id string) (record.Job, error)
 	JobPosition(id string) (core.JobStatus, bool)
+	MatchJobIDs(fragment string, limit int) []string
 	JobEvents(id string) ([]engine.JobEvent, error)
 	RecentEvents() []engine.JobEvent
 	Subscribe(buf int) (<-chan engine.JobEvent, func())
@@ -108,6 +110,7 @@ func New(eng Engine, opts Options) *Handler {
 func (h *Handler) Mount(mux Mux) {
 	mux.HandleFunc("GET /sharq/v1/shares", h.shares)
 	mux.HandleFunc("POST /sharq/v1/jobs/positions", h.positions)
+	mux.HandleFunc("GET /sharq/v1/jobs/match", h.match)
 	mux.HandleFunc("GET /sharq/v1/jobs/{job}/events", h.jobEvents)
 	mux.HandleFunc("GET /sharq/v1/jobs/{job}/logs", h.logs)
 	mux.HandleFunc("GET /sharq/v1/events", h.events)

@@ -53,6 +53,16 @@ type PositionsRequest struct {
 	JobIDs []string `json:"jobIds"` // IDs or ARNs, at most MaxPositions
 }
 
+// Matches answers GET /sharq/v1/jobs/match: the IDs of the jobs whose ID
+// begins or ends with the part asked for, at most MaxMatches of them.
+type Matches struct {
+	JobIDs []string `json:"jobIds"`
+}
+
+// MaxMatches caps a match's answer: enough to show an ambiguous part's
+// jobs to a person.
+const MaxMatches = 10
+
 // MaxPositions caps the jobs of one positions request.
 const MaxPositions = 1000
 
