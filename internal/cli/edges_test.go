@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -231,4 +232,29 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// Ensure apply points at the line and column of a mistake in the file,
+// and refuses a borrowLimit AWS would not take in the API's words.
+func TestApplyErrorPositions(t *testing.T) {
+	s := newServer(t, false)
+	good, err := os.ReadFile(announcement)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got strings.Builder
+	for _, c := range []struct{ old, new string }{
+		{"serviceEnvironments:\n", "  bad: [\nserviceEnvironments:\n"},
+		{"maxCapacity: 3}", "maxCapacity: three}"},
+		{"borrowLimit: 200}", "borrowLimit: 2147483648}"},
+	} {
+		file := filepath.Join(t.TempDir(), "cluster.yaml")
+		if err := os.WriteFile(file, []byte(strings.Replace(string(good), c.old, c.new, 1)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		r := s.run(Apply, "-f", file, "--dry-run")
+		expect(t, r, ExitUsage, "")
+		got.WriteString(strings.ReplaceAll(r.stderr, file, "cluster.yaml"))
+	}
+	golden(t, "apply_error_positions", got.String())
 }
