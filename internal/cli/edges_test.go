@@ -3,6 +3,8 @@ package cli
 import (
 	"bytes"
 	"context"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -257,4 +259,42 @@ func TestApplyErrorPositions(t *testing.T) {
 		got.WriteString(strings.ReplaceAll(r.stderr, file, "cluster.yaml"))
 	}
 	golden(t, "apply_error_positions", got.String())
+}
+
+// Ensure the local executor's server refuses, at submission, a job whose
+// command does not exist, with a ClientException that says so; a command
+// it cannot judge (a relative path) is accepted and fails when it starts.
+func TestSubmitMissingCommand(t *testing.T) {
+	s := newServer(t, true)
+	s.ok(Apply, "-f", announcement)
+	var got strings.Builder
+	for _, args := range [][]string{
+		{"--share", "QS1", "--", "pyhton3", "train.py"},
+		{"--share", "QS1", "--", "/opt/nowhere/train"},
+		{"--share", "QS1", "--dry-run", "--", "pyhton3", "train.py"},
+		{"--share", "QS1", "--env", "PATH=/nonexistent", "--", "sh", "-c", "true"},
+	} {
+		r := s.run(Submit, args...)
+		expect(t, r, ExitFailure, "is not an executable file")
+		got.WriteString(r.stderr)
+	}
+	golden(t, "submit_missing_command", got.String())
+	// In AWS's shape: a 400 ClientException.
+	body := `{"jobName":"j","jobQueue":"my-sm-training-qm-jq","serviceJobType":"SAGEMAKER_TRAINING","quotaShareName":"QS1",` +
+		`"serviceRequestPayload":"{\"ResourceConfig\":{\"InstanceType\":\"ml.g5.xlarge\",\"InstanceCount\":1},` +
+		`\"AlgorithmSpecification\":{\"ContainerEntrypoint\":[\"pyhton3\"]}}"}`
+	resp, err := http.Post(s.url+"/v1/submitservicejob", "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 400 || resp.Header.Get("X-Amzn-Errortype") != "ClientException" || !strings.Contains(string(b), `"pyhton3\" is not an executable file`) {
+		t.Errorf("%d %v %s", resp.StatusCode, resp.Header, b)
+	}
+	if out := s.ok(Jobs, "--status", "all"); !strings.HasPrefix(out, "no jobs") {
+		t.Errorf("a refused submission left a job:\n%s", out)
+	}
+	s.ok(Submit, "--share", "QS1", "--name", "rel", "--", "./nowhere/train")
+	s.waitStatus(jobID(1), "FAILED")
 }

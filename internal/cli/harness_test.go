@@ -80,6 +80,15 @@ func freeze(ex executor.Executor) *frozenUpdates {
 
 func (f *frozenUpdates) Updates() <-chan executor.Update { return f.ch }
 
+// CheckSubmit passes the local executor's check of submissions through the
+// wrapper.
+func (f *frozenUpdates) CheckSubmit(payload []byte) error {
+	if c, ok := f.Executor.(executor.SubmitChecker); ok {
+		return c.CheckSubmit(payload)
+	}
+	return nil
+}
+
 // Logs passes the local executor's logs through the wrapper.
 func (f *frozenUpdates) Logs(ctx context.Context, attemptID, host, stream string, offset int64) (io.ReadCloser, error) {
 	if l, ok := f.Executor.(executor.LogReader); ok {

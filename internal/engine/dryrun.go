@@ -52,6 +52,9 @@ func (e *Engine) DryRunSubmit(ctx context.Context, in SubmitServiceJobInput) (Dr
 	if err != nil {
 		return DryRun{}, err
 	}
+	if err := e.checkRunnable(in.ServiceRequestPayload); err != nil {
+		return DryRun{}, err
+	}
 	e.mu.RLock()
 	defer e.mu.RUnlock()
 	q, err := e.findQueue(in.JobQueue)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/sharq-dev/sharq/internal/core"
+	"github.com/sharq-dev/sharq/internal/executor"
 	"github.com/sharq-dev/sharq/internal/record"
 	"github.com/sharq-dev/sharq/internal/trainingjob"
 )
@@ -111,6 +112,9 @@ func (e *Engine) SubmitServiceJob(ctx context.Context, in SubmitServiceJobInput)
 	if err != nil {
 		return record.Job{}, err
 	}
+	if err := e.checkRunnable(in.ServiceRequestPayload); err != nil {
+		return record.Job{}, err
+	}
 	hash := requestHash(in)
 	// The token of a job that ended before this start names a job that is
 	// only in the store: read it here, off the loop.
@@ -152,6 +156,20 @@ func (e *Engine) SubmitServiceJob(ctx context.Context, in SubmitServiceJobInput)
 		return nil
 	})
 	return out, err
+}
+
+// checkRunnable asks an executor that can tell whether the payload can run
+// on it; a payload that cannot is refused now, as a client error, instead
+// of failing when it starts.
+func (e *Engine) checkRunnable(payload string) error {
+	c, ok := e.opts.Executor.(executor.SubmitChecker)
+	if !ok {
+		return nil
+	}
+	if err := c.CheckSubmit([]byte(payload)); err != nil {
+		return invalidf("serviceRequestPayload cannot run on this server: %v", err)
+	}
+	return nil
 }
 
 func (e *Engine) newJob(in SubmitServiceJobInput, demand []record.UnitCount, now time.Time) (*record.Job, error) {

@@ -115,6 +115,16 @@ type LogReader interface {
 	Logs(ctx context.Context, attemptID, host, stream string, offset int64) (io.ReadCloser, error)
 }
 
+// SubmitChecker is implemented by an executor that can tell at submission
+// that a payload cannot run on it, such as the local executor when the
+// command does not exist. The engine asks it before accepting a job, so
+// the submitter is told at once rather than by a job failing later.
+type SubmitChecker interface {
+	// CheckSubmit returns why payload cannot run, or nil when it may run
+	// or the executor cannot tell yet (the attempt then fails as before).
+	CheckSubmit(payload []byte) error
+}
+
 // ErrNoLogs is LogReader's answer for an attempt whose logs it does not
 // keep.
 var ErrNoLogs = errors.New("no logs kept for the attempt")

@@ -39,6 +39,35 @@ func parseJob(payload []byte) (*trainingjob.Request, error) {
 	return j, nil
 }
 
+// CheckSubmit refuses a payload whose command does not exist where this
+// executor would look for it: an absolute path that is not an executable
+// file, or a name on none of the job's PATH (the server's, or the
+// payload's Environment.PATH). A relative path depends on the directory
+// the attempt runs in, and a payload the engine refuses anyway (or one
+// without a command) is left to the engine and to Start.
+func (e *Executor) CheckSubmit(payload []byte) error {
+	j, err := trainingjob.Parse(payload)
+	if err != nil || len(j.AlgorithmSpecification.ContainerEntrypoint) == 0 {
+		return nil
+	}
+	cmd := j.AlgorithmSpecification.ContainerEntrypoint[0]
+	if !filepath.IsAbs(cmd) && strings.Contains(cmd, "/") {
+		return nil
+	}
+	env := newEnvList(e.opts.Env)
+	for _, k := range sortedKeys(j.Environment) {
+		env.set(k, j.Environment[k])
+	}
+	if _, err := lookPath(cmd, env.vars); err != nil {
+		where := "on the job's PATH"
+		if filepath.IsAbs(cmd) {
+			where = "on the server"
+		}
+		return fmt.Errorf("AlgorithmSpecification.ContainerEntrypoint[0] %q is not an executable file %s", cmd, where)
+	}
+	return nil
+}
+
 // channels maps channel names to local directories: file:// URIs, plain
 // absolute paths and file-system data sources. S3 channels have no local
 // path and get no variable.
