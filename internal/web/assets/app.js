@@ -52,14 +52,29 @@
     return n === 0 ? 'never' : n === 1 ? 'once' : n + ' times';
   }
 
-  function jobLink(id, name) {
-    return el('a', { href: '/jobs/' + encodeURIComponent(id), 'data-job-link': id }, name || id);
+  // shortID is the last 8 characters of a job ID, as the CLI prints it
+  // (IDs begin with their time, so the end tells jobs apart).
+  function shortID(id) {
+    return id.length > 8 ? id.slice(-8) : id;
   }
 
-  // reasonText replaces the job IDs a reason names with the jobs' names.
+  // jobLabel names a job as the CLI does: "train (0e5a91c2)".
+  function jobLabel(id, name) {
+    return name ? name + ' (' + shortID(id) + ')' : id;
+  }
+
+  // jobLink shows the name, cut with an ellipsis where it is long (the
+  // whole of it on hover), and the short ID.
+  function jobLink(id, name) {
+    return el('a', { href: '/jobs/' + encodeURIComponent(id), 'data-job-link': id, class: 'job-link', title: jobLabel(id, name) },
+      el('span', { class: 'job-name', text: name || id }), name ? el('span', { class: 'short-id', text: ' (' + shortID(id) + ')' }) : null);
+  }
+
+  // reasonText replaces the job IDs a reason names with the jobs' names
+  // and short IDs.
   function reasonText(r) {
     if (!r) return '';
-    return r.replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g, (id) => names.get(id) || id);
+    return r.replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g, (id) => names.has(id) ? jobLabel(id, names.get(id)) : id);
   }
 
   function statusBadge(s) {
@@ -101,7 +116,11 @@
     const text = await resp.text();
     let data = null;
     try { data = text ? JSON.parse(text) : null; } catch (_) { data = null; }
-    if (!resp.ok) throw new Error((data && data.message) || resp.status + ' ' + resp.statusText);
+    if (!resp.ok) {
+      const err = new Error((data && data.message) || resp.status + ' ' + resp.statusText);
+      err.status = resp.status;
+      throw err;
+    }
     return data;
   }
 
@@ -285,6 +304,8 @@
         logsFollower.kick(d.job);
       } catch (e) {
         head.replaceChildren(el('h2', { text: 'Job ' + id }), el('p', { class: 'msg err', text: e.message }));
+        // Nothing to change or show of a job that does not exist.
+        if (e.status === 404) for (const n of [actions.node, timeline, logs]) n.remove();
       } finally {
         pending = false;
       }
@@ -316,7 +337,8 @@
     const reason = d.reason || j.statusReason;
     if (reason) kv.push([j.status === 'RUNNABLE' ? 'waiting because' : 'reason', el('span', { class: d.misconfigured ? 'msg err' : '', text: reasonText(reason) })]);
     box.replaceChildren(
-      el('div', { class: 'job-head' }, el('h2', { text: j.jobName }), el('span', { id: 'job-status' }, statusBadge(j.status)),
+      el('div', { class: 'job-head' }, el('h2', { class: 'job-title', text: j.jobName }, el('span', { class: 'short-id', text: ' (' + shortID(j.jobId) + ')' })),
+        el('span', { id: 'job-status' }, statusBadge(j.status)),
         j.isTerminated ? el('span', { class: 'badge off', text: 'terminated' }) : null),
       el('dl', { class: 'kv' }, kv.map(([k, v]) => [el('dt', { text: k }), el('dd', {}, v)])));
   }
