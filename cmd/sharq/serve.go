@@ -183,7 +183,7 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 	defer cancel()
 	engDone := make(chan error, 1)
 	go func() { engDone <- s.eng.Run(runCtx) }()
-	log.Info("serving", "addr", ln.Addr().String(), "data_dir", cfg.dataDir, "executor", cfg.executor)
+	log.Info("serving", "addr", ln.Addr().String(), "console", consoleURL(ln.Addr()), "data_dir", cfg.dataDir, "executor", cfg.executor)
 
 	var runErr error
 	select {
@@ -304,4 +304,17 @@ func logSource(ex executor.Executor) executor.LogReader {
 		return l
 	}
 	return nil
+}
+
+// consoleURL is where a browser on this machine opens the console: a
+// server listening on every address is reached through localhost.
+func consoleURL(addr net.Addr) string {
+	host, port, err := net.SplitHostPort(addr.String())
+	if err != nil {
+		return "http://" + addr.String() + "/"
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
+		host = "localhost"
+	}
+	return "http://" + net.JoinHostPort(host, port) + "/"
 }
