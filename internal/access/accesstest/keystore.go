@@ -1,0 +1,180 @@
+package accesstest
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	gocmp "github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/sharq-dev/sharq/internal/access"
+)
+
+// Keys is an access.KeyStore in memory.
+type Keys struct {
+	mu       sync.Mutex
+	keys     map[string]access.StoredKey
+	policies map[string]access.Policy
+}
+
+var _ access.KeyStore = (*Keys)(nil)
+
+func (m *Keys) CreateKey(_ context.Context, k access.StoredKey) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.keys == nil {
+		m.keys = map[string]access.StoredKey{}
+	}
+	for _, o := range m.keys {
+		if o.ID == k.ID || o.Name == k.Name {
+			return access.ErrExists
+		}
+	}
+	m.keys[k.ID] = k
+	return nil
+}
+
+func (m *Keys) Key(_ context.Context, id string) (access.StoredKey, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	k, ok := m.keys[id]
+	if !ok {
+		return k, access.ErrNotFound
+	}
+	return k, nil
+}
+
+func (m *Keys) Keys(context.Context) ([]access.StoredKey, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []access.StoredKey
+	for _, k := range m.keys {
+		out = append(out, k)
+	}
+	slices.SortFunc(out, func(a, b access.StoredKey) int { return cmp.Compare(a.Name, b.Name) })
+	return out, nil
+}
+
+func (m *Keys) SetKeyDisabled(_ context.Context, id string, disabled bool) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	k, ok := m.keys[id]
+	if !ok {
+		return access.ErrNotFound
+	}
+	k.Disabled = disabled
+	m.keys[id] = k
+	return nil
+}
+
+func (m *Keys) DeleteKey(_ context.Context, id string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if _, ok := m.keys[id]; !ok {
+		return access.ErrNotFound
+	}
+	delete(m.keys, id)
+	return nil
+}
+
+func (m *Keys) PutPolicy(_ context.Context, p access.Policy) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.policies == nil {
+		m.policies = map[string]access.Policy{}
+	}
+	m.policies[p.Name] = p
+	return nil
+}
+
+func (m *Keys) Policy(_ context.Context, name string) (access.Policy, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	p, ok := m.policies[name]
+	if !ok {
+		return p, access.ErrNotFound
+	}
+	return p, nil
+}
+
+func (m *Keys) Policies(context.Context) ([]access.Policy, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []access.Policy
+	for _, p := range m.policies {
+		out = append(out, p)
+	}
+	slices.SortFunc(out, func(a, b access.Policy) int { return cmp.Compare(a.Name, b.Name) })
+	return out, nil
+}
+
+// TestKeyStore is the conformance suite every access.KeyStore passes;
+// open returns a new, empty store.
+func TestKeyStore(t *testing.T, open func(t *testing.T) access.KeyStore) {
+	ctx := t.Context()
+	t.Run("Keys", func(t *testing.T) {
+		s := open(t)
+		at := time.UnixMilli(1_700_000_000_123).UTC()
+		b := access.StoredKey{ID: "SKIAB", Name: "bob", SealedSecret: []byte{1, 2, 3}, Policies: []string{"team-b", "read"}, CreatedAt: at}
+		a := access.StoredKey{ID: "SKIAA", Name: "alice", SealedSecret: []byte{4}, Policies: []string{}, CreatedAt: at}
+		for _, k := range []access.StoredKey{b, a} {
+			if err := s.CreateKey(ctx, k); err != nil {
+				t.Fatalf("CreateKey %s: %v", k.Name, err)
+			}
+		}
+		if err := s.CreateKey(ctx, access.StoredKey{ID: "SKIAC", Name: "bob", SealedSecret: []byte{5}, CreatedAt: at}); !errors.Is(err, access.ErrExists) {
+			t.Errorf("CreateKey of a taken name: %v, want ErrExists", err)
+		}
+		if err := s.CreateKey(ctx, access.StoredKey{ID: "SKIAB", Name: "carol", SealedSecret: []byte{5}, CreatedAt: at}); !errors.Is(err, access.ErrExists) {
+			t.Errorf("CreateKey of a taken ID: %v, want ErrExists", err)
+		}
+		got, err := s.Keys(ctx)
+		if diff := gocmp.Diff([]access.StoredKey{a, b}, got, cmpopts.EquateEmpty()); err != nil || diff != "" {
+			t.Errorf("Keys: %v (-want +got)\n%s", err, diff)
+		}
+		if err := s.SetKeyDisabled(ctx, "SKIAB", true); err != nil {
+			t.Fatal(err)
+		}
+		if k, err := s.Key(ctx, "SKIAB"); err != nil || !k.Disabled {
+			t.Errorf("Key after disabling: %+v, %v", k, err)
+		}
+		if err := s.DeleteKey(ctx, "SKIAB"); err != nil {
+			t.Fatal(err)
+		}
+		for name, err := range map[string]error{
+			"Key":            second(s.Key(ctx, "SKIAB")),
+			"DeleteKey":      s.DeleteKey(ctx, "SKIAB"),
+			"SetKeyDisabled": s.SetKeyDisabled(ctx, "nope", true),
+		} {
+			if !errors.Is(err, access.ErrNotFound) {
+				t.Errorf("%s of a missing key: %v, want ErrNotFound", name, err)
+			}
+		}
+	})
+	t.Run("Policies", func(t *testing.T) {
+		s := open(t)
+		if _, err := s.Policy(ctx, "team-a"); !errors.Is(err, access.ErrNotFound) {
+			t.Errorf("Policy of a missing policy: %v", err)
+		}
+		for _, doc := range []string{`{"v":1}`, `{"v":2}`} {
+			if err := s.PutPolicy(ctx, access.Policy{Name: "team-a", Document: []byte(doc)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := s.PutPolicy(ctx, access.Policy{Name: "admin", Document: []byte(`{}`)}); err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.Policies(ctx)
+		want := []access.Policy{{Name: "admin", Document: []byte(`{}`)}, {Name: "team-a", Document: []byte(`{"v":2}`)}}
+		if diff := gocmp.Diff(want, got); err != nil || diff != "" {
+			t.Errorf("Policies: %v (-want +got)\n%s", err, diff)
+		}
+	})
+}
+
+func second[T any](_ T, err error) error { return err }
