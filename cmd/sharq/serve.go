@@ -41,6 +41,7 @@ type serveConfig struct {
 	// supervisor is the local executor's supervisor program (empty: this
 	// binary).
 	supervisor string
+	auth       authConfig
 }
 
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -57,6 +58,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.DurationVar(&cfg.grace, "stop-grace", 120*time.Second, "time a stopped job gets between SIGTERM and SIGKILL")
 	fs.StringVar(&cfg.logLevel, "log-level", "info", "debug, info, warn or error")
 	fs.StringVar(&cfg.supervisor, "supervisor", "", "local executor: the program that supervises each attempt, run as PROGRAM "+local.SupervisorArg+" DIR (default: this binary; sharq-supervise starts faster)")
+	cfg.auth.register(fs)
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -105,16 +107,21 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 		return fmt.Errorf("open store: %w", err)
 	}
 	defer st.Close()
+	g, err := openGate(ctx, cfg, st.Keys(), log)
+	if err != nil {
+		return err
+	}
 	ex, err := openExecutor(cfg, log)
 	if err != nil {
 		return fmt.Errorf("open executor: %w", err)
 	}
 	defer ex.Close()
 	start := time.Now()
-	s, err := newServer(ctx, cfg, st, ex, log, access.AnonymousAuthenticator{}, access.AllowAll{})
+	s, err := newServer(ctx, cfg, st, ex, log, g.authn, g.authz)
 	if err != nil {
 		return err
 	}
+	g.setEngine(s.eng)
 	log.Info("state loaded", "took", time.Since(start).Round(time.Millisecond))
 
 	ln, err := net.Listen("tcp", cfg.listen)

@@ -22,11 +22,18 @@ type PolicyAuthorizer struct {
 	// JobShare returns the ARN a job was submitted to (its quota share's,
 	// else its queue's), or an error wrapping ErrNotFound.
 	JobShare func(ctx context.Context, jobARN string) (string, error)
+	// AnonymousRead lets callers who signed nothing do what the built-in
+	// ReadOnlyAccess policy allows; otherwise they are refused as
+	// unauthenticated.
+	AnonymousRead bool
 }
 
 var _ Authorizer = (*PolicyAuthorizer)(nil)
 
 func (a *PolicyAuthorizer) Authorize(ctx context.Context, id Identity, action, resource string) error {
+	if id.Anonymous && a.AnonymousRead && decide([]PolicyDocument{builtinPolicies["ReadOnlyAccess"]}, action, resource) == allowed {
+		return nil
+	}
 	if id.Anonymous {
 		return &AuthError{Status: http.StatusForbidden, Code: "MissingAuthenticationTokenException", Message: "Missing Authentication Token"}
 	}

@@ -51,8 +51,8 @@ func defaultEndpoint() string {
 // own routes over plain HTTP.
 type client struct {
 	batch *batch.Client
-	http  *http.Client
-	base  string // the endpoint without a trailing slash
+	http  *http.Client // for sharq's own routes: signs every request
+	base  string       // the endpoint without a trailing slash
 }
 
 // dial loads the AWS configuration (environment, shared files, profile)
@@ -96,7 +96,9 @@ func (c *connFlags) dial(ctx context.Context) (*client, error) {
 			so.Backoff = retry.NewExponentialJitterBackoff(200 * time.Millisecond)
 		})
 	})
-	return &client{batch: bc, http: hc, base: base}, nil
+	// sharq's own routes are signed like the Batch API's.
+	sharqHTTP := &http.Client{Transport: newSigningTransport(cfg.Credentials, cfg.Region)}
+	return &client{batch: bc, http: sharqHTTP, base: base}, nil
 }
 
 // credentialsConfigured tells whether the user set up AWS credentials

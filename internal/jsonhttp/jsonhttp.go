@@ -4,6 +4,7 @@
 package jsonhttp
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"log/slog"
@@ -33,10 +34,15 @@ func WriteError(w http.ResponseWriter, status int, msg string) {
 
 // EngineError answers an engine error: its own message for what the client
 // got wrong, an authorization's refusal (*access.DeniedError) as 403 in
-// AWS's words, "internal error" (and a log line under what) for the rest.
+// AWS's words, an authentication's (*access.AuthError) with its status,
+// "internal error" (and a log line under what) for the rest.
 func EngineError(w http.ResponseWriter, log *slog.Logger, what string, err error) {
 	if de, ok := errors.AsType[*access.DeniedError](err); ok {
 		WriteError(w, http.StatusForbidden, de.Error())
+		return
+	}
+	if ae, ok := errors.AsType[*access.AuthError](err); ok {
+		WriteError(w, cmp.Or(ae.Status, http.StatusForbidden), ae.Message)
 		return
 	}
 	switch engine.ErrorCode(err) {
