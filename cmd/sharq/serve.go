@@ -117,7 +117,7 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 	}
 	defer ex.Close()
 	start := time.Now()
-	s, err := newServer(ctx, cfg, st, ex, log, g.authn, g.authz)
+	s, err := newServer(ctx, cfg, st, st.Keys(), ex, log, g.authn, g.authz)
 	if err != nil {
 		return err
 	}
@@ -181,7 +181,7 @@ type server struct {
 // behind the middleware: the AWS Batch API at /v1/, sharq's own routes and
 // the console under /sharq/v1/ and /, /metrics and /healthz. Every route
 // that reads or changes data asks authz; see package access.
-func newServer(ctx context.Context, cfg serveConfig, st store.Store, ex executor.Executor, log *slog.Logger,
+func newServer(ctx context.Context, cfg serveConfig, st store.Store, keys access.KeyStore, ex executor.Executor, log *slog.Logger,
 	authn access.Authenticator, authz access.Authorizer) (*server, error) {
 	met := metrics.New()
 	console := web.New(web.Options{Logger: log, Region: cfg.region, AccountID: cfg.accountID, Authorizer: authz})
@@ -195,7 +195,7 @@ func newServer(ctx context.Context, cfg serveConfig, st store.Store, ex executor
 	}
 	api := batchapi.New(eng, batchapi.Options{Region: cfg.region, AccountID: cfg.accountID, Logger: log, Authorizer: authz})
 	sharq := sharqapi.New(eng, sharqapi.Options{Logs: logSource(ex), Logger: log,
-		Region: cfg.region, AccountID: cfg.accountID, Authorizer: authz})
+		Region: cfg.region, AccountID: cfg.accountID, Authorizer: authz, Keys: keys})
 	met.Watch(eng)
 
 	mux := &routes{ServeMux: http.NewServeMux()}

@@ -90,7 +90,7 @@ func testServer(t *testing.T, g *gate) (*server, string) {
 	}
 	ex := simulated.New()
 	cfg := serveConfig{region: "us-east-1", accountID: "000000000000", maxShares: 20, retention: time.Hour, grace: time.Second}
-	s, err := newServer(t.Context(), cfg, st, ex, slog.New(slog.NewTextHandler(t.Output(), nil)), g, g)
+	s, err := newServer(t.Context(), cfg, st, st.Keys(), ex, slog.New(slog.NewTextHandler(t.Output(), nil)), g, g)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -255,6 +255,10 @@ func steps(n string, ended, endedMany, endedConsole, changed string) []step {
 		{"GET /sharq/v1/console/jobs/{job}", "GET", "/sharq/v1/console/jobs/" + changed, "", "sharq:GetJobDetail", job},
 		{"POST /sharq/v1/jobs/{job}/priority", "POST", "/sharq/v1/jobs/" + changed + "/priority", `{"schedulingPriority":` + n + `2}`, "batch:UpdateServiceJob", job},
 		{"POST /sharq/v1/jobs/{job}/terminate", "POST", "/sharq/v1/jobs/" + endedConsole + "/terminate", `{}`, "batch:TerminateServiceJob", base.ServiceJob(endedConsole)},
+		{"GET /sharq/v1/access/policies", "GET", "/sharq/v1/access/policies", "", "sharq:ListAccessPolicies", "*"},
+		{"PUT /sharq/v1/access/policies/{name}", "PUT", "/sharq/v1/access/policies/team-" + n,
+			`{"Statement":[{"Effect":"Allow","Action":["batch:SubmitServiceJob"],"Resource":["` + qs1 + `"]}]}`,
+			"sharq:PutAccessPolicy", "arn:aws:iam::000000000000:policy/team-" + n},
 	}
 }
 

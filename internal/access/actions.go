@@ -46,6 +46,8 @@ package access
 //	GET /sharq/v1/console/jobs/{job}       sharq:GetJobDetail              the job's ARN
 //	POST /sharq/v1/jobs/{job}/priority     batch:UpdateServiceJob          the job's ARN (the same operation as /v1/updateservicejob)
 //	POST /sharq/v1/jobs/{job}/terminate    batch:TerminateServiceJob       the job's ARN (the same operation as /v1/terminateservicejob)
+//	GET /sharq/v1/access/policies          sharq:ListAccessPolicies        *
+//	PUT /sharq/v1/access/policies/{name}   sharq:PutAccessPolicy           arn:aws:iam::<account>:policy/<name>
 //	GET /metrics                           sharq:GetMetrics                *
 //
 // GET /healthz and the console's page and assets (GET /, /jobs/{job},
@@ -64,6 +66,8 @@ const (
 	ActionGetConsoleState        = "sharq:GetConsoleState"
 	ActionGetJobDetail           = "sharq:GetJobDetail"
 	ActionGetMetrics             = "sharq:GetMetrics"
+	ActionListAccessPolicies     = "sharq:ListAccessPolicies"
+	ActionPutAccessPolicy        = "sharq:PutAccessPolicy"
 )
 
 // BatchAction is the IAM action of an AWS Batch operation:

@@ -3,7 +3,7 @@
 // where waiting jobs stand in their share and why; a job's state changes;
 // a stream of state-change events; job logs; and what a submission would do
 // now. The sharq CLI and the console read it; it only reads the engine and
-// never changes anything.
+// never changes anything. It also keeps the access policies (Options.Keys).
 //
 //	GET  /sharq/v1/shares                 Usage
 //	POST /sharq/v1/jobs/positions         PositionsRequest -> Positions
@@ -11,6 +11,8 @@
 //	GET  /sharq/v1/jobs/{job}/logs        raw log bytes (see the Header* constants)
 //	GET  /sharq/v1/events                 JSON lines of batchapi.Event
 //	POST /sharq/v1/dryrun                 SubmitRequest -> engine.DryRun (errors in AWS's shape)
+//	GET  /sharq/v1/access/policies        []AccessPolicy
+//	PUT  /sharq/v1/access/policies/{name} access.PolicyDocument -> AccessPolicy
 //
 // {job} is a job ID or a service-job ARN. Errors answer 400, 403, 404, 501
 // or 500 with an Error body.
@@ -63,6 +65,8 @@ type Options struct {
 	// Authorizer is asked once per request whether the caller may perform
 	// the route's action. Default: access.AllowAll.
 	Authorizer access.Authorizer
+	// Keys keeps the access policies; nil serves no policy routes.
+	Keys access.KeyStore
 }
 
 // Mux is where routes are registered; *http.ServeMux is one.
@@ -112,6 +116,10 @@ func (h *Handler) Mount(mux Mux) {
 	mux.HandleFunc("GET /sharq/v1/jobs/{job}/logs", h.logs)
 	mux.HandleFunc("GET /sharq/v1/events", h.events)
 	mux.HandleFunc("POST "+DryRunPath, h.dryRun)
+	if h.opts.Keys != nil {
+		mux.HandleFunc("GET "+PoliciesPath, h.listPolicies)
+		mux.HandleFunc("PUT "+PoliciesPath+"/{name}", h.putPolicy)
+	}
 	mux.HandleFunc("/sharq/v1/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "no such sharq route: "+r.Method+" "+r.URL.Path)
 	})
