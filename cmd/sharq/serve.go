@@ -42,6 +42,8 @@ type serveConfig struct {
 	// binary).
 	supervisor string
 	auth       authConfig
+	// tlsCert and tlsKey, when set, make the server speak HTTPS.
+	tlsCert, tlsKey string
 }
 
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -59,6 +61,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.StringVar(&cfg.logLevel, "log-level", "info", "debug, info, warn or error")
 	fs.StringVar(&cfg.supervisor, "supervisor", "", "local executor: the program that supervises each attempt, run as PROGRAM "+local.SupervisorArg+" DIR (default: this binary; sharq-supervise starts faster)")
 	cfg.auth.register(fs)
+	fs.StringVar(&cfg.tlsCert, "tls-cert", "", "serve HTTPS with this certificate (PEM; reloaded on SIGHUP)")
+	fs.StringVar(&cfg.tlsKey, "tls-key", "", "the private key of --tls-cert (PEM)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -124,23 +128,42 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 	g.setEngine(s.eng)
 	log.Info("state loaded", "took", time.Since(start).Round(time.Millisecond))
 
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	srv := &http.Server{Handler: s.handler, ReadHeaderTimeout: 10 * time.Second}
+	scheme := "http"
+	if cfg.tlsCert != "" || cfg.tlsKey != "" {
+		if cfg.tlsCert == "" || cfg.tlsKey == "" {
+			return errors.New("--tls-cert and --tls-key go together")
+		}
+		certs, err := newCertReloader(cfg.tlsCert, cfg.tlsKey)
+		if err != nil {
+			return err
+		}
+		srv.TLSConfig = certs.config()
+		go certs.reloadOnHUP(runCtx, log)
+		scheme = "https"
+	}
 	ln, err := net.Listen("tcp", cfg.listen)
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
-	srv := &http.Server{Handler: s.handler, ReadHeaderTimeout: 10 * time.Second}
 	// Open console streams and event followers would otherwise hold
 	// Shutdown up.
 	for _, c := range s.closers {
 		srv.RegisterOnShutdown(c)
 	}
-	runCtx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	engDone := make(chan error, 1)
 	go func() { engDone <- s.eng.Run(runCtx) }()
 	srvDone := make(chan error, 1)
-	go func() { srvDone <- srv.Serve(ln) }()
-	log.Info("serving", "addr", ln.Addr().String(), "data_dir", cfg.dataDir, "executor", cfg.executor)
+	go func() {
+		if srv.TLSConfig != nil {
+			srvDone <- srv.ServeTLS(ln, "", "")
+			return
+		}
+		srvDone <- srv.Serve(ln)
+	}()
+	log.Info("serving", "addr", ln.Addr().String(), "scheme", scheme, "data_dir", cfg.dataDir, "executor", cfg.executor)
 
 	var runErr error
 	select {

@@ -84,7 +84,11 @@ func (c *connFlags) dial(ctx context.Context) (*client, error) {
 	}
 	cfg.Credentials = aws.NewCredentialsCache(fallbackCredentials{chain})
 	base := strings.TrimSuffix(c.endpoint, "/")
-	hc := &http.Client{}
+	transport, err := caBundleTransport()
+	if err != nil {
+		return nil, err
+	}
+	hc := &http.Client{Transport: transport}
 	bc := batch.NewFromConfig(cfg, func(o *batch.Options) {
 		o.BaseEndpoint = aws.String(base)
 		o.HTTPClient = hc
@@ -97,7 +101,7 @@ func (c *connFlags) dial(ctx context.Context) (*client, error) {
 		})
 	})
 	// sharq's own routes are signed like the Batch API's.
-	sharqHTTP := &http.Client{Transport: newSigningTransport(cfg.Credentials, cfg.Region)}
+	sharqHTTP := &http.Client{Transport: newSigningTransport(transport, cfg.Credentials, cfg.Region)}
 	return &client{batch: bc, http: sharqHTTP, base: base}, nil
 }
 

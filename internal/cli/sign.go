@@ -3,10 +3,13 @@ package cli
 import (
 	"bytes"
 	"crypto/sha256"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/hex"
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -23,8 +26,31 @@ type signingTransport struct {
 	signer *v4.Signer
 }
 
-func newSigningTransport(creds aws.CredentialsProvider, region string) *signingTransport {
-	return &signingTransport{base: http.DefaultTransport, creds: creds, region: region, signer: v4.NewSigner()}
+func newSigningTransport(base http.RoundTripper, creds aws.CredentialsProvider, region string) *signingTransport {
+	return &signingTransport{base: base, creds: creds, region: region, signer: v4.NewSigner()}
+}
+
+// caBundleTransport trusts the certificates of $AWS_CA_BUNDLE as well as
+// the system's, as the AWS CLI and SDKs do (a server with its own CA).
+func caBundleTransport() (http.RoundTripper, error) {
+	file := os.Getenv("AWS_CA_BUNDLE")
+	if file == "" {
+		return http.DefaultTransport, nil
+	}
+	pem, err := os.ReadFile(file)
+	if err != nil {
+		return nil, fmt.Errorf("AWS_CA_BUNDLE: %w", err)
+	}
+	pool, err := x509.SystemCertPool()
+	if err != nil {
+		pool = x509.NewCertPool()
+	}
+	if !pool.AppendCertsFromPEM(pem) {
+		return nil, fmt.Errorf("AWS_CA_BUNDLE %s: no PEM certificate in it", file)
+	}
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.TLSClientConfig = &tls.Config{RootCAs: pool}
+	return t, nil
 }
 
 func (t *signingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
