@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
@@ -186,7 +187,48 @@ func TestAuth(t *testing.T) {
 		t.Errorf("team-b's sharq cancel of its job: %v\n%s", err, out)
 	}
 	checkOtherClients(t, s, teamA)
+	checkAudit(t, s, admin, teamA)
 	s.stop()
+}
+
+// checkAudit reads the audit log with the admin's key: it holds team-a's
+// refused and allowed writes and the unsigned one; team-a may not read it.
+func checkAudit(t *testing.T, s *server, admin, teamA key) {
+	t.Helper()
+	want := []string{
+		"team-a batch:SubmitServiceJob " + shareArn("QS2") + " AccessDeniedException",
+		"team-a batch:SubmitServiceJob " + shareArn("QS1") + " OK",
+		"team-a batch:UpdateQuotaShare " + shareArn("QS1") + " AccessDeniedException",
+		"anonymous batch:SubmitServiceJob " + shareArn("QS1") + " MissingAuthenticationTokenException",
+		"unauthenticated POST /v1/submitservicejob * InvalidSignatureException",
+		"team-b batch:TerminateServiceJob arn:aws:batch:us-east-1:000000000000:service-job/",
+	}
+	eventually(t, 10*time.Second, func() error {
+		out, err := runSharq(t, s, admin, "events", "--audit", "-o", "json")
+		if err != nil {
+			return fmt.Errorf("sharq events --audit: %v\n%s", err, out)
+		}
+		var lines []string
+		for line := range strings.Lines(out) {
+			var e struct{ Key, Operation, Resource, Result, RequestID string }
+			if err := json.Unmarshal([]byte(line), &e); err != nil || e.RequestID == "" {
+				return fmt.Errorf("audit line %q: %v", line, err)
+			}
+			lines = append(lines, e.Key+" "+e.Operation+" "+e.Resource+" "+e.Result)
+		}
+		if slices.ContainsFunc(lines, func(l string) bool { return strings.Contains(l, "listservicejobs") }) {
+			return fmt.Errorf("a refused read is in the audit log:\n%s", strings.Join(lines, "\n"))
+		}
+		for _, w := range want {
+			if !slices.ContainsFunc(lines, func(l string) bool { return strings.HasPrefix(l, w) }) {
+				return fmt.Errorf("no audit entry %q in:\n%s", w, strings.Join(lines, "\n"))
+			}
+		}
+		return nil
+	})
+	if out, err := runSharq(t, s, teamA, "events", "--audit"); err == nil || !strings.Contains(out, "sharq:ReadAuditLog") {
+		t.Errorf("team-a read the audit log: %v\n%s", err, out)
+	}
 }
 
 // checkOtherClients checks the AWS CLI's and boto3's answers to team-a.

@@ -153,6 +153,8 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 	for _, c := range s.closers {
 		srv.RegisterOnShutdown(c)
 	}
+	go s.audit.Run(runCtx)
+	defer func() { cancel(); s.audit.Wait() }() // the last entries are written
 	engDone := make(chan error, 1)
 	go func() { engDone <- s.eng.Run(runCtx) }()
 	srvDone := make(chan error, 1)
@@ -198,14 +200,24 @@ type server struct {
 	// closers end long-lived answers (console streams, event followers)
 	// when the server shuts down.
 	closers []func()
+	// audit records every mutating call; its Run writes them down.
+	audit *access.Auditor
+}
+
+// accessStore keeps access keys, policies and the audit log.
+type accessStore interface {
+	access.KeyStore
+	access.AuditStore
 }
 
 // newServer builds the engine over st and ex, and every route on one mux
 // behind the middleware: the AWS Batch API at /v1/, sharq's own routes and
 // the console under /sharq/v1/ and /, /metrics and /healthz. Every route
 // that reads or changes data asks authz; see package access.
-func newServer(ctx context.Context, cfg serveConfig, st store.Store, keys access.KeyStore, ex executor.Executor, log *slog.Logger,
+func newServer(ctx context.Context, cfg serveConfig, st store.Store, keys accessStore, ex executor.Executor, log *slog.Logger,
 	authn access.Authenticator, authz access.Authorizer) (*server, error) {
+	audit := access.NewAuditor(keys, log)
+	authz = audit.Authorizer(authz)
 	met := metrics.New()
 	console := web.New(web.Options{Logger: log, Region: cfg.region, AccountID: cfg.accountID, Authorizer: authz})
 	eng, err := engine.New(ctx, engine.Options{
@@ -218,7 +230,7 @@ func newServer(ctx context.Context, cfg serveConfig, st store.Store, keys access
 	}
 	api := batchapi.New(eng, batchapi.Options{Region: cfg.region, AccountID: cfg.accountID, Logger: log, Authorizer: authz})
 	sharq := sharqapi.New(eng, sharqapi.Options{Logs: logSource(ex), Logger: log,
-		Region: cfg.region, AccountID: cfg.accountID, Authorizer: authz, Keys: keys})
+		Region: cfg.region, AccountID: cfg.accountID, Authorizer: authz, Keys: keys, Audit: keys})
 	met.Watch(eng)
 
 	mux := &routes{ServeMux: http.NewServeMux()}
@@ -228,8 +240,12 @@ func newServer(ctx context.Context, cfg serveConfig, st store.Store, keys access
 	sharq.Mount(mux)
 	console.Mount(mux, eng, api)
 	return &server{
-		eng:     eng,
-		handler: access.Middleware(mux, authn, api.WriteError),
+		eng: eng,
+		handler: access.Middleware(audit.Middleware(mux), authn, func(w http.ResponseWriter, r *http.Request, err error) {
+			api.WriteError(w, r, err)
+			audit.Refused(w, r, err)
+		}),
+		audit:   audit,
 		mux:     mux,
 		closers: []func(){console.Close, sharq.Close},
 	}, nil

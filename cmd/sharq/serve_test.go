@@ -256,6 +256,7 @@ func steps(n string, ended, endedMany, endedConsole, changed string) []step {
 		{"POST /sharq/v1/jobs/{job}/priority", "POST", "/sharq/v1/jobs/" + changed + "/priority", `{"schedulingPriority":` + n + `2}`, "batch:UpdateServiceJob", job},
 		{"POST /sharq/v1/jobs/{job}/terminate", "POST", "/sharq/v1/jobs/" + endedConsole + "/terminate", `{}`, "batch:TerminateServiceJob", base.ServiceJob(endedConsole)},
 		{"GET /sharq/v1/access/policies", "GET", "/sharq/v1/access/policies", "", "sharq:ListAccessPolicies", "*"},
+		{"GET /sharq/v1/audit", "GET", "/sharq/v1/audit", "", "sharq:ReadAuditLog", "*"},
 		{"PUT /sharq/v1/access/policies/{name}", "PUT", "/sharq/v1/access/policies/team-" + n,
 			`{"Statement":[{"Effect":"Allow","Action":["batch:SubmitServiceJob"],"Resource":["` + qs1 + `"]}]}`,
 			"sharq:PutAccessPolicy", "arn:aws:iam::000000000000:policy/team-" + n},

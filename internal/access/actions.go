@@ -48,6 +48,7 @@ package access
 //	POST /sharq/v1/jobs/{job}/terminate    batch:TerminateServiceJob       the job's ARN (the same operation as /v1/terminateservicejob)
 //	GET /sharq/v1/access/policies          sharq:ListAccessPolicies        *
 //	PUT /sharq/v1/access/policies/{name}   sharq:PutAccessPolicy           arn:aws:iam::<account>:policy/<name>
+//	GET /sharq/v1/audit                    sharq:ReadAuditLog              *
 //	GET /metrics                           sharq:GetMetrics                *
 //
 // GET /healthz and the console's page and assets (GET /, /jobs/{job},
@@ -68,6 +69,9 @@ const (
 	ActionGetMetrics             = "sharq:GetMetrics"
 	ActionListAccessPolicies     = "sharq:ListAccessPolicies"
 	ActionPutAccessPolicy        = "sharq:PutAccessPolicy"
+	// ActionReadAuditLog is not a Get: ReadOnlyAccess does not read the
+	// audit log.
+	ActionReadAuditLog = "sharq:ReadAuditLog"
 )
 
 // BatchAction is the IAM action of an AWS Batch operation:

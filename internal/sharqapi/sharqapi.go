@@ -13,6 +13,7 @@
 //	POST /sharq/v1/dryrun                 SubmitRequest -> engine.DryRun (errors in AWS's shape)
 //	GET  /sharq/v1/access/policies        []AccessPolicy
 //	PUT  /sharq/v1/access/policies/{name} access.PolicyDocument -> AccessPolicy
+//	GET  /sharq/v1/audit                  JSON lines of access.AuditEntry
 //
 // {job} is a job ID or a service-job ARN. Errors answer 400, 403, 404, 501
 // or 500 with an Error body.
@@ -67,6 +68,8 @@ type Options struct {
 	Authorizer access.Authorizer
 	// Keys keeps the access policies; nil serves no policy routes.
 	Keys access.KeyStore
+	// Audit is the audit log; nil serves no audit route.
+	Audit access.AuditStore
 }
 
 // Mux is where routes are registered; *http.ServeMux is one.
@@ -116,6 +119,9 @@ func (h *Handler) Mount(mux Mux) {
 	mux.HandleFunc("GET /sharq/v1/jobs/{job}/logs", h.logs)
 	mux.HandleFunc("GET /sharq/v1/events", h.events)
 	mux.HandleFunc("POST "+DryRunPath, h.dryRun)
+	if h.opts.Audit != nil {
+		mux.HandleFunc("GET "+AuditPath, h.audit)
+	}
 	if h.opts.Keys != nil {
 		mux.HandleFunc("GET "+PoliciesPath, h.listPolicies)
 		mux.HandleFunc("PUT "+PoliciesPath+"/{name}", h.putPolicy)

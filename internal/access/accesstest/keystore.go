@@ -20,9 +20,35 @@ type Keys struct {
 	mu       sync.Mutex
 	keys     map[string]access.StoredKey
 	policies map[string]access.Policy
+	audit    []access.AuditEntry
 }
 
-var _ access.KeyStore = (*Keys)(nil)
+var (
+	_ access.KeyStore   = (*Keys)(nil)
+	_ access.AuditStore = (*Keys)(nil)
+)
+
+func (m *Keys) AppendAudit(_ context.Context, entries []access.AuditEntry) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, e := range entries {
+		e.Seq = int64(len(m.audit) + 1)
+		m.audit = append(m.audit, e)
+	}
+	return nil
+}
+
+func (m *Keys) Audit(_ context.Context, after int64, limit int) ([]access.AuditEntry, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []access.AuditEntry
+	for _, e := range m.audit {
+		if e.Seq > after && len(out) < limit {
+			out = append(out, e)
+		}
+	}
+	return out, nil
+}
 
 func (m *Keys) CreateKey(_ context.Context, k access.StoredKey) error {
 	m.mu.Lock()
@@ -111,6 +137,31 @@ func (m *Keys) Policies(context.Context) ([]access.Policy, error) {
 	}
 	slices.SortFunc(out, func(a, b access.Policy) int { return cmp.Compare(a.Name, b.Name) })
 	return out, nil
+}
+
+// TestAuditStore is the conformance suite every access.AuditStore passes;
+// open returns a new, empty store.
+func TestAuditStore(t *testing.T, open func(t *testing.T) access.AuditStore) {
+	s := open(t)
+	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	e := func(op string) access.AuditEntry {
+		return access.AuditEntry{Time: at, Key: "team-a", AccessKeyID: "SKIAA", Operation: op, Resource: "*", Result: "OK", RequestID: "r"}
+	}
+	if err := s.AppendAudit(t.Context(), []access.AuditEntry{e("batch:A"), e("batch:B")}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.AppendAudit(t.Context(), []access.AuditEntry{e("batch:C")}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Audit(t.Context(), 1, 10)
+	want := []access.AuditEntry{e("batch:B"), e("batch:C")}
+	want[0].Seq, want[1].Seq = 2, 3
+	if diff := gocmp.Diff(want, got); err != nil || diff != "" {
+		t.Errorf("Audit after 1: %v (-want +got)\n%s", err, diff)
+	}
+	if got, err := s.Audit(t.Context(), 0, 1); err != nil || len(got) != 1 || got[0].Operation != "batch:A" {
+		t.Errorf("Audit limit 1: %+v, %v", got, err)
+	}
 }
 
 // TestKeyStore is the conformance suite every access.KeyStore passes;

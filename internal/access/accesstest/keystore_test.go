@@ -10,3 +10,7 @@ import (
 func TestKeys(t *testing.T) {
 	accesstest.TestKeyStore(t, func(*testing.T) access.KeyStore { return &accesstest.Keys{} })
 }
+
+func TestAudit(t *testing.T) {
+	accesstest.TestAuditStore(t, func(*testing.T) access.AuditStore { return &accesstest.Keys{} })
+}

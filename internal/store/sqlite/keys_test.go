@@ -15,3 +15,11 @@ func TestKeyStore(t *testing.T) {
 		return s.Keys()
 	})
 }
+
+func TestAuditStore(t *testing.T) {
+	accesstest.TestAuditStore(t, func(t *testing.T) access.AuditStore {
+		s := mustOpen(t, filepath.Join(t.TempDir(), "sharq.db"))
+		t.Cleanup(func() { s.Close() })
+		return s.Keys()
+	})
+}

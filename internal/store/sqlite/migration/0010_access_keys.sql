@@ -14,3 +14,10 @@ CREATE TABLE access_policies (
 	name TEXT PRIMARY KEY,
 	document TEXT NOT NULL -- JSON
 ) STRICT;
+
+-- The audit log: every mutating call, allowed or denied, as the JSON line
+-- it is read as (access.AuditEntry without its seq).
+CREATE TABLE audit_log (
+	seq INTEGER PRIMARY KEY AUTOINCREMENT,
+	entry TEXT NOT NULL
+) STRICT;
