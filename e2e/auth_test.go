@@ -177,7 +177,15 @@ func TestAuth(t *testing.T) {
 	}
 
 	// The sharq CLI signs its own routes as well as the API's.
-	if out, err := runSharq(t, s, teamA, "jobs"); err != nil || !strings.Contains(out, "b1") {
+	// It shows who submitted each job.
+	out, err := runSharq(t, s, teamA, "jobs")
+	owners := map[string]string{}
+	for line := range strings.Lines(out) {
+		if f := strings.Fields(line); len(f) > 3 {
+			owners[f[0]] = f[3]
+		}
+	}
+	if err != nil || owners["NAME"] != "OWNER" || owners["a1"] != "team-a" || owners["b1"] != "team-b" {
 		t.Errorf("team-a's sharq jobs: %v\n%s", err, out)
 	}
 	if out, err := runSharq(t, s, teamA, "cancel", jobB); err == nil || !strings.Contains(out, "not authorized") {

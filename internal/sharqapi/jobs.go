@@ -49,7 +49,7 @@ func (h *Handler) position(r *http.Request, id string) (Position, error) {
 	}
 	p := Position{
 		JobID: j.JobID, Queue: queueName(j.JobQueue), Share: j.QuotaShareName, Status: j.Status,
-		Priority: j.SchedulingPriority,
+		Priority: j.SchedulingPriority, Owner: j.Owner,
 	}
 	if j.PreemptionSummary != nil {
 		p.Preemptions = j.PreemptionSummary.PreemptedAttemptCount
