@@ -76,12 +76,21 @@ func loadServerKey(path string) ([]byte, error) {
 type accessGate struct {
 	authn     access.Authenticator
 	authz     access.Authorizer
+	keyring   *access.Keyring // issues keys through sharq's routes
 	setEngine func(*engine.Engine)
 }
 
 // openGate decides the mode (logging it) and builds the gate for it.
 func openGate(ctx context.Context, cfg serveConfig, keys access.KeyStore, log *slog.Logger) (accessGate, error) {
-	open := accessGate{authn: access.AnonymousAuthenticator{}, authz: access.AllowAll{}, setEngine: func(*engine.Engine) {}}
+	serverKey, err := loadServerKey(cfg.auth.serverKeyPath(cfg.dataDir))
+	if err != nil {
+		return accessGate{}, err
+	}
+	ring, err := access.NewKeyring(keys, serverKey, cfg.accountID)
+	if err != nil {
+		return accessGate{}, err
+	}
+	open := accessGate{authn: access.AnonymousAuthenticator{}, authz: access.AllowAll{}, keyring: ring, setEngine: func(*engine.Engine) {}}
 	mode := cfg.auth.mode
 	switch mode {
 	case "auto":
@@ -108,20 +117,13 @@ func openGate(ctx context.Context, cfg serveConfig, keys access.KeyStore, log *s
 		}
 		return open, nil
 	}
-	serverKey, err := loadServerKey(cfg.auth.serverKeyPath(cfg.dataDir))
-	if err != nil {
-		return accessGate{}, err
-	}
-	ring, err := access.NewKeyring(keys, serverKey, cfg.accountID)
-	if err != nil {
-		return accessGate{}, err
-	}
 	authz := &access.PolicyAuthorizer{Keys: keys, AnonymousRead: cfg.auth.anonRead}
 	log.Info("authentication: SigV4 with sharq's access keys", "anonymous_read", cfg.auth.anonRead)
 	base := arn.NewBase(cfg.region, cfg.accountID)
 	return accessGate{
-		authn: sigv4.New(sigv4.Options{Credentials: ring, Region: cfg.region, AllowUnsigned: true}),
-		authz: authz,
+		authn:   sigv4.New(sigv4.Options{Credentials: ring, Region: cfg.region, AllowUnsigned: true}),
+		authz:   authz,
+		keyring: ring,
 		setEngine: func(eng *engine.Engine) {
 			authz.JobShare = func(ctx context.Context, jobARN string) (string, error) {
 				j, err := eng.DescribeServiceJob(ctx, jobARN)

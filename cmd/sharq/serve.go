@@ -121,7 +121,7 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 	}
 	defer ex.Close()
 	start := time.Now()
-	s, err := newServer(ctx, cfg, st, st.Keys(), ex, log, g.authn, g.authz)
+	s, err := newServer(ctx, cfg, st, st.Keys(), ex, log, g)
 	if err != nil {
 		return err
 	}
@@ -215,9 +215,9 @@ type accessStore interface {
 // the console under /sharq/v1/ and /, /metrics and /healthz. Every route
 // that reads or changes data asks authz; see package access.
 func newServer(ctx context.Context, cfg serveConfig, st store.Store, keys accessStore, ex executor.Executor, log *slog.Logger,
-	authn access.Authenticator, authz access.Authorizer) (*server, error) {
+	g accessGate) (*server, error) {
 	audit := access.NewAuditor(keys, log)
-	authz = audit.Authorizer(authz)
+	authn, authz := g.authn, audit.Authorizer(g.authz)
 	met := metrics.New()
 	console := web.New(web.Options{Logger: log, Region: cfg.region, AccountID: cfg.accountID, Authorizer: authz})
 	eng, err := engine.New(ctx, engine.Options{
@@ -230,7 +230,7 @@ func newServer(ctx context.Context, cfg serveConfig, st store.Store, keys access
 	}
 	api := batchapi.New(eng, batchapi.Options{Region: cfg.region, AccountID: cfg.accountID, Logger: log, Authorizer: authz})
 	sharq := sharqapi.New(eng, sharqapi.Options{Logs: logSource(ex), Logger: log,
-		Region: cfg.region, AccountID: cfg.accountID, Authorizer: authz, Keys: keys, Audit: keys})
+		Region: cfg.region, AccountID: cfg.accountID, Authorizer: authz, Keys: keys, Audit: keys, Keyring: g.keyring})
 	met.Watch(eng)
 
 	mux := &routes{ServeMux: http.NewServeMux()}

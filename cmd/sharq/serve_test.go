@@ -89,8 +89,16 @@ func testServer(t *testing.T, g *gate) (*server, string) {
 		t.Fatal(err)
 	}
 	ex := simulated.New()
+	// Keys for the key routes' steps to change.
+	for _, k := range []access.StoredKey{{ID: "SKIAFLIP", Name: "flip"}, {ID: "SKIADEL1", Name: "del1"}, {ID: "SKIADEL2", Name: "del2"}} {
+		k.SealedSecret = []byte{0}
+		if err := st.Keys().CreateKey(t.Context(), k); err != nil {
+			t.Fatal(err)
+		}
+	}
 	cfg := serveConfig{region: "us-east-1", accountID: "000000000000", maxShares: 20, retention: time.Hour, grace: time.Second}
-	s, err := newServer(t.Context(), cfg, st, st.Keys(), ex, slog.New(slog.NewTextHandler(t.Output(), nil)), g, g)
+	s, err := newServer(t.Context(), cfg, st, st.Keys(), ex, slog.New(slog.NewTextHandler(t.Output(), nil)),
+		accessGate{authn: g, authz: g, keyring: testKeyring(t, st.Keys())})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -257,6 +265,12 @@ func steps(n string, ended, endedMany, endedConsole, changed string) []step {
 		{"POST /sharq/v1/jobs/{job}/terminate", "POST", "/sharq/v1/jobs/" + endedConsole + "/terminate", `{}`, "batch:TerminateServiceJob", base.ServiceJob(endedConsole)},
 		{"GET /sharq/v1/access/policies", "GET", "/sharq/v1/access/policies", "", "sharq:ListAccessPolicies", "*"},
 		{"GET /sharq/v1/audit", "GET", "/sharq/v1/audit", "", "sharq:ReadAuditLog", "*"},
+		{"GET /sharq/v1/access/keys", "GET", "/sharq/v1/access/keys", "", "sharq:ListAccessKeys", "*"},
+		{"POST /sharq/v1/access/keys", "POST", "/sharq/v1/access/keys", `{"name":"new` + n + `","policies":["ReadOnlyAccess"]}`,
+			"sharq:CreateAccessKey", "arn:aws:iam::000000000000:user/new" + n},
+		{"POST /sharq/v1/access/keys/{id}/disable", "POST", "/sharq/v1/access/keys/SKIAFLIP/disable", "", "sharq:UpdateAccessKey", "arn:aws:iam::000000000000:user/flip"},
+		{"POST /sharq/v1/access/keys/{id}/enable", "POST", "/sharq/v1/access/keys/SKIAFLIP/enable", "", "sharq:UpdateAccessKey", "arn:aws:iam::000000000000:user/flip"},
+		{"DELETE /sharq/v1/access/keys/{id}", "DELETE", "/sharq/v1/access/keys/SKIADEL" + n, "", "sharq:DeleteAccessKey", "arn:aws:iam::000000000000:user/del" + n},
 		{"PUT /sharq/v1/access/policies/{name}", "PUT", "/sharq/v1/access/policies/team-" + n,
 			`{"Statement":[{"Effect":"Allow","Action":["batch:SubmitServiceJob"],"Resource":["` + qs1 + `"]}]}`,
 			"sharq:PutAccessPolicy", "arn:aws:iam::000000000000:policy/team-" + n},
@@ -432,4 +446,13 @@ func fingerprint(t *testing.T, eng *engine.Engine) string {
 	b, err := json.MarshalIndent(out, "", " ")
 	fatal(err)
 	return string(b)
+}
+
+func testKeyring(t *testing.T, keys access.KeyStore) *access.Keyring {
+	t.Helper()
+	ring, err := access.NewKeyring(keys, make([]byte, access.ServerKeySize), "000000000000")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ring
 }

@@ -49,6 +49,11 @@ package access
 //	GET /sharq/v1/access/policies          sharq:ListAccessPolicies        *
 //	PUT /sharq/v1/access/policies/{name}   sharq:PutAccessPolicy           arn:aws:iam::<account>:policy/<name>
 //	GET /sharq/v1/audit                    sharq:ReadAuditLog              *
+//	GET /sharq/v1/access/keys              sharq:ListAccessKeys            *
+//	POST /sharq/v1/access/keys             sharq:CreateAccessKey           arn:aws:iam::<account>:user/<name>
+//	POST /sharq/v1/access/keys/{id}/disable, /enable
+//	                                       sharq:UpdateAccessKey           the key's user ARN (user/* for no such key)
+//	DELETE /sharq/v1/access/keys/{id}      sharq:DeleteAccessKey           the key's user ARN (user/* for no such key)
 //	GET /metrics                           sharq:GetMetrics                *
 //
 // GET /healthz and the console's page and assets (GET /, /jobs/{job},
@@ -71,7 +76,11 @@ const (
 	ActionPutAccessPolicy        = "sharq:PutAccessPolicy"
 	// ActionReadAuditLog is not a Get: ReadOnlyAccess does not read the
 	// audit log.
-	ActionReadAuditLog = "sharq:ReadAuditLog"
+	ActionReadAuditLog    = "sharq:ReadAuditLog"
+	ActionListAccessKeys  = "sharq:ListAccessKeys"
+	ActionCreateAccessKey = "sharq:CreateAccessKey"
+	ActionUpdateAccessKey = "sharq:UpdateAccessKey"
+	ActionDeleteAccessKey = "sharq:DeleteAccessKey"
 )
 
 // BatchAction is the IAM action of an AWS Batch operation:

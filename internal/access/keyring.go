@@ -48,30 +48,47 @@ func NewKeyring(store KeyStore, serverKey []byte, accountID string) (*Keyring, e
 // Store returns the keyring's store.
 func (k *Keyring) Store() KeyStore { return k.store }
 
-// userName is IAM's pattern for a user name.
-var userName = regexp.MustCompile(`^[\w+=,.@-]{1,64}$`)
+// userName and policyName are IAM's patterns for user and policy names.
+var (
+	userName   = regexp.MustCompile(`^[\w+=,.@-]{1,64}$`)
+	policyName = regexp.MustCompile(`^[\w+=,.@-]{1,128}$`)
+)
+
+// ValidPolicyName tells whether IAM would take name as a policy's.
+func ValidPolicyName(name string) bool { return policyName.MatchString(name) }
 
 // NewKey is a key as created: the only time its secret is shown.
 type NewKey struct {
 	ID, Secret, Name string
 	Policies         []string
+	CreatedAt        time.Time
 }
+
+// ErrInvalidKeyName is a key name IAM would not take as a user name, or a
+// policy name it would not take.
+var ErrInvalidKeyName = errors.New("invalid key name")
 
 // Create issues a key named name with the given policies.
 func (k *Keyring) Create(ctx context.Context, name string, policies []string) (NewKey, error) {
 	if !userName.MatchString(name) {
-		return NewKey{}, fmt.Errorf("key name %q: want 1 to 64 letters, digits or +=,.@_-", name)
+		return NewKey{}, fmt.Errorf("%w %q: want 1 to 64 letters, digits or +=,.@_-", ErrInvalidKeyName, name)
+	}
+	for _, p := range policies {
+		if !ValidPolicyName(p) {
+			return NewKey{}, fmt.Errorf("%w: policy name %q: want 1 to 128 letters, digits or +=,.@_-", ErrInvalidKeyName, p)
+		}
 	}
 	id := "SKIA" + randomText(10, base32.StdEncoding.WithPadding(base32.NoPadding))
 	secret := randomText(30, base64.RawStdEncoding)
 	// The sealed secret is the nonce followed by the ciphertext.
 	n := nonce(k.aead.NonceSize())
 	sealed := k.aead.Seal(n, n, []byte(secret), []byte(id))
-	err := k.store.CreateKey(ctx, StoredKey{ID: id, Name: name, Policies: policies, CreatedAt: k.now().UTC(), SealedSecret: sealed})
+	at := k.now().UTC().Truncate(time.Millisecond)
+	err := k.store.CreateKey(ctx, StoredKey{ID: id, Name: name, Policies: policies, CreatedAt: at, SealedSecret: sealed})
 	if err != nil {
 		return NewKey{}, err
 	}
-	return NewKey{ID: id, Secret: secret, Name: name, Policies: policies}, nil
+	return NewKey{ID: id, Secret: secret, Name: name, Policies: policies, CreatedAt: at}, nil
 }
 
 // Credential returns key id's secret and identity; ErrUnknownKey when it

@@ -39,7 +39,7 @@ func (c *Config) validateAccessPolicies() error {
 		if err := unique(f+".name", p.Name, seen); err != nil {
 			return err
 		}
-		if !policyName.MatchString(p.Name) {
+		if !access.ValidPolicyName(p.Name) {
 			return fieldErr(f+".name", ErrEnum, "%q: want 1 to 128 letters, digits or +=,.@_-", p.Name)
 		}
 		if access.IsBuiltinPolicy(p.Name) {

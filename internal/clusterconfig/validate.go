@@ -40,9 +40,6 @@ func fieldErr(field string, err error, detail string, args ...any) *FieldError {
 // instanceType matches SageMaker instance type names such as ml.g5.xlarge.
 var instanceType = regexp.MustCompile(`^ml\.[a-z0-9-]+\.[a-z0-9-]+$`)
 
-// policyName is IAM's pattern for a policy name.
-var policyName = regexp.MustCompile(`^[\w+=,.@-]{1,128}$`)
-
 // Validate checks what can be checked without a server: names, references,
 // enums and ranges. The engine checks the rest (its configurable limits).
 // It returns the first problem as a *FieldError.

@@ -14,6 +14,9 @@
 //	GET  /sharq/v1/access/policies        []AccessPolicy
 //	PUT  /sharq/v1/access/policies/{name} access.PolicyDocument -> AccessPolicy
 //	GET  /sharq/v1/audit                  JSON lines of access.AuditEntry
+//	GET  /sharq/v1/access/keys            []AccessKey
+//	POST /sharq/v1/access/keys            CreateKeyRequest -> AccessKey (with its secret, once)
+//	POST /sharq/v1/access/keys/{id}/disable, /enable; DELETE /sharq/v1/access/keys/{id}
 //
 // {job} is a job ID or a service-job ARN. Errors answer 400, 403, 404, 501
 // or 500 with an Error body.
@@ -70,6 +73,8 @@ type Options struct {
 	Keys access.KeyStore
 	// Audit is the audit log; nil serves no audit route.
 	Audit access.AuditStore
+	// Keyring issues and changes access keys; nil serves no key routes.
+	Keyring *access.Keyring
 }
 
 // Mux is where routes are registered; *http.ServeMux is one.
@@ -119,6 +124,9 @@ func (h *Handler) Mount(mux Mux) {
 	mux.HandleFunc("GET /sharq/v1/jobs/{job}/logs", h.logs)
 	mux.HandleFunc("GET /sharq/v1/events", h.events)
 	mux.HandleFunc("POST "+DryRunPath, h.dryRun)
+	if h.opts.Keyring != nil {
+		h.mountKeys(mux)
+	}
 	if h.opts.Audit != nil {
 		mux.HandleFunc("GET "+AuditPath, h.audit)
 	}
