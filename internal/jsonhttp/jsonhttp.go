@@ -42,6 +42,9 @@ func EngineError(w http.ResponseWriter, log *slog.Logger, what string, err error
 		return
 	}
 	if ae, ok := errors.AsType[*access.AuthError](err); ok {
+		// The code, as AWS sends it, tells a client (the console) to
+		// sign in.
+		w.Header().Set("X-Amzn-ErrorType", ae.Code)
 		WriteError(w, cmp.Or(ae.Status, http.StatusForbidden), ae.Message)
 		return
 	}
