@@ -315,3 +315,26 @@ func mustJSON(v any) []byte {
 	b, _ := json.Marshal(v)
 	return b
 }
+
+// applyTeamPolicies applies, with the sharq CLI, a policy team-QSn for
+// each walkthrough share: submit, update and terminate in that share, and
+// read everything.
+func applyTeamPolicies(t *testing.T, s *server, admin key) {
+	t.Helper()
+	var b strings.Builder
+	b.WriteString("accessPolicies:\n")
+	for _, sh := range walkthroughShares {
+		fmt.Fprintf(&b, `  - name: team-%s
+    statements:
+      - effect: Allow
+        actions: [batch:SubmitServiceJob, batch:UpdateServiceJob, batch:TerminateServiceJob]
+        resources: [%q, "arn:aws:batch:*:*:service-job/*"]
+      - {effect: Allow, actions: ["batch:Describe*", "batch:List*", "batch:Get*", "sharq:Get*"], resources: ["*"]}
+`, sh.name, shareArn(sh.name))
+	}
+	file := filepath.Join(t.TempDir(), "policies.yaml")
+	fatalIf(t, "write policies", os.WriteFile(file, []byte(b.String()), 0o644))
+	if out, err := runSharq(t, s, admin, "apply", "-f", file); err != nil {
+		t.Fatalf("sharq apply -f policies.yaml: %v\n%s", err, out)
+	}
+}
