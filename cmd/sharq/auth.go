@@ -86,6 +86,9 @@ func openGate(ctx context.Context, cfg serveConfig, keys access.KeyStore, log *s
 	if err != nil {
 		return accessGate{}, err
 	}
+	// NB: every request reads its key and policies; a second's cache
+	// keeps that off the database.
+	keys = access.NewCachedKeys(keys, time.Second)
 	ring, err := access.NewKeyring(keys, serverKey, cfg.accountID)
 	if err != nil {
 		return accessGate{}, err

@@ -230,7 +230,7 @@ func newServer(ctx context.Context, cfg serveConfig, st store.Store, keys access
 	}
 	api := batchapi.New(eng, batchapi.Options{Region: cfg.region, AccountID: cfg.accountID, Logger: log, Authorizer: authz})
 	sharq := sharqapi.New(eng, sharqapi.Options{Logs: logSource(ex), Logger: log,
-		Region: cfg.region, AccountID: cfg.accountID, Authorizer: authz, Keys: keys, Audit: keys, Keyring: g.keyring})
+		Region: cfg.region, AccountID: cfg.accountID, Authorizer: authz, Keys: g.keyring.Store(), Audit: keys, Keyring: g.keyring})
 	met.Watch(eng)
 
 	mux := &routes{ServeMux: http.NewServeMux()}
