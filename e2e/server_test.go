@@ -230,7 +230,7 @@ func (s *server) call(op string, in any) (int, map[string]any) {
 }
 
 // serverLog keeps the server's output and picks out the address it
-// logs when it starts serving.
+// logs when it starts serving (or, on a shared store, following).
 type serverLog struct {
 	mu      sync.Mutex
 	buf     bytes.Buffer
@@ -257,7 +257,7 @@ func (l *serverLog) Write(p []byte) (int, error) {
 		line := l.partial[:i]
 		l.partial = l.partial[i+1:]
 		var rec struct{ Msg, Addr string }
-		if json.Unmarshal(line, &rec) == nil && rec.Msg == "serving" && rec.Addr != "" {
+		if json.Unmarshal(line, &rec) == nil && (rec.Msg == "serving" || rec.Msg == "following") && rec.Addr != "" {
 			l.found = true
 			l.partial = nil
 			l.addr <- rec.Addr

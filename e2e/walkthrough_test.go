@@ -32,12 +32,35 @@ func TestWalkthroughSDK(t *testing.T) {
 	}
 	s := startServer(t, serverOptions{dataDir: dir, executor: "local", args: []string{"--stop-grace", "5s", "--auth", "sigv4"}})
 	c := s.clientWith(admin)
-	setUpWalkthrough(t, c, 3)
 	applyTeamPolicies(t, s, admin)
-	team := func(share string) *batch.Client { return s.clientWith(keys[share]) }
+	live := walkthroughSDK(t, c, func(share string) *batch.Client { return s.clientWith(keys[share]) })
+	endAll(t, c, live, s.dataDir, s.cmd.Process.Pid)
+	s.stop()
+}
+
+// The walkthrough through a follower of three servers on one PostgreSQL
+// store: every request is forwarded to the leader.
+func TestWalkthroughReplicas(t *testing.T) {
+	t.Parallel()
+	rs := startReplicaSet(t, 3, "--stop-grace", "5s")
+	lead, _ := rs.leader(60 * time.Second)
+	follower := rs.replicas[(slices.Index(rs.replicas, lead)+1)%len(rs.replicas)]
+	c := follower.client()
+	live := walkthroughSDK(t, c, func(string) *batch.Client { return c })
+	var pids []int
+	for _, r := range rs.replicas {
+		pids = append(pids, r.cmd.Process.Pid)
+	}
+	endAll(t, c, live, rs.dataDir, pids...)
+}
+
+// walkthroughSDK runs the walkthrough's steps and checks through c, with
+// each share's submissions, updates and terminations through team(share),
+// and returns the jobs it leaves running.
+func walkthroughSDK(t *testing.T, c *batch.Client, team func(share string) *batch.Client) (live []string) {
+	setUpWalkthrough(t, c, 3)
 	running := []types.ServiceJobStatus{types.ServiceJobStatusRunning}
 	runnable := []types.ServiceJobStatus{types.ServiceJobStatusRunnable}
-	var live []string // jobs to end before the server stops
 	sub := func(j jobSpec) string {
 		t.Helper()
 		arn := submit(t, team(j.share), j)
@@ -173,7 +196,12 @@ func TestWalkthroughSDK(t *testing.T) {
 		t.Errorf("qs1_job_fragile FAILED with statusReason %q after %d preemptions, want a preemption reason after 1", r, preempted(f))
 	}
 
-	// End every job; the local executor's processes must go with them.
+	return live
+}
+
+// endAll terminates the jobs; the local executor's processes under
+// dataDir (other than the servers') must go with them.
+func endAll(t *testing.T, c *batch.Client, live []string, dataDir string, servers ...int) {
 	for _, job := range live {
 		_, err := c.TerminateServiceJob(ctx(t), &batch.TerminateServiceJobInput{JobId: aws.String(job), Reason: aws.String("walkthrough over")})
 		fatalIf(t, "TerminateServiceJob", err)
@@ -182,12 +210,11 @@ func TestWalkthroughSDK(t *testing.T) {
 		waitStatus(t, c, job, types.ServiceJobStatusFailed, types.ServiceJobStatusSucceeded)
 	}
 	eventually(t, 30*time.Second, func() error {
-		if pids := processesUnder(s.dataDir, s.cmd.Process.Pid); len(pids) > 0 {
+		if pids := processesUnder(dataDir, servers...); len(pids) > 0 {
 			return notYet("processes %v of terminated jobs still run", pids)
 		}
 		return nil
 	})
-	s.stop()
 }
 
 // terminate terminates a job and waits until it is FAILED with the reason.

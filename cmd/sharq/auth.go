@@ -80,23 +80,32 @@ type accessGate struct {
 	setEngine func(*engine.Engine)
 }
 
-// openGate decides the mode (logging it) and builds the gate for it.
+// openGate decides the mode (logging it) and builds the gate for it. keys
+// is nil for a store that keeps no access keys (PostgreSQL, as yet): the
+// server can then only be open.
 func openGate(ctx context.Context, cfg serveConfig, keys access.KeyStore, log *slog.Logger) (accessGate, error) {
-	serverKey, err := loadServerKey(cfg.auth.serverKeyPath(cfg.dataDir))
-	if err != nil {
-		return accessGate{}, err
+	open := accessGate{authn: access.AnonymousAuthenticator{}, authz: access.AllowAll{}, setEngine: func(*engine.Engine) {}}
+	var ring *access.Keyring
+	if keys != nil {
+		serverKey, err := loadServerKey(cfg.auth.serverKeyPath(cfg.dataDir))
+		if err != nil {
+			return accessGate{}, err
+		}
+		// NB: every request reads its key and policies; a second's cache
+		// keeps that off the database.
+		keys = access.NewCachedKeys(keys, time.Second)
+		if ring, err = access.NewKeyring(keys, serverKey, cfg.accountID); err != nil {
+			return accessGate{}, err
+		}
+		open.keyring = ring
 	}
-	// NB: every request reads its key and policies; a second's cache
-	// keeps that off the database.
-	keys = access.NewCachedKeys(keys, time.Second)
-	ring, err := access.NewKeyring(keys, serverKey, cfg.accountID)
-	if err != nil {
-		return accessGate{}, err
-	}
-	open := accessGate{authn: access.AnonymousAuthenticator{}, authz: access.AllowAll{}, keyring: ring, setEngine: func(*engine.Engine) {}}
 	mode := cfg.auth.mode
-	switch mode {
-	case "auto":
+	switch {
+	case mode == "sigv4" && keys == nil:
+		return accessGate{}, errors.New("--auth sigv4: this store keeps no access keys (only the SQLite store does, as yet)")
+	case mode == "auto" && keys == nil:
+		mode = "none"
+	case mode == "auto":
 		ks, err := keys.Keys(ctx)
 		if err != nil {
 			return accessGate{}, err
@@ -105,7 +114,7 @@ func openGate(ctx context.Context, cfg serveConfig, keys access.KeyStore, log *s
 		if len(ks) > 0 {
 			mode = "sigv4"
 		}
-	case "none", "sigv4":
+	case mode == "none", mode == "sigv4":
 	default:
 		return accessGate{}, fmt.Errorf("--auth %q: want auto, none or sigv4", mode)
 	}
@@ -114,7 +123,11 @@ func openGate(ctx context.Context, cfg serveConfig, keys access.KeyStore, log *s
 			return accessGate{}, fmt.Errorf("refusing to serve %s without authentication: create an access key (sharq admin keys create) "+
 				"and serve with --auth sigv4, or pass --insecure-open", cfg.listen)
 		}
-		log.Warn("authentication is off: every caller may do anything (create an access key with `sharq admin keys create` to turn it on)")
+		how := "create an access key with `sharq admin keys create` to turn it on"
+		if keys == nil {
+			how = "this store keeps no access keys"
+		}
+		log.Warn("authentication is off: every caller may do anything (" + how + ")")
 		if cfg.auth.insecureOpen {
 			go warnEvery(ctx, time.Minute, log, "serving without authentication on "+cfg.listen+" (--insecure-open)")
 		}

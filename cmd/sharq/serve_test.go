@@ -214,6 +214,7 @@ func steps(n string, ended, endedMany, endedConsole, changed string) []step {
 	}
 	return []step{
 		{"GET /healthz", "GET", "/healthz", "", "", ""},
+		{"GET /readyz", "GET", "/readyz", "", "", ""},
 		{"GET /{$}", "GET", "/", "", "", ""},
 		{"GET /jobs/{job}", "GET", "/jobs/" + changed, "", "", ""},
 		{"GET /assets/", "GET", "/assets/app.js", "", "", ""},

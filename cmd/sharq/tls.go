@@ -3,8 +3,10 @@ package main
 import (
 	"context"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"os"
 	"os/signal"
 	"sync/atomic"
@@ -62,4 +64,22 @@ func (r *certReloader) reloadOnHUP(ctx context.Context, log *slog.Logger) {
 			log.Info("reloaded TLS certificate", "cert", r.certFile)
 		}
 	}
+}
+
+// setUpTLS gives srv the certificate of --tls-cert and --tls-key, reloaded
+// on SIGHUP until ctx ends, and returns the scheme it serves.
+func setUpTLS(ctx context.Context, cfg serveConfig, srv *http.Server, log *slog.Logger) (string, error) {
+	if cfg.tlsCert == "" && cfg.tlsKey == "" {
+		return "http", nil
+	}
+	if cfg.tlsCert == "" || cfg.tlsKey == "" {
+		return "", errors.New("--tls-cert and --tls-key go together")
+	}
+	certs, err := newCertReloader(cfg.tlsCert, cfg.tlsKey)
+	if err != nil {
+		return "", err
+	}
+	srv.TLSConfig = certs.config()
+	go certs.reloadOnHUP(ctx, log)
+	return "https", nil
 }

@@ -49,6 +49,9 @@ func (e *Engine) applyDecisions(ds core.Decisions, now time.Time) {
 // attemptOf is the executor's view of the job's current attempt.
 func (e *Engine) attemptOf(j *record.Job) executor.Attempt {
 	a := executor.Attempt{ID: j.AttemptID, JobID: j.JobID, JobName: j.JobName, Payload: []byte(j.ServiceRequestPayload), Grace: e.graceOf(j)}
+	if l := e.opts.Lease; l != nil {
+		a.Term = l.Term()
+	}
 	for _, u := range j.Demand {
 		a.Instances = append(a.Instances, executor.Instances{Type: u.Unit, Count: u.Count})
 	}

@@ -34,6 +34,7 @@ type dispatcher struct {
 	tries       int           // start attempts before the attempt fails
 	backoff     time.Duration // the first retry's delay; it doubles, up to maxBackoff
 	inline      bool
+	lease       Lease // nil: the server is alone on its store
 	// failed reports a start that cannot be made as the attempt's failure.
 	failed func(executor.Update)
 
@@ -83,7 +84,7 @@ func (c call) attempt() string {
 func newDispatcher(opts Options, log logger, failed func(executor.Update)) *dispatcher {
 	d := &dispatcher{
 		ex: opts.Executor, log: log, stopTimeout: opts.StopTimeout,
-		tries: opts.StartTries, backoff: opts.RetryBackoff, inline: opts.Synchronous, failed: failed,
+		tries: opts.StartTries, backoff: opts.RetryBackoff, inline: opts.Synchronous, failed: failed, lease: opts.Lease,
 		held: map[string]*heldStart{}, victimOf: map[string][]string{},
 	}
 	d.ctx, d.cancel = context.WithCancel(context.Background())
@@ -251,9 +252,14 @@ func (d *dispatcher) send(c call) {
 	d.workers[h.Sum32()%uint32(len(d.workers))] <- c
 }
 
-// make makes one call, retrying transient errors.
+// make makes one call, retrying transient errors. A server whose lease is
+// no longer held makes none: the next leader decides again.
 func (d *dispatcher) make(c call) {
 	for try := 1; ; try++ {
+		if d.lease != nil && !d.lease.Held() {
+			d.log.Warn("executor call dropped: the leadership lease is not held", "attempt", c.attempt())
+			return
+		}
 		var err error
 		if c.start != nil {
 			err = d.ex.Start(d.ctx, *c.start)

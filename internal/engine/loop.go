@@ -195,12 +195,19 @@ func (e *Engine) Run(ctx context.Context) error {
 	}
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
+	var leaseDone <-chan struct{}
+	if e.opts.Lease != nil {
+		leaseDone = e.opts.Lease.Done()
+	}
 	e.post(func(time.Time) error { return nil }) // a first cycle settles what load restored
 	for {
 		var batch []*op
 		select {
 		case <-ctx.Done():
 			return nil
+		case <-leaseDone:
+			e.log.Error("the leadership lease ended; stopping")
+			return ErrLeaseLost
 		case o := <-e.ops:
 			batch = append(batch, o)
 		case u := <-updates:

@@ -30,6 +30,11 @@ type Attempt struct {
 	// SIGTERM (or the backend's equivalent) and a hard kill when it is
 	// stopped. Stop is passed the same.
 	Grace time.Duration
+	// Term is the leadership term of the server that decided the attempt,
+	// when several servers share one store (0 otherwise). A backend whose
+	// state outlives servers can refuse the calls of an older term than it
+	// has seen.
+	Term int64
 }
 
 // Instances is a count of one instance type.

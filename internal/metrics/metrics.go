@@ -21,6 +21,9 @@
 //	sharq_dispatch_wait_seconds{queue,share}          histogram
 //	sharq_cycle_duration_seconds                      histogram
 //	sharq_api_requests_total{operation,result}        counter
+//	sharq_store_commit_seconds                        histogram
+//	sharq_leader, sharq_lease_term                    gauges (a shared store's leader)
+//	sharq_lease_renewals_total                        counter (a shared store's leader)
 package metrics
 
 import (

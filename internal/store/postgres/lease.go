@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -20,16 +21,43 @@ type Lease struct {
 	term   int64
 	holder string
 	ttl    time.Duration
+	// validUntil is when the lease stops counting as held (see renew), as
+	// monotonic time since base.
+	base       time.Time
+	validUntil atomic.Int64
 
 	once sync.Once
 	done chan struct{}
 	err  error
 	stop chan struct{} // closed by Resign
-	wg   sync.WaitGroup
+
+	renewals atomic.Int64
+	wg       sync.WaitGroup
 }
+
+// Renewals counts the lease's successful renewals.
+func (l *Lease) Renewals() int64 { return l.renewals.Load() }
 
 // Term is the lease's term: it grows by one at every takeover.
 func (l *Lease) Term() int64 { return l.term }
+
+// Held tells whether the lease is held now: not ended, and renewed
+// recently enough, by this server's monotonic clock, that no other server
+// can have taken it over. A server checks it before it acts.
+func (l *Lease) Held() bool {
+	select {
+	case <-l.done:
+		return false
+	default:
+	}
+	return time.Since(l.base) < time.Duration(l.validUntil.Load())
+}
+
+// extend counts the lease as held until a margin short of ttl after since,
+// when the renewal (or the takeover) that succeeded was sent.
+func (l *Lease) extend(since time.Time) {
+	l.validUntil.Store(int64(since.Sub(l.base) + l.ttl - l.ttl/5))
+}
 
 // Done is closed when the lease is lost or resigned.
 func (l *Lease) Done() <-chan struct{} { return l.done }
@@ -85,9 +113,10 @@ func (s *Store) Campaign(ctx context.Context, holder, address string, ttl time.D
 		err := s.pool.QueryRow(ctx, take, holder, address, ttl.Milliseconds()).Scan(&term)
 		switch {
 		case err == nil:
-			l := &Lease{s: s, term: term, holder: holder, ttl: ttl, done: make(chan struct{}), stop: make(chan struct{})}
+			l := &Lease{s: s, term: term, holder: holder, ttl: ttl, base: started, done: make(chan struct{}), stop: make(chan struct{})}
+			l.extend(started)
 			s.fence.Store(l)
-			l.wg.Go(func() { l.renew(started) })
+			l.wg.Go(l.renew)
 			return l, nil
 		case !errors.Is(err, pgx.ErrNoRows):
 			s.opts.logger.Warn("campaign for the lease", "err", err)
@@ -104,10 +133,9 @@ func (s *Store) Campaign(ctx context.Context, holder, address string, ttl time.D
 // after the last renewal began, less a margin for the clocks' drift; past
 // that without a renewal it is lost, before the database lets another
 // server take it.
-func (l *Lease) renew(since time.Time) {
+func (l *Lease) renew() {
 	const extend = `UPDATE leader SET expires_at = now() + $3 * interval '1 millisecond'
 		WHERE id = 1 AND term = $1 AND holder = $2`
-	validUntil := since.Add(l.ttl - l.ttl/5)
 	tick := time.NewTicker(l.ttl / 4)
 	defer tick.Stop()
 	for {
@@ -118,12 +146,12 @@ func (l *Lease) renew(since time.Time) {
 			return
 		case <-tick.C:
 		}
-		if time.Now().After(validUntil) {
+		if !l.Held() {
 			l.lose(errors.New("the lease could not be renewed in time"))
 			return
 		}
 		started := time.Now()
-		ctx, cancel := context.WithDeadline(context.Background(), validUntil)
+		ctx, cancel := context.WithDeadline(context.Background(), l.base.Add(time.Duration(l.validUntil.Load())))
 		tag, err := l.s.pool.Exec(ctx, extend, l.term, l.holder, l.ttl.Milliseconds())
 		cancel()
 		switch {
@@ -133,7 +161,8 @@ func (l *Lease) renew(since time.Time) {
 			l.lose(fmt.Errorf("term %d ended: another server took the lease", l.term))
 			return
 		default:
-			validUntil = started.Add(l.ttl - l.ttl/5)
+			l.renewals.Add(1)
+			l.extend(started)
 		}
 	}
 }

@@ -24,7 +24,9 @@ func campaign(t *testing.T, s *postgres.Store, holder string, ttl time.Duration)
 	return l
 }
 
-func job(id string) *store.Batch { return &store.Batch{Jobs: []store.Job{{ID: id, Name: id, Status: "RUNNABLE", CreatedAt: 1}}} }
+func job(id string) *store.Batch {
+	return &store.Batch{Jobs: []store.Job{{ID: id, Name: id, Status: "RUNNABLE", CreatedAt: 1}}}
+}
 
 // Ensure one server leads at a time, a resignation hands over at once
 // with a higher term, and the old leader can write nothing after.
@@ -34,6 +36,9 @@ func TestLeaseHandover(t *testing.T) {
 	defer a.Close()
 	defer b.Close()
 	la := campaign(t, a, "a", 10*time.Second)
+	if !la.Held() {
+		t.Error("a new lease is not Held")
+	}
 	if err := a.Commit(t.Context(), job("by-a")); err != nil {
 		t.Fatalf("leader's commit: %v", err)
 	}
@@ -52,6 +57,9 @@ func TestLeaseHandover(t *testing.T) {
 		t.Fatal(err)
 	}
 	lb := <-got
+	if la.Held() {
+		t.Error("a resigned lease is still Held")
+	}
 	if took := time.Since(began); took > 5*time.Second {
 		t.Errorf("b took over %s after a resigned, want at its next try (2.5s)", took)
 	}
@@ -124,6 +132,9 @@ func TestLeaseLostWhenNotRenewed(t *testing.T) {
 	case <-la.Done():
 	case <-time.After(5 * time.Second):
 		t.Fatal("the lease is still held after its renewals failed")
+	}
+	if la.Held() {
+		t.Error("a lost lease is still Held")
 	}
 	if err := a.Commit(t.Context(), job("x")); !errors.Is(err, store.ErrFenced) {
 		t.Errorf("commit after the lease ended: %v, want ErrFenced", err)
