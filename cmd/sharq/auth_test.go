@@ -2,11 +2,13 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/sharq-dev/sharq/internal/access"
@@ -39,10 +41,12 @@ func TestOpenGate(t *testing.T) {
 		"SigV4NoKeyStore": {"sigv4", "127.0.0.1:8080", false, nil, "--auth sigv4: this store keeps no access keys"},
 	} {
 		t.Run(name, func(t *testing.T) {
-			var logs bytes.Buffer
+			var logs syncBuffer
+			ctx, cancel := context.WithCancel(t.Context())
+			defer cancel() // ends --insecure-open's warnings
 			cfg := serveConfig{listen: tc.listen, dataDir: t.TempDir(), region: "us-east-1", accountID: "000000000000",
 				auth: authConfig{mode: tc.mode, insecureOpen: tc.insecure}}
-			g, err := openGate(t.Context(), cfg, tc.keys, slog.New(slog.NewTextHandler(&logs, nil)))
+			g, err := openGate(ctx, cfg, tc.keys, slog.New(slog.NewTextHandler(&logs, nil)))
 			got := ""
 			if err != nil {
 				got = err.Error()
@@ -76,4 +80,23 @@ func TestServerKey(t *testing.T) {
 	if _, err := loadServerKey(path); err == nil {
 		t.Error("a 5-byte key was taken")
 	}
+}
+
+// syncBuffer is a bytes.Buffer that a logging goroutine may write while
+// the test reads it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
