@@ -26,6 +26,8 @@ type authConfig struct {
 	serverKey    string // file of the key that seals secrets; default <data-dir>/server.key
 	insecureOpen bool   // serve without authentication on a non-loopback address
 	anonRead     bool   // under sigv4, let unsigned callers read
+	// auditRetention is how long audit entries are kept (0: for ever).
+	auditRetention time.Duration
 }
 
 func (c *authConfig) register(fs *flag.FlagSet) {
@@ -33,6 +35,7 @@ func (c *authConfig) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.serverKey, "server-key", "", "file of the key that seals access keys' secrets (default <data-dir>/server.key, created if missing)")
 	fs.BoolVar(&c.insecureOpen, "insecure-open", false, "serve without authentication on an address other than loopback (warns every minute)")
 	fs.BoolVar(&c.anonRead, "anonymous-read", false, "with sigv4: unsigned callers may read (ReadOnlyAccess), e.g. the console")
+	fs.DurationVar(&c.auditRetention, "audit-retention", 90*24*time.Hour, "how long audit log entries are kept (0: for ever)")
 }
 
 func (c *authConfig) serverKeyPath(dataDir string) string {

@@ -205,7 +205,7 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 		go func() { srvDone <- serveOn(ln) }()
 	}
 	if s.audit != nil {
-		go s.audit.Run(runCtx)
+		go s.audit.Run(runCtx, cfg.auth.auditRetention)
 		defer func() { cancel(); s.audit.Wait() }() // the last entries are written
 	}
 	engDone := make(chan error, 1)

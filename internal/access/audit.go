@@ -34,6 +34,8 @@ type AuditStore interface {
 	AppendAudit(ctx context.Context, entries []AuditEntry) error
 	// Audit returns up to limit entries with Seq > after, oldest first.
 	Audit(ctx context.Context, after int64, limit int) ([]AuditEntry, error)
+	// PruneAudit deletes the entries older than before, and says how many.
+	PruneAudit(ctx context.Context, before time.Time) (int64, error)
 }
 
 // IsMutation tells whether an action changes something: every action but
@@ -173,14 +175,26 @@ func (a *Auditor) add(e AuditEntry) {
 	}
 }
 
+// PruneEvery is how often Run deletes the entries older than the
+// retention.
+const PruneEvery = time.Hour
+
 // Run writes pending entries until ctx ends, then writes what is left.
-func (a *Auditor) Run(ctx context.Context) {
+// With a retention above 0, it deletes older entries at start and every
+// PruneEvery.
+func (a *Auditor) Run(ctx context.Context, retention time.Duration) {
 	defer close(a.done)
+	prune := time.NewTicker(PruneEvery)
+	defer prune.Stop()
+	a.prune(ctx, retention)
 	for {
 		select {
 		case <-ctx.Done():
 			a.flush(context.WithoutCancel(ctx))
 			return
+		case <-prune.C:
+			a.prune(ctx, retention)
+			continue
 		case <-a.kick:
 		}
 		a.flush(ctx)
@@ -193,6 +207,20 @@ func (a *Auditor) Run(ctx context.Context) {
 
 // Wait returns once Run has written its last entries.
 func (a *Auditor) Wait() { <-a.done }
+
+func (a *Auditor) prune(ctx context.Context, retention time.Duration) {
+	if retention <= 0 {
+		return
+	}
+	n, err := a.store.PruneAudit(ctx, a.now().Add(-retention))
+	if err != nil {
+		a.log.Warn("prune audit log", "err", err)
+		return
+	}
+	if n > 0 {
+		a.log.Info("pruned audit log", "entries", n)
+	}
+}
 
 func (a *Auditor) flush(ctx context.Context) {
 	a.mu.Lock()

@@ -18,7 +18,7 @@ func TestAuditor(t *testing.T) {
 	store := &accesstest.Keys{}
 	aud := access.NewAuditor(store, nil)
 	ctx, cancel := context.WithCancel(t.Context())
-	go aud.Run(ctx)
+	go aud.Run(ctx, 0)
 	rec := &accesstest.Recorder{}
 	authz := aud.Authorizer(rec)
 	alice := access.Identity{AccessKeyID: "SKIAA", Principal: "arn:aws:iam::000000000000:user/alice"}

@@ -89,6 +89,14 @@ func TestPolicyAuthorizer(t *testing.T) {
 	if err := authz.Authorize(ctx, access.Anonymous, "batch:ListServiceJobs", "*"); err == nil || !strings.HasPrefix(err.Error(), "MissingAuthenticationTokenException") {
 		t.Errorf("anonymous: %v", err)
 	}
+	// With AnonymousRead, unsigned callers read and still write nothing.
+	authz.AnonymousRead = true
+	if err := authz.Authorize(ctx, access.Anonymous, "sharq:GetConsoleState", "*"); err != nil {
+		t.Errorf("anonymous read: %v", err)
+	}
+	if err := authz.Authorize(ctx, access.Anonymous, "batch:UpdateServiceJob", jobA); err == nil || !strings.HasPrefix(err.Error(), "MissingAuthenticationTokenException") {
+		t.Errorf("anonymous write with AnonymousRead: %v", err)
+	}
 }
 
 func TestGlob(t *testing.T) {

@@ -38,6 +38,20 @@ func (m *Keys) AppendAudit(_ context.Context, entries []access.AuditEntry) error
 	return nil
 }
 
+func (m *Keys) PruneAudit(_ context.Context, before time.Time) (int64, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	kept := m.audit[:0]
+	for _, e := range m.audit {
+		if !e.Time.Before(before) {
+			kept = append(kept, e)
+		}
+	}
+	n := int64(len(m.audit) - len(kept))
+	m.audit = kept
+	return n, nil
+}
+
 func (m *Keys) Audit(_ context.Context, after int64, limit int) ([]access.AuditEntry, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -161,6 +175,17 @@ func TestAuditStore(t *testing.T, open func(t *testing.T) access.AuditStore) {
 	}
 	if got, err := s.Audit(t.Context(), 0, 1); err != nil || len(got) != 1 || got[0].Operation != "batch:A" {
 		t.Errorf("Audit limit 1: %+v, %v", got, err)
+	}
+	late := e("batch:D")
+	late.Time = at.Add(time.Hour)
+	if err := s.AppendAudit(t.Context(), []access.AuditEntry{late}); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := s.PruneAudit(t.Context(), at.Add(time.Minute)); err != nil || n != 3 {
+		t.Errorf("PruneAudit: %d, %v; want 3 pruned", n, err)
+	}
+	if got, err := s.Audit(t.Context(), 0, 10); err != nil || len(got) != 1 || got[0].Operation != "batch:D" || got[0].Seq != 4 {
+		t.Errorf("after pruning: %+v, %v", got, err)
 	}
 }
 

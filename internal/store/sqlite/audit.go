@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/sharq-dev/sharq/internal/access"
 )
@@ -23,7 +24,7 @@ func (k *Keys) AppendAudit(ctx context.Context, entries []access.AuditEntry) err
 		if err != nil {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO audit_log (entry) VALUES (?)`, string(b)); err != nil {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO audit_log (at, entry) VALUES (?, ?)`, e.Time.UnixMilli(), string(b)); err != nil {
 			return fmt.Errorf("append audit: %w", err)
 		}
 	}
@@ -52,4 +53,13 @@ func (k *Keys) Audit(ctx context.Context, after int64, limit int) ([]access.Audi
 		out = append(out, e)
 	}
 	return out, rows.Err()
+}
+
+// PruneAudit deletes the entries older than before.
+func (k *Keys) PruneAudit(ctx context.Context, before time.Time) (int64, error) {
+	res, err := k.s.writer.ExecContext(ctx, `DELETE FROM audit_log WHERE at < ?`, before.UnixMilli())
+	if err != nil {
+		return 0, fmt.Errorf("prune audit: %w", err)
+	}
+	return res.RowsAffected()
 }

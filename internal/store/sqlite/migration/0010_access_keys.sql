@@ -16,8 +16,11 @@ CREATE TABLE access_policies (
 ) STRICT;
 
 -- The audit log: every mutating call, allowed or denied, as the JSON line
--- it is read as (access.AuditEntry without its seq).
+-- it is read as (access.AuditEntry without its seq), and its time for
+-- pruning.
 CREATE TABLE audit_log (
 	seq INTEGER PRIMARY KEY AUTOINCREMENT,
+	at INTEGER NOT NULL, -- Unix milliseconds
 	entry TEXT NOT NULL
 ) STRICT;
+CREATE INDEX audit_log_at ON audit_log (at);
