@@ -22,6 +22,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/batch"
 	"github.com/aws/aws-sdk-go-v2/service/batch/types"
 	"github.com/aws/smithy-go"
+	"github.com/sharq-dev/sharq/internal/store/postgres/pgtest"
 )
 
 // key is an access key made with sharq admin keys create.
@@ -337,4 +338,33 @@ func applyTeamPolicies(t *testing.T, s *server, admin key) {
 	if out, err := runSharq(t, s, admin, "apply", "-f", file); err != nil {
 		t.Fatalf("sharq apply -f policies.yaml: %v\n%s", err, out)
 	}
+}
+
+// Ensure servers sharing a PostgreSQL store share its access keys: a key
+// made with sharq admin keys --store signs requests that a follower
+// forwards and the leader verifies, and unsigned or badly signed ones are
+// refused through the follower as through the leader.
+func TestReplicasSigned(t *testing.T) {
+	t.Parallel()
+	store, dir := pgtest.URL(t), t.TempDir()
+	args := []string{"admin", "keys", "create", "--store", store, "--data-dir", dir, "--name", "admin", "--policy", "AdministratorAccess", "-o", "json"}
+	out, err := exec.Command(sharqBin, args...).Output()
+	var admin key
+	if err == nil {
+		err = json.Unmarshal(out, &admin)
+	}
+	if err != nil || admin.ID == "" {
+		t.Fatalf("sharq %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	rs := startReplicaSetOn(t, store, dir, 2, "--auth", "sigv4")
+	lead, _ := rs.leader(60 * time.Second)
+	follower := rs.all()[(slices.Index(rs.all(), lead)+1)%2]
+	c := follower.clientWith(admin)
+	setUpWalkthrough(t, c, 3)
+	submit(t, c, jobSpec{name: "signed", share: "QS1", priority: 1})
+	anon := batch.New(c.Options(), func(o *batch.Options) { o.Credentials = aws.AnonymousCredentials{} })
+	_, err = anon.SubmitServiceJob(ctx(t), submitInput(jobSpec{name: "anon", share: "QS1", priority: 1}))
+	wantCode(t, "an unsigned submission through a follower", err, "MissingAuthenticationTokenException")
+	_, err = follower.clientWith(key{ID: admin.ID, Secret: "wrong"}).ListServiceJobs(ctx(t), &batch.ListServiceJobsInput{JobQueue: aws.String(queueName)})
+	wantCode(t, "a wrong secret through a follower", err, "InvalidSignatureException")
 }

@@ -52,7 +52,13 @@ func (rs *replicaSet) replace(old *server) {
 }
 
 func startReplicaSet(t *testing.T, n int, args ...string) *replicaSet {
-	rs := &replicaSet{t: t, store: pgtest.URL(t), dataDir: t.TempDir(), args: args}
+	return startReplicaSetOn(t, pgtest.URL(t), t.TempDir(), n, args...)
+}
+
+// startReplicaSetOn starts n replicas on the store, sharing dataDir (and
+// so the server key in it).
+func startReplicaSetOn(t *testing.T, store, dataDir string, n int, args ...string) *replicaSet {
+	rs := &replicaSet{t: t, store: store, dataDir: dataDir, args: args}
 	for range n {
 		rs.replicas = append(rs.replicas, rs.start())
 	}

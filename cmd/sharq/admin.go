@@ -7,24 +7,31 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/sharq-dev/sharq/internal/access"
+	"github.com/sharq-dev/sharq/internal/store"
+	"github.com/sharq-dev/sharq/internal/store/postgres"
 	"github.com/sharq-dev/sharq/internal/store/sqlite"
 )
 
 const adminUsage = `usage: sharq admin keys <verb> [flags]
+       sharq admin migrate --store postgres://...
 
-  create --name NAME [--policy P]...   issue a key; its secret is shown this once
-  list                                 the keys: name, ID, policies, status
-  disable NAME|ID, enable NAME|ID      stop or restart a key's use
-  delete NAME|ID                       remove a key
+  keys create --name NAME [--policy P]...   issue a key; its secret is shown this once
+  keys list                                 the keys: name, ID, policies, status
+  keys disable NAME|ID, enable NAME|ID      stop or restart a key's use
+  keys delete NAME|ID                       remove a key
+  migrate                                   bring a PostgreSQL store's schema up to date
 
-They act on the database of --data-dir directly, so they work with the
-server stopped as well as running. Policies are built-in
-(AdministratorAccess, ReadOnlyAccess) or applied with sharq apply.
+They act on the store directly (the SQLite database of --data-dir, or the
+PostgreSQL one of --store or $SHARQ_STORE), so they work with the servers
+stopped as well as running. Policies are built-in (AdministratorAccess,
+ReadOnlyAccess) or applied with sharq apply. Servers sharing a PostgreSQL
+store must share one server key (--server-key) to read the keys' secrets.
 `
 
 // stringList is a repeatable flag.
@@ -34,6 +41,9 @@ func (l *stringList) String() string     { return strings.Join(*l, ",") }
 func (l *stringList) Set(v string) error { *l = append(*l, v); return nil }
 
 func runAdmin(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) >= 1 && args[0] == "migrate" {
+		return runMigrate(ctx, args[1:], stdout, stderr)
+	}
 	if len(args) < 2 || args[0] != "keys" {
 		fmt.Fprint(stderr, adminUsage)
 		return 2
@@ -42,6 +52,7 @@ func runAdmin(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs := flag.NewFlagSet("admin keys "+verb, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	dataDir := fs.String("data-dir", "./sharq-data", "the server's data directory")
+	storeURL := fs.String("store", os.Getenv("SHARQ_STORE"), "the servers' PostgreSQL store (default $SHARQ_STORE; empty: SQLite in --data-dir)")
 	serverKey := fs.String("server-key", "", "file of the server key (default <data-dir>/server.key, created if missing)")
 	account := fs.String("account-id", "000000000000", "account ID in the keys' principals (as the server's)")
 	output := fs.String("o", "table", "create: table, json or env (export lines); list: table or json")
@@ -51,13 +62,13 @@ func runAdmin(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if err := fs.Parse(args[2:]); err != nil {
 		return 2
 	}
-	st, err := sqlite.Open(filepath.Join(*dataDir, "sharq.db"))
+	st, err := openKeyStore(ctx, *storeURL, *dataDir)
 	if err != nil {
 		fmt.Fprintln(stderr, "sharq admin:", err)
 		return 1
 	}
 	defer st.Close()
-	keys := st.Keys()
+	keys := accessStoreOf(st)
 	switch verb {
 	case "create":
 		key, err := loadServerKey((&authConfig{serverKey: *serverKey}).serverKeyPath(*dataDir))
@@ -183,4 +194,38 @@ func nonNilStrings(s []string) []string {
 		return []string{}
 	}
 	return s
+}
+
+// openKeyStore opens the store whose keys the admin verbs manage.
+func openKeyStore(ctx context.Context, storeURL, dataDir string) (store.Store, error) {
+	if isPostgresURL(storeURL) {
+		return postgres.Open(ctx, storeURL)
+	}
+	if storeURL != "" {
+		return nil, fmt.Errorf("--store %q: want a postgres:// URL (or nothing, for the SQLite file in --data-dir)", storeURL)
+	}
+	return sqlite.Open(filepath.Join(dataDir, "sharq.db"))
+}
+
+// runMigrate brings a PostgreSQL store's schema up to date; servers also
+// do it when they start.
+func runMigrate(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("admin migrate", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	storeURL := fs.String("store", os.Getenv("SHARQ_STORE"), "the PostgreSQL store (default $SHARQ_STORE)")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if !isPostgresURL(*storeURL) {
+		fmt.Fprintln(stderr, "sharq admin migrate: --store postgres://... is required (a SQLite store migrates when a server opens it)")
+		return 2
+	}
+	st, err := postgres.Open(ctx, *storeURL) // Open applies the migrations
+	if err != nil {
+		fmt.Fprintln(stderr, "sharq admin migrate:", err)
+		return 1
+	}
+	st.Close()
+	fmt.Fprintln(stdout, "schema up to date")
+	return 0
 }

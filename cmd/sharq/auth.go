@@ -84,8 +84,8 @@ type accessGate struct {
 }
 
 // openGate decides the mode (logging it) and builds the gate for it. keys
-// is nil for a store that keeps no access keys (PostgreSQL, as yet): the
-// server can then only be open.
+// is nil for a store that keeps no access keys: the server can then only
+// be open.
 func openGate(ctx context.Context, cfg serveConfig, keys access.KeyStore, log *slog.Logger) (accessGate, error) {
 	open := accessGate{authn: access.AnonymousAuthenticator{}, authz: access.AllowAll{}, setEngine: func(*engine.Engine) {}}
 	var ring *access.Keyring
@@ -105,7 +105,7 @@ func openGate(ctx context.Context, cfg serveConfig, keys access.KeyStore, log *s
 	mode := cfg.auth.mode
 	switch {
 	case mode == "sigv4" && keys == nil:
-		return accessGate{}, errors.New("--auth sigv4: this store keeps no access keys (only the SQLite store does, as yet)")
+		return accessGate{}, errors.New("--auth sigv4: this store keeps no access keys")
 	case mode == "auto" && keys == nil:
 		mode = "none"
 	case mode == "auto":

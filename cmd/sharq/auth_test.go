@@ -36,7 +36,7 @@ func TestOpenGate(t *testing.T) {
 		"AutoKeysAnywhere": {"auto", "0.0.0.0:8080", false, withKey, "*sigv4.Verifier"},
 		"UnknownMode":      {"basic", "127.0.0.1:8080", false, withKey, `--auth "basic"`},
 		"AutoNoKeysBeyond": {"auto", "10.0.0.1:8080", false, &accesstest.Keys{}, "refusing"},
-		// A store that keeps no keys (PostgreSQL) can only be open.
+		// A store that keeps no keys can only be open.
 		"AutoNoKeyStore":  {"auto", "127.0.0.1:8080", false, nil, "access.AnonymousAuthenticator"},
 		"SigV4NoKeyStore": {"sigv4", "127.0.0.1:8080", false, nil, "--auth sigv4: this store keeps no access keys"},
 	} {

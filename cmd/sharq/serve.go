@@ -328,7 +328,10 @@ type accessStore interface {
 // accessStoreOf is where st keeps access keys: the SQLite store keeps
 // them; nil for a store that does not (PostgreSQL, as yet).
 func accessStoreOf(st store.Store) accessStore {
-	if s, ok := st.(*sqlite.Store); ok {
+	switch s := st.(type) {
+	case *sqlite.Store:
+		return s.Keys()
+	case *postgres.Store:
 		return s.Keys()
 	}
 	return nil
