@@ -27,15 +27,38 @@ var failoverKills = flag.Int("failover-kills", 3, "TestFailover: how many times 
 // replicaSet is several `sharq serve` processes on one PostgreSQL store,
 // sharing the local executor's directory as servers on one machine do.
 type replicaSet struct {
-	t        *testing.T
-	store    string
-	dataDir  string
-	args     []string // more flags of every replica
+	t       *testing.T
+	store   string
+	dataDir string
+	args    []string // more flags of every replica
+
+	mu       sync.Mutex // guards replicas: submitters read it while a replica is replaced
 	replicas []*server
 }
 
+// all returns the replicas as they are now.
+func (rs *replicaSet) all() []*server {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	return slices.Clone(rs.replicas)
+}
+
+// replace starts a new replica in old's place.
+func (rs *replicaSet) replace(old *server) {
+	s := rs.start()
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	rs.replicas[slices.Index(rs.replicas, old)] = s
+}
+
 func startReplicaSet(t *testing.T, n int, args ...string) *replicaSet {
-	rs := &replicaSet{t: t, store: pgtest.URL(t), dataDir: t.TempDir(), args: args}
+	return startReplicaSetOn(t, pgtest.URL(t), t.TempDir(), n, args...)
+}
+
+// startReplicaSetOn starts n replicas on the store, sharing dataDir (and
+// so the server key in it).
+func startReplicaSetOn(t *testing.T, store, dataDir string, n int, args ...string) *replicaSet {
+	rs := &replicaSet{t: t, store: store, dataDir: dataDir, args: args}
 	for range n {
 		rs.replicas = append(rs.replicas, rs.start())
 	}
@@ -53,7 +76,7 @@ func (rs *replicaSet) leader(timeout time.Duration) (*server, time.Duration) {
 	began := time.Now()
 	c := &http.Client{Timeout: time.Second}
 	for time.Since(began) < timeout {
-		for _, s := range rs.replicas {
+		for _, s := range rs.all() {
 			select {
 			case <-s.exited:
 				continue
@@ -93,7 +116,8 @@ func (sub *submitter) run(t *testing.T, rs *replicaSet, worker int, stop <-chan 
 			ServiceJobType: types.ServiceJobTypeSagemakerTraining, ServiceRequestPayload: aws.String(payloadFor()),
 			QuotaShareName: aws.String("QS1"), SchedulingPriority: aws.Int32(1), ClientToken: aws.String(token)}
 		for try := 0; ; try++ {
-			s := rs.replicas[rand.IntN(len(rs.replicas))]
+			all := rs.all()
+			s := all[rand.IntN(len(all))]
 			out, err := s.client().SubmitServiceJob(t.Context(), in)
 			if err == nil {
 				sub.mu.Lock()
@@ -141,12 +165,11 @@ func TestFailover(t *testing.T) {
 	for k := range *failoverKills {
 		time.Sleep(2 * time.Second)
 		lead, _ = rs.leader(30 * time.Second)
-		i := slices.Index(rs.replicas, lead)
 		lead.kill() // SIGKILL
 		_, took := rs.leader(30 * time.Second)
 		failovers = append(failovers, took)
 		t.Logf("kill %d: a new leader after %s", k+1, took.Round(time.Millisecond))
-		rs.replicas[i] = rs.start()
+		rs.replace(lead)
 	}
 
 	// Paused past its lease, then resumed: it must stop without acting.
@@ -156,7 +179,7 @@ func TestFailover(t *testing.T) {
 	if err := paused.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
-	others := slices.DeleteFunc(slices.Clone(rs.replicas), func(s *server) bool { return s == paused })
+	others := slices.DeleteFunc(rs.all(), func(s *server) bool { return s == paused })
 	took := func() time.Duration {
 		rs2 := &replicaSet{t: t, replicas: others}
 		_, took := rs2.leader(30 * time.Second)

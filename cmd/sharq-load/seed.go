@@ -15,6 +15,7 @@ import (
 	"github.com/sharq-dev/sharq/internal/executor"
 	"github.com/sharq-dev/sharq/internal/record"
 	"github.com/sharq-dev/sharq/internal/store"
+	"github.com/sharq-dev/sharq/internal/store/postgres"
 	"github.com/sharq-dev/sharq/internal/store/sqlite"
 )
 
@@ -133,7 +134,7 @@ type capture struct {
 	writeErr error
 }
 
-func newCapture(st *sqlite.Store, flushAt int) *capture {
+func newCapture(st store.Store, flushAt int) *capture {
 	c := &capture{pending: map[string]store.Job{}, flushAt: flushAt, out: make(chan *store.Batch, 2), done: make(chan error, 1)}
 	go func() {
 		var err error
@@ -199,14 +200,11 @@ func (c *capture) ListJobs(context.Context, store.JobFilter) ([]store.Job, strin
 	return nil, "", nil
 }
 
-// seed writes a store of p.jobs jobs into dir through a Synchronous engine,
-// so every record is what the engine itself would have written.
-func seed(ctx context.Context, dir string, p seedPlan, progress io.Writer) (seedInfo, error) {
-	path := filepath.Join(dir, "sharq.db")
-	if _, err := os.Stat(path); err == nil {
-		return seedInfo{}, fmt.Errorf("%s exists: seed an empty data directory", path)
-	}
-	st, err := sqlite.Open(path)
+// seed writes a store of p.jobs jobs into dir (or the PostgreSQL store at
+// storeURL) through a Synchronous engine, so every record is what the
+// engine itself would have written.
+func seed(ctx context.Context, dir, storeURL string, p seedPlan, progress io.Writer) (seedInfo, error) {
+	st, err := openSeedStore(ctx, dir, storeURL)
 	if err != nil {
 		return seedInfo{}, err
 	}
@@ -364,6 +362,7 @@ func runSeed(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fs.SetOutput(stderr)
 	dir := fs.String("data-dir", "", "data directory to seed (its sharq.db must not exist yet)")
 	jobs := fs.Int("jobs", 1_000_000, "jobs to write")
+	storeURL := fs.String("store", "", "a postgres:// URL to seed instead of -data-dir's SQLite file (its schema must hold no jobs yet)")
 	runnable := fs.Float64("runnable", 0.1, "fraction of the jobs left RUNNABLE (waiting for capacity)")
 	failed := fs.Float64("failed", 0.02, "fraction of the jobs that end FAILED; the others SUCCEEDED")
 	if err := parse(fs, args); err != nil {
@@ -377,7 +376,7 @@ func runSeed(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	start := time.Now()
-	info, err := seed(ctx, *dir, seedPlan{jobs: *jobs, runnableFrac: *runnable, failedFrac: *failed}, stderr)
+	info, err := seed(ctx, *dir, *storeURL, seedPlan{jobs: *jobs, runnableFrac: *runnable, failedFrac: *failed}, stderr)
 	if err != nil {
 		return err
 	}
@@ -393,3 +392,24 @@ func runSeed(ctx context.Context, args []string, stdout, stderr io.Writer) error
 }
 
 var _ store.Store = (*capture)(nil)
+
+// openSeedStore opens a new SQLite store in dir, or the PostgreSQL store
+// at storeURL, which must hold no jobs.
+func openSeedStore(ctx context.Context, dir, storeURL string) (store.Store, error) {
+	if storeURL != "" {
+		st, err := postgres.Open(ctx, storeURL)
+		if err != nil {
+			return nil, err
+		}
+		if n, err := st.CountJobs(ctx); err != nil || len(n) > 0 {
+			st.Close()
+			return nil, fmt.Errorf("seed an empty store (jobs by status: %v, %v)", n, err)
+		}
+		return st, nil
+	}
+	path := filepath.Join(dir, "sharq.db")
+	if _, err := os.Stat(path); err == nil {
+		return nil, fmt.Errorf("%s exists: seed an empty data directory", path)
+	}
+	return sqlite.Open(path)
+}

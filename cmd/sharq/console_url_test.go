@@ -20,7 +20,7 @@ func TestServeSaysWhereTheConsoleIs(t *testing.T) {
 	go func() {
 		done <- runServe(ctx, []string{"--listen", "127.0.0.1:0", "--executor", "simulated", "--data-dir", t.TempDir()}, &out, &out)
 	}()
-	var rec struct{ Msg, Addr, Console string }
+	var rec struct{ Msg, Addr, Scheme, Console string }
 	for deadline := time.Now().Add(15 * time.Second); rec.Msg != "serving"; time.Sleep(10 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatalf("no serving line:\n%s", out.String())
@@ -31,7 +31,7 @@ func TestServeSaysWhereTheConsoleIs(t *testing.T) {
 			}
 		}
 	}
-	if want := "http://" + rec.Addr + "/"; rec.Console != want {
+	if want := rec.Scheme + "://" + rec.Addr + "/"; rec.Scheme != "http" || rec.Console != want {
 		t.Errorf("console %q, want %q", rec.Console, want)
 	}
 	cancel()
@@ -40,7 +40,7 @@ func TestServeSaysWhereTheConsoleIs(t *testing.T) {
 	}
 	for addr, want := range map[string]string{"0.0.0.0:8080": "http://localhost:8080/", "[::]:80": "http://localhost:80/", "[::1]:8080": "http://[::1]:8080/"} {
 		a, _ := net.ResolveTCPAddr("tcp", addr)
-		if got := consoleURL(a); got != want {
+		if got := consoleURL("http", a); got != want {
 			t.Errorf("consoleURL(%s) = %q, want %q", addr, got, want)
 		}
 	}

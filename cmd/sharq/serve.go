@@ -26,6 +26,7 @@ import (
 	"github.com/sharq-dev/sharq/internal/sharqapi"
 	"github.com/sharq-dev/sharq/internal/store"
 	"github.com/sharq-dev/sharq/internal/store/postgres"
+	"github.com/sharq-dev/sharq/internal/store/sqlite"
 	"github.com/sharq-dev/sharq/internal/web"
 )
 
@@ -52,6 +53,9 @@ type serveConfig struct {
 	// lease is the leadership this server holds, once it leads on a
 	// shared store; nil on its own store.
 	lease engine.Lease
+	auth  authConfig
+	// tlsCert and tlsKey, when set, make the server speak HTTPS.
+	tlsCert, tlsKey string
 }
 
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -71,6 +75,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.StringVar(&cfg.store, "store", os.Getenv("SHARQ_STORE"), "postgres://... for a store shared by several servers, one of which leads (default $SHARQ_STORE; empty: SQLite in --data-dir)")
 	fs.StringVar(&cfg.advertise, "advertise", "", "with a shared store: the address (HOST:PORT or URL) at which the others reach this server (default: --listen)")
 	fs.DurationVar(&cfg.leaseTTL, "lease-ttl", 6*time.Second, "with a shared store: how long the leadership lasts unrenewed; a follower takes over within about 1.25 times this after the leader dies")
+	cfg.auth.register(fs)
+	fs.StringVar(&cfg.tlsCert, "tls-cert", "", "serve HTTPS with this certificate (PEM; reloaded on SIGHUP)")
+	fs.StringVar(&cfg.tlsKey, "tls-key", "", "the private key of --tls-cert (PEM)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -122,8 +129,25 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 		return fmt.Errorf("open store: %w", err)
 	}
 	defer st.Close()
+	keys := accessStoreOf(st)
+	g, err := openGate(ctx, cfg, keys, log)
+	if err != nil {
+		return err
+	}
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	front := &frontDoor{}
 	srv := &http.Server{Handler: front, ReadHeaderTimeout: 10 * time.Second}
+	scheme, err := setUpTLS(runCtx, cfg, srv, log)
+	if err != nil {
+		return err
+	}
+	serveOn := func(ln net.Listener) error {
+		if srv.TLSConfig != nil {
+			return srv.ServeTLS(ln, "", "")
+		}
+		return srv.Serve(ln)
+	}
 	srvDone := make(chan error, 1)
 	var ln net.Listener
 	var lease *postgres.Lease
@@ -134,7 +158,7 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 			return fmt.Errorf("listen: %w", err)
 		}
 		front.set(newFollower(shared, log))
-		go func() { srvDone <- srv.Serve(ln) }()
+		go func() { srvDone <- serveOn(ln) }()
 		advertise := cmp.Or(cfg.advertise, ln.Addr().String())
 		log.Info("following", "addr", ln.Addr().String(), "advertise", advertise)
 		if lease, err = shared.Campaign(ctx, holderName(), advertise, cfg.leaseTTL); err != nil {
@@ -161,10 +185,11 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 	}
 	defer ex.Close()
 	start := time.Now()
-	s, err := newServer(ctx, cfg, st, ex, log, access.AnonymousAuthenticator{}, access.AllowAll{})
+	s, err := newServer(ctx, cfg, st, keys, ex, log, g)
 	if err != nil {
 		return err
 	}
+	g.setEngine(s.eng)
 	log.Info("state loaded", "took", time.Since(start).Round(time.Millisecond))
 	// Open console streams and event followers would otherwise hold
 	// Shutdown up.
@@ -177,13 +202,15 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 		if err != nil {
 			return fmt.Errorf("listen: %w", err)
 		}
-		go func() { srvDone <- srv.Serve(ln) }()
+		go func() { srvDone <- serveOn(ln) }()
 	}
-	runCtx, cancel := context.WithCancel(ctx)
-	defer cancel()
+	if s.audit != nil {
+		go s.audit.Run(runCtx, cfg.auth.auditRetention)
+		defer func() { cancel(); s.audit.Wait() }() // the last entries are written
+	}
 	engDone := make(chan error, 1)
 	go func() { engDone <- s.eng.Run(runCtx) }()
-	log.Info("serving", "addr", ln.Addr().String(), "console", consoleURL(ln.Addr()), "data_dir", cfg.dataDir, "executor", cfg.executor)
+	log.Info("serving", "addr", ln.Addr().String(), "scheme", scheme, "console", consoleURL(scheme, ln.Addr()), "data_dir", cfg.dataDir, "executor", cfg.executor)
 
 	var runErr error
 	select {
@@ -218,14 +245,23 @@ type server struct {
 	// closers end long-lived answers (console streams, event followers)
 	// when the server shuts down.
 	closers []func()
+	// audit records every mutating call; its Run writes them down. nil
+	// when the store keeps no audit log.
+	audit *access.Auditor
 }
 
 // newServer builds the engine over st and ex, and every route on one mux
 // behind the middleware: the AWS Batch API at /v1/, sharq's own routes and
 // the console under /sharq/v1/ and /, /metrics and /healthz. Every route
 // that reads or changes data asks authz; see package access.
-func newServer(ctx context.Context, cfg serveConfig, st store.Store, ex executor.Executor, log *slog.Logger,
-	authn access.Authenticator, authz access.Authorizer) (*server, error) {
+func newServer(ctx context.Context, cfg serveConfig, st store.Store, keys accessStore, ex executor.Executor, log *slog.Logger,
+	g accessGate) (*server, error) {
+	authn, authz := g.authn, g.authz
+	var audit *access.Auditor
+	if keys != nil {
+		audit = access.NewAuditor(keys, log)
+		authz = audit.Authorizer(authz)
+	}
 	met := metrics.New()
 	st = met.TimeCommits(st)
 	if l, ok := cfg.lease.(metrics.Lease); ok {
@@ -241,8 +277,11 @@ func newServer(ctx context.Context, cfg serveConfig, st store.Store, ex executor
 		return nil, fmt.Errorf("start engine: %w", err)
 	}
 	api := batchapi.New(eng, batchapi.Options{Region: cfg.region, AccountID: cfg.accountID, Logger: log, Authorizer: authz})
-	sharq := sharqapi.New(eng, sharqapi.Options{Logs: logSource(ex), Logger: log,
-		Region: cfg.region, AccountID: cfg.accountID, Authorizer: authz})
+	sopts := sharqapi.Options{Logs: logSource(ex), Logger: log, Region: cfg.region, AccountID: cfg.accountID, Authorizer: authz}
+	if keys != nil && g.keyring != nil {
+		sopts.Keys, sopts.Audit, sopts.Keyring = g.keyring.Store(), keys, g.keyring
+	}
+	sharq := sharqapi.New(eng, sopts)
 	met.Watch(eng)
 
 	mux := &routes{ServeMux: http.NewServeMux()}
@@ -262,12 +301,40 @@ func newServer(ctx context.Context, cfg serveConfig, st store.Store, ex executor
 	mux.Handle("/v1/", met.API(api))
 	sharq.Mount(mux)
 	console.Mount(mux, eng, api)
+	var routes http.Handler = mux
+	fail := api.WriteError
+	if audit != nil {
+		routes = audit.Middleware(mux)
+		fail = func(w http.ResponseWriter, r *http.Request, err error) {
+			api.WriteError(w, r, err)
+			audit.Refused(w, r, err)
+		}
+	}
 	return &server{
 		eng:     eng,
-		handler: access.Middleware(mux, authn, api.WriteError),
+		handler: access.Middleware(routes, authn, fail),
 		mux:     mux,
 		closers: []func(){console.Close, sharq.Close},
+		audit:   audit,
 	}, nil
+}
+
+// accessStore keeps access keys, policies and the audit log.
+type accessStore interface {
+	access.KeyStore
+	access.AuditStore
+}
+
+// accessStoreOf is where st keeps access keys: the SQLite store keeps
+// them; nil for a store that does not (PostgreSQL, as yet).
+func accessStoreOf(st store.Store) accessStore {
+	switch s := st.(type) {
+	case *sqlite.Store:
+		return s.Keys()
+	case *postgres.Store:
+		return s.Keys()
+	}
+	return nil
 }
 
 // authorized serves h to the callers authz allows action on any resource.
@@ -308,13 +375,13 @@ func logSource(ex executor.Executor) executor.LogReader {
 
 // consoleURL is where a browser on this machine opens the console: a
 // server listening on every address is reached through localhost.
-func consoleURL(addr net.Addr) string {
+func consoleURL(scheme string, addr net.Addr) string {
 	host, port, err := net.SplitHostPort(addr.String())
 	if err != nil {
-		return "http://" + addr.String() + "/"
+		return scheme + "://" + addr.String() + "/"
 	}
 	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
 		host = "localhost"
 	}
-	return "http://" + net.JoinHostPort(host, port) + "/"
+	return scheme + "://" + net.JoinHostPort(host, port) + "/"
 }

@@ -89,8 +89,16 @@ func testServer(t *testing.T, g *gate) (*server, string) {
 		t.Fatal(err)
 	}
 	ex := simulated.New()
+	// Keys for the key routes' steps to change.
+	for _, k := range []access.StoredKey{{ID: "SKIAFLIP", Name: "flip"}, {ID: "SKIADEL1", Name: "del1"}, {ID: "SKIADEL2", Name: "del2"}} {
+		k.SealedSecret = []byte{0}
+		if err := st.Keys().CreateKey(t.Context(), k); err != nil {
+			t.Fatal(err)
+		}
+	}
 	cfg := serveConfig{region: "us-east-1", accountID: "000000000000", maxShares: 20, retention: time.Hour, grace: time.Second}
-	s, err := newServer(t.Context(), cfg, st, ex, slog.New(slog.NewTextHandler(t.Output(), nil)), g, g)
+	s, err := newServer(t.Context(), cfg, st, st.Keys(), ex, slog.New(slog.NewTextHandler(t.Output(), nil)),
+		accessGate{authn: g, authz: g, keyring: testKeyring(t, st.Keys())})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -247,7 +255,7 @@ func steps(n string, ended, endedMany, endedConsole, changed string) []step {
 
 		{"GET /sharq/v1/shares", "GET", "/sharq/v1/shares", "", "sharq:GetShareUsage", "*"},
 		{"POST /sharq/v1/jobs/positions", "POST", "/sharq/v1/jobs/positions", `{"jobIds":["` + changed + `"]}`, "sharq:GetJobPositions", "*"},
-		{"GET /sharq/v1/jobs/match", "GET", "/sharq/v1/jobs/match?id=" + changed[len(changed)-8:], "", "sharq:MatchJobIDs", "*"},
+		{"GET /sharq/v1/jobs/match", "GET", "/sharq/v1/jobs/match?id=" + changed[len(changed)-8:], "", "sharq:GetJobMatches", "*"},
 		{"GET /sharq/v1/jobs/{job}/events", "GET", "/sharq/v1/jobs/" + changed + "/events", "", "sharq:GetJobEvents", job},
 		{"GET /sharq/v1/jobs/{job}/logs", "GET", "/sharq/v1/jobs/" + changed + "/logs", "", "sharq:GetLogs", job},
 		{"GET /sharq/v1/events", "GET", "/sharq/v1/events?job=" + changed, "", "sharq:GetEvents", job},
@@ -257,6 +265,17 @@ func steps(n string, ended, endedMany, endedConsole, changed string) []step {
 		{"GET /sharq/v1/console/jobs/{job}", "GET", "/sharq/v1/console/jobs/" + changed, "", "sharq:GetJobDetail", job},
 		{"POST /sharq/v1/jobs/{job}/priority", "POST", "/sharq/v1/jobs/" + changed + "/priority", `{"schedulingPriority":` + n + `2}`, "batch:UpdateServiceJob", job},
 		{"POST /sharq/v1/jobs/{job}/terminate", "POST", "/sharq/v1/jobs/" + endedConsole + "/terminate", `{}`, "batch:TerminateServiceJob", base.ServiceJob(endedConsole)},
+		{"GET /sharq/v1/access/policies", "GET", "/sharq/v1/access/policies", "", "sharq:ListAccessPolicies", "*"},
+		{"GET /sharq/v1/audit", "GET", "/sharq/v1/audit", "", "sharq:ReadAuditLog", "*"},
+		{"GET /sharq/v1/access/keys", "GET", "/sharq/v1/access/keys", "", "sharq:ListAccessKeys", "*"},
+		{"POST /sharq/v1/access/keys", "POST", "/sharq/v1/access/keys", `{"name":"new` + n + `","policies":["ReadOnlyAccess"]}`,
+			"sharq:CreateAccessKey", "arn:aws:iam::000000000000:user/new" + n},
+		{"POST /sharq/v1/access/keys/{id}/disable", "POST", "/sharq/v1/access/keys/SKIAFLIP/disable", "", "sharq:UpdateAccessKey", "arn:aws:iam::000000000000:user/flip"},
+		{"POST /sharq/v1/access/keys/{id}/enable", "POST", "/sharq/v1/access/keys/SKIAFLIP/enable", "", "sharq:UpdateAccessKey", "arn:aws:iam::000000000000:user/flip"},
+		{"DELETE /sharq/v1/access/keys/{id}", "DELETE", "/sharq/v1/access/keys/SKIADEL" + n, "", "sharq:DeleteAccessKey", "arn:aws:iam::000000000000:user/del" + n},
+		{"PUT /sharq/v1/access/policies/{name}", "PUT", "/sharq/v1/access/policies/team-" + n,
+			`{"Statement":[{"Effect":"Allow","Action":["batch:SubmitServiceJob"],"Resource":["` + qs1 + `"]}]}`,
+			"sharq:PutAccessPolicy", "arn:aws:iam::000000000000:policy/team-" + n},
 	}
 }
 
@@ -429,4 +448,13 @@ func fingerprint(t *testing.T, eng *engine.Engine) string {
 	b, err := json.MarshalIndent(out, "", " ")
 	fatal(err)
 	return string(b)
+}
+
+func testKeyring(t *testing.T, keys access.KeyStore) *access.Keyring {
+	t.Helper()
+	ring, err := access.NewKeyring(keys, make([]byte, access.ServerKeySize), "000000000000")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ring
 }

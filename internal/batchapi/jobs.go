@@ -113,6 +113,9 @@ func (s *Handler) submitServiceJob(ctx context.Context, in *SubmitServiceJobRequ
 	if err := s.authorize(ctx, "batch:SubmitServiceJob", s.submitResource(in.JobQueue, in.QuotaShareName)); err != nil {
 		return nil, err
 	}
+	if caller := access.Caller(ctx); !caller.Anonymous {
+		input.Owner = caller.Principal
+	}
 	job, err := s.eng.SubmitServiceJob(ctx, input)
 	if err != nil {
 		return nil, err

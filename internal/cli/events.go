@@ -16,6 +16,7 @@ import (
 
 type eventsFlags struct {
 	follow            bool
+	audit             bool
 	job, queue, share string
 }
 
@@ -30,6 +31,7 @@ func Events(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	v.fs.StringVar(&f.job, "job", "", "only this job (ID, ARN or name): its whole history")
 	v.fs.StringVar(&f.queue, "queue", "", "only this job queue")
 	v.fs.StringVar(&f.share, "share", "", "only this quota share")
+	v.fs.BoolVar(&f.audit, "audit", false, "the audit log instead: every mutating call, allowed or denied (needs sharq:ReadAuditLog)")
 	if _, err := v.parse(args, 0, 0); err != nil {
 		return v.exit(err)
 	}
@@ -40,6 +42,9 @@ func events(ctx context.Context, v *verb, f eventsFlags) error {
 	c, err := v.conn.dial(ctx)
 	if err != nil {
 		return err
+	}
+	if f.audit {
+		return auditLog(ctx, c, v, f.follow)
 	}
 	q := url.Values{}
 	if f.job != "" {

@@ -70,7 +70,7 @@ func (c *Config) Validate() error {
 			return err
 		}
 	}
-	return nil
+	return c.validateAccessPolicies()
 }
 
 func unique(field, name string, seen map[string]bool) error {

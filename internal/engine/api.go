@@ -97,6 +97,10 @@ type SubmitServiceJobInput struct {
 	RetryStrategy           *record.RetryStrategy
 	TimeoutConfig           *record.TimeoutConfig
 	Tags                    map[string]string
+	// Owner is the submitter's principal, recorded with the job. It is
+	// not part of the request: a retry by another caller is the same
+	// submission.
+	Owner string
 }
 
 // JobFilter is one ListServiceJobs filter.

@@ -195,7 +195,7 @@ func (e *Engine) newJob(in SubmitServiceJobInput, demand []record.UnitCount, now
 		SchedulingPriority: prio, QuotaShareName: in.QuotaShareName, ShareIdentifier: in.ShareIdentifier,
 		ServiceRequestPayload: in.ServiceRequestPayload, RetryStrategy: in.RetryStrategy, TimeoutConfig: in.TimeoutConfig,
 		PreemptionConfiguration: in.PreemptionConfiguration, Tags: in.Tags, CapacityUsage: capacityUsage(demand),
-		Queue: q.JobQueueName, QueuedAt: queued, Demand: demand, Entries: 1, ClientToken: in.ClientToken,
+		Queue: q.JobQueueName, QueuedAt: queued, Demand: demand, Entries: 1, ClientToken: in.ClientToken, Owner: in.Owner,
 		History: []record.Transition{{At: queued / 1e6, Status: StatusSubmitted}},
 	}
 	if err := coreErr(e.core.Apply(e.submitEvent(j))); err != nil {

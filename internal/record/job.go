@@ -33,6 +33,9 @@ type Job struct {
 	Tags                    map[string]string           `json:"tags,omitempty"`
 	CapacityUsage           []CapacityUsage             `json:"usage"`
 	ClientToken             string                      `json:"clientToken,omitempty"`
+	// Owner is who submitted it: the principal of the access key that
+	// signed the submission; empty when the server checks no signatures.
+	Owner string `json:"owner,omitempty"`
 	// RequestHash identifies the submission, to tell a retry with the same
 	// clientToken from a different request.
 	RequestHash string `json:"requestHash,omitempty"`

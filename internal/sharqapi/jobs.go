@@ -48,7 +48,7 @@ func (h *Handler) match(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, fmt.Sprintf("id must be at least %d characters of a job ID", engine.MinIDFragment))
 		return
 	}
-	if !h.authorize(w, r, access.ActionMatchJobIDs, access.AnyResource) {
+	if !h.authorize(w, r, access.ActionGetJobMatches, access.AnyResource) {
 		return
 	}
 	writeJSON(w, Matches{JobIDs: append([]string{}, h.eng.MatchJobIDs(part, MaxMatches)...)})
@@ -63,7 +63,7 @@ func (h *Handler) position(r *http.Request, id string) (Position, error) {
 	}
 	p := Position{
 		JobID: j.JobID, Queue: queueName(j.JobQueue), Share: j.QuotaShareName, Status: j.Status,
-		Priority: j.SchedulingPriority,
+		Priority: j.SchedulingPriority, Owner: j.Owner,
 	}
 	if j.PreemptionSummary != nil {
 		p.Preemptions = j.PreemptionSummary.PreemptedAttemptCount

@@ -91,6 +91,9 @@ type Position struct {
 	// configuration (a MISCONFIGURATION reason); it does not block its share.
 	Misconfigured bool `json:"misconfigured,omitempty"`
 	Preemptions   int  `json:"preemptions"`
+	// Owner is the principal that submitted the job (empty when the
+	// server checks no signatures).
+	Owner string `json:"owner,omitempty"`
 }
 
 // JobEvents answers GET /sharq/v1/jobs/{job}/events: the job's state

@@ -47,6 +47,13 @@ func start(t *testing.T) *server {
 
 func startWith(t *testing.T, opts web.Options) *server {
 	t.Helper()
+	authn := access.AuthenticatorFunc(func(*http.Request) (access.Identity, error) { return tester, nil })
+	return startAuth(t, opts, authn)
+}
+
+// startAuth is startWith behind authn instead of the tester's.
+func startAuth(t *testing.T, opts web.Options, authn access.Authenticator) *server {
+	t.Helper()
 	st, err := sqlite.Open(filepath.Join(t.TempDir(), "sharq.db"))
 	if err != nil {
 		t.Fatal(err)
@@ -69,7 +76,6 @@ func startWith(t *testing.T, opts web.Options) *server {
 	met.Watch(eng)
 	mux.Handle("GET /metrics", met.Handler())
 	console.Mount(mux, eng, api)
-	authn := access.AuthenticatorFunc(func(*http.Request) (access.Identity, error) { return tester, nil })
 	srv := httptest.NewServer(access.Middleware(mux, authn, api.WriteError))
 	t.Cleanup(func() {
 		console.Close() // streams end, so Close does not wait for them

@@ -26,7 +26,10 @@
 // The data routes ask Options.Authorizer once per request whether the
 // caller (the access.Identity in the request's context) may read what they
 // show (package access lists the actions); the page and its assets hold no
-// data and are not authorized.
+// data and are not authorized. When the server answers that a request needs
+// a signature, the page asks for an access key and signs with it in the
+// browser (assets/sigv4.js): its requests in the Authorization header, its
+// stream with a presigned URL, since EventSource sends no headers.
 package web
 
 import (

@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 
+	"github.com/sharq-dev/sharq/internal/access"
+	"github.com/sharq-dev/sharq/internal/access/accesstest"
 	"github.com/sharq-dev/sharq/internal/store"
 	"github.com/sharq-dev/sharq/internal/store/postgres"
 	"github.com/sharq-dev/sharq/internal/store/postgres/pgtest"
@@ -22,4 +24,20 @@ func mustOpen(tb testing.TB, url string, opts ...postgres.Option) *postgres.Stor
 		tb.Fatalf("open: %v", err)
 	}
 	return s
+}
+
+func TestKeyStore(t *testing.T) {
+	accesstest.TestKeyStore(t, func(t *testing.T) access.KeyStore {
+		s := mustOpen(t, pgtest.URL(t))
+		t.Cleanup(func() { s.Close() })
+		return s.Keys()
+	})
+}
+
+func TestAuditStore(t *testing.T) {
+	accesstest.TestAuditStore(t, func(t *testing.T) access.AuditStore {
+		s := mustOpen(t, pgtest.URL(t))
+		t.Cleanup(func() { s.Close() })
+		return s.Keys()
+	})
 }
