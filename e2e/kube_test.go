@@ -68,7 +68,9 @@ func (k *kubeServer) pods(t *testing.T, jobArn string) []corev1.Pod {
 func TestKubeWalkthroughSDK(t *testing.T) {
 	t.Parallel()
 	k := startKube(t, "--stop-grace", "2s")
-	walkthroughSDK(t, k.server)
+	c := k.client()
+	live := walkthroughSDK(t, c, func(string) *batch.Client { return c })
+	endAll(t, c, live, k.dataDir, k.cmd.Process.Pid)
 	eventually(t, 30*time.Second, func() error {
 		l, err := k.cs.CoreV1().Pods("").List(context.Background(), metav1.ListOptions{LabelSelector: "app.kubernetes.io/managed-by=sharq"})
 		if err != nil {

@@ -3,6 +3,7 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -34,6 +35,9 @@ type serverOptions struct {
 	dataDir  string   // default: a new temp dir
 	executor string   // default: simulated
 	args     []string // more flags
+	// tls, when set, is how clients trust a server started with
+	// --tls-cert: its URL is https://.
+	tls *tls.Config
 }
 
 // server is one running `sharq serve` process.
@@ -45,6 +49,7 @@ type server struct {
 	log     *serverLog
 	exited  chan struct{} // closed once the process has been waited for
 	waitErr error         // the process's exit, valid once exited is closed
+	tls     *tls.Config   // how clients trust it, for an HTTPS server
 }
 
 // startServer starts sharq serve on a free loopback port and waits until
@@ -86,6 +91,9 @@ func startServer(t *testing.T, opts serverOptions) *server {
 	select {
 	case addr := <-s.log.addr:
 		s.url = "http://" + addr
+		if opts.tls != nil {
+			s.url, s.tls = "https://"+addr, opts.tls
+		}
 	case <-s.exited:
 		t.Fatalf("sharq serve exited before serving: %v", s.waitErr)
 	case <-deadline:
@@ -98,7 +106,7 @@ func startServer(t *testing.T, opts serverOptions) *server {
 // waitHealthy polls GET /healthz until it answers 200.
 func (s *server) waitHealthy(deadline <-chan time.Time) {
 	s.t.Helper()
-	c := &http.Client{Timeout: 2 * time.Second}
+	c := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{TLSClientConfig: s.tls}}
 	tick := time.NewTicker(10 * time.Millisecond)
 	defer tick.Stop()
 	for {
@@ -155,12 +163,16 @@ func (s *server) kill() {
 // client is an AWS SDK for Go Batch client for the server. It retries
 // nothing, so every error reaches the test.
 func (s *server) client() *batch.Client {
+	hc := &http.Client{Timeout: 30 * time.Second}
+	if s.tls != nil {
+		hc.Transport = &http.Transport{TLSClientConfig: s.tls}
+	}
 	return batch.New(batch.Options{
 		Region:       region,
 		BaseEndpoint: aws.String(s.url),
 		Credentials:  credentials.NewStaticCredentialsProvider("AKIDEXAMPLE", "secret", ""),
 		Retryer:      aws.NopRetryer{},
-		HTTPClient:   ownBodies{&http.Client{Timeout: 30 * time.Second}},
+		HTTPClient:   ownBodies{hc},
 	})
 }
 
@@ -218,7 +230,7 @@ func (s *server) call(op string, in any) (int, map[string]any) {
 }
 
 // serverLog keeps the server's output and picks out the address it
-// logs when it starts serving.
+// logs when it starts serving (or, on a shared store, following).
 type serverLog struct {
 	mu      sync.Mutex
 	buf     bytes.Buffer
@@ -245,7 +257,7 @@ func (l *serverLog) Write(p []byte) (int, error) {
 		line := l.partial[:i]
 		l.partial = l.partial[i+1:]
 		var rec struct{ Msg, Addr string }
-		if json.Unmarshal(line, &rec) == nil && rec.Msg == "serving" && rec.Addr != "" {
+		if json.Unmarshal(line, &rec) == nil && (rec.Msg == "serving" || rec.Msg == "following") && rec.Addr != "" {
 			l.found = true
 			l.partial = nil
 			l.addr <- rec.Addr

@@ -19,30 +19,51 @@ var trainingJobArn = regexp.MustCompile(`^arn:aws[a-z-]*:sagemaker:[a-z0-9-]*:[0
 // The announcement's walkthrough (walkthrough.md) through the real binary
 // with the AWS SDK for Go, the local executor running each job as
 // `sleep 600`: steps 1 to 3 with their expected states, then the
-// additional checks.
+// additional checks. The server checks signatures: an administrator's key
+// sets up and reads, and each share's team submits, updates and
+// terminates its own jobs with its own key.
 func TestWalkthroughSDK(t *testing.T) {
 	t.Parallel()
-	s := startServer(t, serverOptions{executor: "local", args: []string{"--stop-grace", "5s"}})
-	walkthroughSDK(t, s)
-	eventually(t, 30*time.Second, func() error {
-		if pids := processesUnder(s.dataDir, s.cmd.Process.Pid); len(pids) > 0 {
-			return notYet("processes %v of terminated jobs still run", pids)
-		}
-		return nil
-	})
+	dir := t.TempDir()
+	admin := createKey(t, dir, "admin", "AdministratorAccess")
+	keys := map[string]key{}
+	for _, sh := range walkthroughShares {
+		keys[sh.name] = createKey(t, dir, "team-"+sh.name, "team-"+sh.name)
+	}
+	s := startServer(t, serverOptions{dataDir: dir, executor: "local", args: []string{"--stop-grace", "5s", "--auth", "sigv4"}})
+	c := s.clientWith(admin)
+	applyTeamPolicies(t, s, admin)
+	live := walkthroughSDK(t, c, func(share string) *batch.Client { return s.clientWith(keys[share]) })
+	endAll(t, c, live, s.dataDir, s.cmd.Process.Pid)
 	s.stop()
 }
 
-// walkthroughSDK runs the walkthrough on a fresh server and ends every job.
-func walkthroughSDK(t *testing.T, s *server) {
-	c := s.client()
+// The walkthrough through a follower of three servers on one PostgreSQL
+// store: every request is forwarded to the leader.
+func TestWalkthroughReplicas(t *testing.T) {
+	t.Parallel()
+	rs := startReplicaSet(t, 3, "--stop-grace", "5s")
+	lead, _ := rs.leader(60 * time.Second)
+	follower := rs.replicas[(slices.Index(rs.replicas, lead)+1)%len(rs.replicas)]
+	c := follower.client()
+	live := walkthroughSDK(t, c, func(string) *batch.Client { return c })
+	var pids []int
+	for _, r := range rs.replicas {
+		pids = append(pids, r.cmd.Process.Pid)
+	}
+	endAll(t, c, live, rs.dataDir, pids...)
+}
+
+// walkthroughSDK runs the walkthrough's steps and checks through c, with
+// each share's submissions, updates and terminations through team(share),
+// and returns the jobs it leaves running.
+func walkthroughSDK(t *testing.T, c *batch.Client, team func(share string) *batch.Client) (live []string) {
 	setUpWalkthrough(t, c, 3)
 	running := []types.ServiceJobStatus{types.ServiceJobStatusRunning}
 	runnable := []types.ServiceJobStatus{types.ServiceJobStatusRunnable}
-	var live []string // jobs to end before the server stops
 	sub := func(j jobSpec) string {
 		t.Helper()
-		arn := submit(t, c, j)
+		arn := submit(t, team(j.share), j)
 		live = append(live, arn)
 		return arn
 	}
@@ -92,7 +113,7 @@ func walkthroughSDK(t *testing.T, s *server) {
 	}
 
 	// Step 3: raising low above high preempts high inside QS1.
-	up, err := c.UpdateServiceJob(ctx(t), &batch.UpdateServiceJobInput{JobId: aws.String(low), SchedulingPriority: aws.Int32(4)})
+	up, err := team("QS1").UpdateServiceJob(ctx(t), &batch.UpdateServiceJobInput{JobId: aws.String(low), SchedulingPriority: aws.Int32(4)})
 	fatalIf(t, "UpdateServiceJob", err)
 	if aws.ToString(up.JobArn) != low || aws.ToString(up.JobName) != "qs1_job_low" {
 		t.Errorf("UpdateServiceJob answered %s, want jobArn %s and jobName qs1_job_low", js(up), low)
@@ -142,10 +163,10 @@ func walkthroughSDK(t *testing.T, s *server) {
 		}
 		return nil
 	})
-	terminate(t, c, big, "cannot run")
+	terminate(t, team("QS2"), big, "cannot run")
 
 	// qs2_job_1 ends: QS2's idle instance goes to QS1's head, high.
-	terminate(t, c, qs2job1, "done")
+	terminate(t, team("QS2"), qs2job1, "done")
 	if h := waitStatus(t, c, high, running...); len(h.Attempts) != 2 {
 		t.Errorf("qs1_job_high has %d attempts after borrowing again, want 2", len(h.Attempts))
 	}
@@ -166,7 +187,7 @@ func walkthroughSDK(t *testing.T, s *server) {
 	if d := describe(t, c, low); d.Status != types.ServiceJobStatusRunning {
 		t.Errorf("qs1_job_low is %s after an equal-priority job arrived, want RUNNING", d.Status)
 	}
-	terminate(t, c, qs2job2, "done")
+	terminate(t, team("QS2"), qs2job2, "done")
 	waitStatus(t, c, fragile, running...)
 	qs2job3 := sub(jobSpec{name: "qs2_job_3", share: "QS2", priority: 1})
 	waitStatus(t, c, qs2job3, running...)
@@ -175,7 +196,12 @@ func walkthroughSDK(t *testing.T, s *server) {
 		t.Errorf("qs1_job_fragile FAILED with statusReason %q after %d preemptions, want a preemption reason after 1", r, preempted(f))
 	}
 
-	// End every job; the executor's processes or pods must go with them.
+	return live
+}
+
+// endAll terminates the jobs; the local executor's processes under
+// dataDir (other than the servers') must go with them.
+func endAll(t *testing.T, c *batch.Client, live []string, dataDir string, servers ...int) {
 	for _, job := range live {
 		_, err := c.TerminateServiceJob(ctx(t), &batch.TerminateServiceJobInput{JobId: aws.String(job), Reason: aws.String("walkthrough over")})
 		fatalIf(t, "TerminateServiceJob", err)
@@ -183,6 +209,12 @@ func walkthroughSDK(t *testing.T, s *server) {
 	for _, job := range live {
 		waitStatus(t, c, job, types.ServiceJobStatusFailed, types.ServiceJobStatusSucceeded)
 	}
+	eventually(t, 30*time.Second, func() error {
+		if pids := processesUnder(dataDir, servers...); len(pids) > 0 {
+			return notYet("processes %v of terminated jobs still run", pids)
+		}
+		return nil
+	})
 }
 
 // terminate terminates a job and waits until it is FAILED with the reason.

@@ -243,7 +243,7 @@ func TestThroughputCommands(t *testing.T) {
 
 func TestSeedAndLoad(t *testing.T) {
 	dir := t.TempDir()
-	info, err := seed(context.Background(), dir, seedPlan{jobs: 400, runnableFrac: 0.25, failedFrac: 0.1}, nil)
+	info, err := seed(context.Background(), dir, "", seedPlan{jobs: 400, runnableFrac: 0.25, failedFrac: 0.1}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

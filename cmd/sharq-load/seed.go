@@ -13,7 +13,9 @@ import (
 
 	"github.com/sharq-dev/sharq/internal/engine"
 	"github.com/sharq-dev/sharq/internal/executor"
+	"github.com/sharq-dev/sharq/internal/record"
 	"github.com/sharq-dev/sharq/internal/store"
+	"github.com/sharq-dev/sharq/internal/store/postgres"
 	"github.com/sharq-dev/sharq/internal/store/sqlite"
 )
 
@@ -132,7 +134,7 @@ type capture struct {
 	writeErr error
 }
 
-func newCapture(st *sqlite.Store, flushAt int) *capture {
+func newCapture(st store.Store, flushAt int) *capture {
 	c := &capture{pending: map[string]store.Job{}, flushAt: flushAt, out: make(chan *store.Batch, 2), done: make(chan error, 1)}
 	go func() {
 		var err error
@@ -198,14 +200,11 @@ func (c *capture) ListJobs(context.Context, store.JobFilter) ([]store.Job, strin
 	return nil, "", nil
 }
 
-// seed writes a store of p.jobs jobs into dir through a Synchronous engine,
-// so every record is what the engine itself would have written.
-func seed(ctx context.Context, dir string, p seedPlan, progress io.Writer) (seedInfo, error) {
-	path := filepath.Join(dir, "sharq.db")
-	if _, err := os.Stat(path); err == nil {
-		return seedInfo{}, fmt.Errorf("%s exists: seed an empty data directory", path)
-	}
-	st, err := sqlite.Open(path)
+// seed writes a store of p.jobs jobs into dir (or the PostgreSQL store at
+// storeURL) through a Synchronous engine, so every record is what the
+// engine itself would have written.
+func seed(ctx context.Context, dir, storeURL string, p seedPlan, progress io.Writer) (seedInfo, error) {
+	st, err := openSeedStore(ctx, dir, storeURL)
 	if err != nil {
 		return seedInfo{}, err
 	}
@@ -325,7 +324,7 @@ func deliver(ctx context.Context, eng *engine.Engine, rec *recorder, at time.Tim
 
 func seedCluster(ctx context.Context, eng *engine.Engine) error {
 	pol, err := eng.CreateSchedulingPolicy(ctx, engine.CreateSchedulingPolicyInput{
-		Name: "seed", QuotaSharePolicy: &engine.QuotaSharePolicy{IdleResourceAssignmentStrategy: "FIFO"}})
+		Name: "seed", QuotaSharePolicy: &record.QuotaSharePolicy{IdleResourceAssignmentStrategy: "FIFO"}})
 	if err != nil {
 		return err
 	}
@@ -336,20 +335,20 @@ func seedCluster(ctx context.Context, eng *engine.Engine) error {
 	}{{seedDone, "d", 4, 250_000}, {seedWait, "w", seedWaitShares, seedShareCapacity}} {
 		if _, err := eng.CreateServiceEnvironment(ctx, engine.CreateServiceEnvironmentInput{
 			Name: q.name + "-se", Type: "SAGEMAKER_TRAINING",
-			CapacityLimits: []engine.CapacityLimit{{CapacityUnit: seedInstance, MaxCapacity: q.shares * q.shareN}}}); err != nil {
+			CapacityLimits: []record.CapacityLimit{{CapacityUnit: seedInstance, MaxCapacity: q.shares * q.shareN}}}); err != nil {
 			return err
 		}
 		if _, err := eng.CreateJobQueue(ctx, engine.CreateJobQueueInput{
 			Name: q.name, Priority: 1, Type: "SAGEMAKER_TRAINING", SchedulingPolicyArn: pol.Arn,
-			ServiceEnvironmentOrder: []engine.ServiceEnvironmentOrder{{Order: 1, ServiceEnvironment: q.name + "-se"}}}); err != nil {
+			ServiceEnvironmentOrder: []record.ServiceEnvironmentOrder{{Order: 1, ServiceEnvironment: q.name + "-se"}}}); err != nil {
 			return err
 		}
 		for s := range q.shares {
 			if _, err := eng.CreateQuotaShare(ctx, engine.CreateQuotaShareInput{
 				Name: fmt.Sprintf("%s%d", q.prefix, s), JobQueue: q.name,
-				CapacityLimits:               []engine.CapacityLimit{{CapacityUnit: seedInstance, MaxCapacity: q.shareN}},
-				ResourceSharingConfiguration: engine.ResourceSharingConfiguration{Strategy: "LEND_AND_BORROW", BorrowLimit: &borrow},
-				PreemptionConfiguration:      engine.QuotaSharePreemptionConfiguration{InSharePreemption: "ENABLED"},
+				CapacityLimits:               []record.CapacityLimit{{CapacityUnit: seedInstance, MaxCapacity: q.shareN}},
+				ResourceSharingConfiguration: record.ResourceSharingConfiguration{Strategy: "LEND_AND_BORROW", BorrowLimit: &borrow},
+				PreemptionConfiguration:      record.QuotaSharePreemptionConfiguration{InSharePreemption: "ENABLED"},
 			}); err != nil {
 				return err
 			}
@@ -363,6 +362,7 @@ func runSeed(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fs.SetOutput(stderr)
 	dir := fs.String("data-dir", "", "data directory to seed (its sharq.db must not exist yet)")
 	jobs := fs.Int("jobs", 1_000_000, "jobs to write")
+	storeURL := fs.String("store", "", "a postgres:// URL to seed instead of -data-dir's SQLite file (its schema must hold no jobs yet)")
 	runnable := fs.Float64("runnable", 0.1, "fraction of the jobs left RUNNABLE (waiting for capacity)")
 	failed := fs.Float64("failed", 0.02, "fraction of the jobs that end FAILED; the others SUCCEEDED")
 	if err := parse(fs, args); err != nil {
@@ -376,7 +376,7 @@ func runSeed(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	start := time.Now()
-	info, err := seed(ctx, *dir, seedPlan{jobs: *jobs, runnableFrac: *runnable, failedFrac: *failed}, stderr)
+	info, err := seed(ctx, *dir, *storeURL, seedPlan{jobs: *jobs, runnableFrac: *runnable, failedFrac: *failed}, stderr)
 	if err != nil {
 		return err
 	}
@@ -392,3 +392,24 @@ func runSeed(ctx context.Context, args []string, stdout, stderr io.Writer) error
 }
 
 var _ store.Store = (*capture)(nil)
+
+// openSeedStore opens a new SQLite store in dir, or the PostgreSQL store
+// at storeURL, which must hold no jobs.
+func openSeedStore(ctx context.Context, dir, storeURL string) (store.Store, error) {
+	if storeURL != "" {
+		st, err := postgres.Open(ctx, storeURL)
+		if err != nil {
+			return nil, err
+		}
+		if n, err := st.CountJobs(ctx); err != nil || len(n) > 0 {
+			st.Close()
+			return nil, fmt.Errorf("seed an empty store (jobs by status: %v, %v)", n, err)
+		}
+		return st, nil
+	}
+	path := filepath.Join(dir, "sharq.db")
+	if _, err := os.Stat(path); err == nil {
+		return nil, fmt.Errorf("%s exists: seed an empty data directory", path)
+	}
+	return sqlite.Open(path)
+}

@@ -52,6 +52,7 @@ func commands() []command {
 		{"shares", "show each quota share's own, borrowed, lent and idle capacity", cli.Shares},
 		{"top", "watch shares and jobs live", cli.Top},
 		{"events", "show or follow job state changes", cli.Events},
+		{"admin", "manage access keys (admin keys create|list|disable|enable|delete)", runAdmin},
 	}
 }
 

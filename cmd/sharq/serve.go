@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -24,6 +25,7 @@ import (
 	"github.com/sharq-dev/sharq/internal/metrics"
 	"github.com/sharq-dev/sharq/internal/sharqapi"
 	"github.com/sharq-dev/sharq/internal/store"
+	"github.com/sharq-dev/sharq/internal/store/postgres"
 	"github.com/sharq-dev/sharq/internal/store/sqlite"
 	"github.com/sharq-dev/sharq/internal/web"
 )
@@ -41,7 +43,20 @@ type serveConfig struct {
 	// supervisor is the local executor's supervisor program (empty: this
 	// binary).
 	supervisor string
-	kube       kubeFlags
+	// store is a postgres:// URL for a store shared by several servers
+	// (empty: the SQLite file in dataDir); advertise is where the others
+	// reach this one when it leads, and leaseTTL how long its lease lasts
+	// unrenewed.
+	store     string
+	advertise string
+	leaseTTL  time.Duration
+	// lease is the leadership this server holds, once it leads on a
+	// shared store; nil on its own store.
+	lease engine.Lease
+	auth  authConfig
+	// tlsCert and tlsKey, when set, make the server speak HTTPS.
+	tlsCert, tlsKey string
+	kube            kubeFlags
 }
 
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -58,6 +73,12 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.DurationVar(&cfg.grace, "stop-grace", 120*time.Second, "time a stopped job gets between SIGTERM and SIGKILL")
 	fs.StringVar(&cfg.logLevel, "log-level", "info", "debug, info, warn or error")
 	fs.StringVar(&cfg.supervisor, "supervisor", "", "local executor: the program that supervises each attempt, run as PROGRAM "+local.SupervisorArg+" DIR (default: this binary; sharq-supervise starts faster)")
+	fs.StringVar(&cfg.store, "store", os.Getenv("SHARQ_STORE"), "postgres://... for a store shared by several servers, one of which leads (default $SHARQ_STORE; empty: SQLite in --data-dir)")
+	fs.StringVar(&cfg.advertise, "advertise", "", "with a shared store: the address (HOST:PORT or URL) at which the others reach this server (default: --listen)")
+	fs.DurationVar(&cfg.leaseTTL, "lease-ttl", 6*time.Second, "with a shared store: how long the leadership lasts unrenewed; a follower takes over within about 1.25 times this after the leader dies")
+	cfg.auth.register(fs)
+	fs.StringVar(&cfg.tlsCert, "tls-cert", "", "serve HTTPS with this certificate (PEM; reloaded on SIGHUP)")
+	fs.StringVar(&cfg.tlsKey, "tls-key", "", "the private key of --tls-cert (PEM)")
 	cfg.kube.register(fs)
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -79,6 +100,9 @@ func openExecutor(cfg serveConfig, log *slog.Logger) (executor.Executor, error) 
 	switch cfg.executor {
 	case "local":
 		opts := local.Options{DataDir: filepath.Join(cfg.dataDir, "executor"), DefaultGrace: cfg.grace, Logger: log}
+		if cfg.lease != nil {
+			opts.Held = cfg.lease.Held
+		}
 		if cfg.supervisor != "" {
 			// Supervisors run in their attempt's directory: the path must be
 			// absolute.
@@ -104,40 +128,93 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 	if err := os.MkdirAll(cfg.dataDir, 0o755); err != nil {
 		return fmt.Errorf("data dir: %w", err)
 	}
-	st, err := sqlite.Open(filepath.Join(cfg.dataDir, "sharq.db"))
+	st, shared, err := openStore(ctx, cfg, log)
 	if err != nil {
 		return fmt.Errorf("open store: %w", err)
 	}
 	defer st.Close()
+	keys := accessStoreOf(st)
+	g, err := openGate(ctx, cfg, keys, log)
+	if err != nil {
+		return err
+	}
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	front := &frontDoor{}
+	srv := &http.Server{Handler: front, ReadHeaderTimeout: 10 * time.Second}
+	scheme, err := setUpTLS(runCtx, cfg, srv, log)
+	if err != nil {
+		return err
+	}
+	serveOn := func(ln net.Listener) error {
+		if srv.TLSConfig != nil {
+			return srv.ServeTLS(ln, "", "")
+		}
+		return srv.Serve(ln)
+	}
+	srvDone := make(chan error, 1)
+	var ln net.Listener
+	var lease *postgres.Lease
+	if shared != nil {
+		// A follower serves (forwarding to the leader) while it waits.
+		ln, err = net.Listen("tcp", cfg.listen)
+		if err != nil {
+			return fmt.Errorf("listen: %w", err)
+		}
+		front.set(newFollower(shared, log))
+		go func() { srvDone <- serveOn(ln) }()
+		advertise := cmp.Or(cfg.advertise, ln.Addr().String())
+		log.Info("following", "addr", ln.Addr().String(), "advertise", advertise)
+		if lease, err = shared.Campaign(ctx, holderName(), advertise, cfg.leaseTTL); err != nil {
+			srv.Close()
+			if ctx.Err() != nil {
+				return nil // stopped while following
+			}
+			return fmt.Errorf("campaign for the lease: %w", err)
+		}
+		log.Info("leading", "term", lease.Term())
+		cfg.lease = lease
+		defer func() {
+			// Hand over at once rather than when the lease runs out.
+			resign, stop := context.WithTimeout(context.Background(), 5*time.Second)
+			defer stop()
+			if err := lease.Resign(resign); err != nil {
+				log.Warn("resign", "err", err)
+			}
+		}()
+	}
 	ex, err := openExecutor(cfg, log)
 	if err != nil {
 		return fmt.Errorf("open executor: %w", err)
 	}
 	defer ex.Close()
 	start := time.Now()
-	s, err := newServer(ctx, cfg, st, ex, log, access.AnonymousAuthenticator{}, access.AllowAll{})
+	s, err := newServer(ctx, cfg, st, keys, ex, log, g)
 	if err != nil {
 		return err
 	}
+	g.setEngine(s.eng)
 	log.Info("state loaded", "took", time.Since(start).Round(time.Millisecond))
-
-	ln, err := net.Listen("tcp", cfg.listen)
-	if err != nil {
-		return fmt.Errorf("listen: %w", err)
-	}
-	srv := &http.Server{Handler: s.handler, ReadHeaderTimeout: 10 * time.Second}
 	// Open console streams and event followers would otherwise hold
 	// Shutdown up.
 	for _, c := range s.closers {
 		srv.RegisterOnShutdown(c)
 	}
-	runCtx, cancel := context.WithCancel(ctx)
-	defer cancel()
+	front.set(s.handler)
+	if shared == nil {
+		ln, err = net.Listen("tcp", cfg.listen)
+		if err != nil {
+			return fmt.Errorf("listen: %w", err)
+		}
+		go func() { srvDone <- serveOn(ln) }()
+	}
+	if s.audit != nil {
+		go s.audit.Run(runCtx, cfg.auth.auditRetention)
+		defer func() { cancel(); s.audit.Wait() }() // the last entries are written
+	}
 	engDone := make(chan error, 1)
 	go func() { engDone <- s.eng.Run(runCtx) }()
-	srvDone := make(chan error, 1)
-	go func() { srvDone <- srv.Serve(ln) }()
-	log.Info("serving", "addr", ln.Addr().String(), "data_dir", cfg.dataDir, "executor", cfg.executor)
+	log.Info("serving", "addr", ln.Addr().String(), "scheme", scheme, "console", consoleURL(scheme, ln.Addr()), "data_dir", cfg.dataDir, "executor", cfg.executor)
 
 	var runErr error
 	select {
@@ -172,41 +249,96 @@ type server struct {
 	// closers end long-lived answers (console streams, event followers)
 	// when the server shuts down.
 	closers []func()
+	// audit records every mutating call; its Run writes them down. nil
+	// when the store keeps no audit log.
+	audit *access.Auditor
 }
 
 // newServer builds the engine over st and ex, and every route on one mux
 // behind the middleware: the AWS Batch API at /v1/, sharq's own routes and
 // the console under /sharq/v1/ and /, /metrics and /healthz. Every route
 // that reads or changes data asks authz; see package access.
-func newServer(ctx context.Context, cfg serveConfig, st store.Store, ex executor.Executor, log *slog.Logger,
-	authn access.Authenticator, authz access.Authorizer) (*server, error) {
+func newServer(ctx context.Context, cfg serveConfig, st store.Store, keys accessStore, ex executor.Executor, log *slog.Logger,
+	g accessGate) (*server, error) {
+	authn, authz := g.authn, g.authz
+	var audit *access.Auditor
+	if keys != nil {
+		audit = access.NewAuditor(keys, log)
+		authz = audit.Authorizer(authz)
+	}
 	met := metrics.New()
+	st = met.TimeCommits(st)
+	if l, ok := cfg.lease.(metrics.Lease); ok {
+		met.WatchLease(l)
+	}
 	console := web.New(web.Options{Logger: log, Region: cfg.region, AccountID: cfg.accountID, Authorizer: authz})
 	eng, err := engine.New(ctx, engine.Options{
 		Region: cfg.region, AccountID: cfg.accountID, Store: st, Executor: ex, Logger: log,
-		MaxSharesPerQueue: cfg.maxShares, Retention: cfg.retention, StopGrace: cfg.grace,
+		MaxSharesPerQueue: cfg.maxShares, Retention: cfg.retention, StopGrace: cfg.grace, Lease: cfg.lease,
 		Observers: []engine.Observer{met, console, metrics.TransitionLogger{Log: log}},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("start engine: %w", err)
 	}
 	api := batchapi.New(eng, batchapi.Options{Region: cfg.region, AccountID: cfg.accountID, Logger: log, Authorizer: authz})
-	sharq := sharqapi.New(eng, sharqapi.Options{Logs: logSource(ex), Logger: log,
-		Region: cfg.region, AccountID: cfg.accountID, Authorizer: authz})
+	sopts := sharqapi.Options{Logs: logSource(ex), Logger: log, Region: cfg.region, AccountID: cfg.accountID, Authorizer: authz}
+	if keys != nil && g.keyring != nil {
+		sopts.Keys, sopts.Audit, sopts.Keyring = g.keyring.Store(), keys, g.keyring
+	}
+	sharq := sharqapi.New(eng, sopts)
 	met.Watch(eng)
 
 	mux := &routes{ServeMux: http.NewServeMux()}
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok\n") })
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Sharq-Role", "leader")
+		io.WriteString(w, "ok\n")
+	})
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Sharq-Role", "leader")
+		if cfg.lease != nil {
+			fmt.Fprintf(w, "leader (term %d)\n", cfg.lease.Term())
+			return
+		}
+		io.WriteString(w, "leader\n")
+	})
 	mux.Handle("GET /metrics", authorized(authz, access.ActionGetMetrics, met.Handler(), log))
 	mux.Handle("/v1/", met.API(api))
 	sharq.Mount(mux)
 	console.Mount(mux, eng, api)
+	var routes http.Handler = mux
+	fail := api.WriteError
+	if audit != nil {
+		routes = audit.Middleware(mux)
+		fail = func(w http.ResponseWriter, r *http.Request, err error) {
+			api.WriteError(w, r, err)
+			audit.Refused(w, r, err)
+		}
+	}
 	return &server{
 		eng:     eng,
-		handler: access.Middleware(mux, authn, api.WriteError),
+		handler: access.Middleware(routes, authn, fail),
 		mux:     mux,
 		closers: []func(){console.Close, sharq.Close},
+		audit:   audit,
 	}, nil
+}
+
+// accessStore keeps access keys, policies and the audit log.
+type accessStore interface {
+	access.KeyStore
+	access.AuditStore
+}
+
+// accessStoreOf is where st keeps access keys: the SQLite store keeps
+// them; nil for a store that does not (PostgreSQL, as yet).
+func accessStoreOf(st store.Store) accessStore {
+	switch s := st.(type) {
+	case *sqlite.Store:
+		return s.Keys()
+	case *postgres.Store:
+		return s.Keys()
+	}
+	return nil
 }
 
 // authorized serves h to the callers authz allows action on any resource.
@@ -243,4 +375,17 @@ func logSource(ex executor.Executor) executor.LogReader {
 		return l
 	}
 	return nil
+}
+
+// consoleURL is where a browser on this machine opens the console: a
+// server listening on every address is reached through localhost.
+func consoleURL(scheme string, addr net.Addr) string {
+	host, port, err := net.SplitHostPort(addr.String())
+	if err != nil {
+		return scheme + "://" + addr.String() + "/"
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
+		host = "localhost"
+	}
+	return scheme + "://" + net.JoinHostPort(host, port) + "/"
 }

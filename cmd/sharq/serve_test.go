@@ -23,6 +23,7 @@ import (
 	"github.com/sharq-dev/sharq/internal/batchapi"
 	"github.com/sharq-dev/sharq/internal/engine"
 	"github.com/sharq-dev/sharq/internal/executor/simulated"
+	"github.com/sharq-dev/sharq/internal/record"
 	"github.com/sharq-dev/sharq/internal/store/sqlite"
 )
 
@@ -88,8 +89,16 @@ func testServer(t *testing.T, g *gate) (*server, string) {
 		t.Fatal(err)
 	}
 	ex := simulated.New()
+	// Keys for the key routes' steps to change.
+	for _, k := range []access.StoredKey{{ID: "SKIAFLIP", Name: "flip"}, {ID: "SKIADEL1", Name: "del1"}, {ID: "SKIADEL2", Name: "del2"}} {
+		k.SealedSecret = []byte{0}
+		if err := st.Keys().CreateKey(t.Context(), k); err != nil {
+			t.Fatal(err)
+		}
+	}
 	cfg := serveConfig{region: "us-east-1", accountID: "000000000000", maxShares: 20, retention: time.Hour, grace: time.Second}
-	s, err := newServer(t.Context(), cfg, st, ex, slog.New(slog.NewTextHandler(t.Output(), nil)), g, g)
+	s, err := newServer(t.Context(), cfg, st, st.Keys(), ex, slog.New(slog.NewTextHandler(t.Output(), nil)),
+		accessGate{authn: g, authz: g, keyring: testKeyring(t, st.Keys())})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,18 +137,18 @@ func setup(t *testing.T, eng *engine.Engine) (jobs []string) {
 			t.Fatal(err)
 		}
 	}
-	fifo := &engine.QuotaSharePolicy{IdleResourceAssignmentStrategy: "FIFO"}
-	limits := func(n int) []engine.CapacityLimit {
-		return []engine.CapacityLimit{{CapacityUnit: "ml.g5.xlarge", MaxCapacity: n}}
+	fifo := &record.QuotaSharePolicy{IdleResourceAssignmentStrategy: "FIFO"}
+	limits := func(n int) []record.CapacityLimit {
+		return []record.CapacityLimit{{CapacityUnit: "ml.g5.xlarge", MaxCapacity: n}}
 	}
 	must(eng.CreateSchedulingPolicy(ctx, engine.CreateSchedulingPolicyInput{Name: "qm", QuotaSharePolicy: fifo}))
 	must(eng.CreateServiceEnvironment(ctx, engine.CreateServiceEnvironmentInput{Name: "se", Type: "SAGEMAKER_TRAINING", CapacityLimits: limits(4)}))
 	must(eng.CreateJobQueue(ctx, engine.CreateJobQueueInput{Name: "jq", Priority: 1, Type: "SAGEMAKER_TRAINING",
-		ServiceEnvironmentOrder: []engine.ServiceEnvironmentOrder{{Order: 1, ServiceEnvironment: "se"}}, SchedulingPolicyArn: base.SchedulingPolicy("qm")}))
+		ServiceEnvironmentOrder: []record.ServiceEnvironmentOrder{{Order: 1, ServiceEnvironment: "se"}}, SchedulingPolicyArn: base.SchedulingPolicy("qm")}))
 	share := func(name, strategy, state string) engine.CreateQuotaShareInput {
 		return engine.CreateQuotaShareInput{Name: name, JobQueue: "jq", CapacityLimits: limits(4), State: state,
-			ResourceSharingConfiguration: engine.ResourceSharingConfiguration{Strategy: strategy},
-			PreemptionConfiguration:      engine.QuotaSharePreemptionConfiguration{InSharePreemption: "DISABLED"}}
+			ResourceSharingConfiguration: record.ResourceSharingConfiguration{Strategy: strategy},
+			PreemptionConfiguration:      record.QuotaSharePreemptionConfiguration{InSharePreemption: "DISABLED"}}
 	}
 	must(eng.CreateQuotaShare(ctx, share("QS1", "RESERVE", "")))
 	for _, n := range []string{"1", "2"} {
@@ -149,7 +158,7 @@ func setup(t *testing.T, eng *engine.Engine) (jobs []string) {
 			must(eng.CreateServiceEnvironment(ctx, engine.CreateServiceEnvironmentInput{Name: env, Type: "SAGEMAKER_TRAINING", CapacityLimits: limits(1)}))
 		}
 		must(eng.CreateJobQueue(ctx, engine.CreateJobQueueInput{Name: "old" + n, Priority: 1, Type: "SAGEMAKER_TRAINING", State: "DISABLED",
-			ServiceEnvironmentOrder: []engine.ServiceEnvironmentOrder{{Order: 1, ServiceEnvironment: "queue-old" + n}}}))
+			ServiceEnvironmentOrder: []record.ServiceEnvironmentOrder{{Order: 1, ServiceEnvironment: "queue-old" + n}}}))
 		must(eng.CreateQuotaShare(ctx, share("old"+n, "LEND", "DISABLED")))
 		must(nil, eng.TagResource(ctx, base.QuotaShare("jq", "QS1"), map[string]string{"keep" + n: "yes"}))
 	}
@@ -205,6 +214,7 @@ func steps(n string, ended, endedMany, endedConsole, changed string) []step {
 	}
 	return []step{
 		{"GET /healthz", "GET", "/healthz", "", "", ""},
+		{"GET /readyz", "GET", "/readyz", "", "", ""},
 		{"GET /{$}", "GET", "/", "", "", ""},
 		{"GET /jobs/{job}", "GET", "/jobs/" + changed, "", "", ""},
 		{"GET /assets/", "GET", "/assets/app.js", "", "", ""},
@@ -245,15 +255,27 @@ func steps(n string, ended, endedMany, endedConsole, changed string) []step {
 
 		{"GET /sharq/v1/shares", "GET", "/sharq/v1/shares", "", "sharq:GetShareUsage", "*"},
 		{"POST /sharq/v1/jobs/positions", "POST", "/sharq/v1/jobs/positions", `{"jobIds":["` + changed + `"]}`, "sharq:GetJobPositions", "*"},
+		{"GET /sharq/v1/jobs/match", "GET", "/sharq/v1/jobs/match?id=" + changed[len(changed)-8:], "", "sharq:GetJobMatches", "*"},
 		{"GET /sharq/v1/jobs/{job}/events", "GET", "/sharq/v1/jobs/" + changed + "/events", "", "sharq:GetJobEvents", job},
 		{"GET /sharq/v1/jobs/{job}/logs", "GET", "/sharq/v1/jobs/" + changed + "/logs", "", "sharq:GetLogs", job},
 		{"GET /sharq/v1/events", "GET", "/sharq/v1/events?job=" + changed, "", "sharq:GetEvents", job},
-		{"POST /sharq/v1/dryrun", "POST", "/sharq/v1/dryrun", `{"jobQueue":"jq","quotaShareName":"QS1","serviceRequestPayload":` + payload + `}`, "sharq:DryRunSubmitServiceJob", qs1},
+		{"POST /sharq/v1/dryrun", "POST", "/sharq/v1/dryrun", `{"jobName":"j","jobQueue":"jq","serviceJobType":"SAGEMAKER_TRAINING","quotaShareName":"QS1","serviceRequestPayload":` + payload + `}`, "sharq:DryRunSubmitServiceJob", qs1},
 		{"GET /sharq/v1/stream", "GET", "/sharq/v1/stream", "", "sharq:GetConsoleState", "*"},
 		{"GET /sharq/v1/console/state", "GET", "/sharq/v1/console/state", "", "sharq:GetConsoleState", "*"},
 		{"GET /sharq/v1/console/jobs/{job}", "GET", "/sharq/v1/console/jobs/" + changed, "", "sharq:GetJobDetail", job},
 		{"POST /sharq/v1/jobs/{job}/priority", "POST", "/sharq/v1/jobs/" + changed + "/priority", `{"schedulingPriority":` + n + `2}`, "batch:UpdateServiceJob", job},
 		{"POST /sharq/v1/jobs/{job}/terminate", "POST", "/sharq/v1/jobs/" + endedConsole + "/terminate", `{}`, "batch:TerminateServiceJob", base.ServiceJob(endedConsole)},
+		{"GET /sharq/v1/access/policies", "GET", "/sharq/v1/access/policies", "", "sharq:ListAccessPolicies", "*"},
+		{"GET /sharq/v1/audit", "GET", "/sharq/v1/audit", "", "sharq:ReadAuditLog", "*"},
+		{"GET /sharq/v1/access/keys", "GET", "/sharq/v1/access/keys", "", "sharq:ListAccessKeys", "*"},
+		{"POST /sharq/v1/access/keys", "POST", "/sharq/v1/access/keys", `{"name":"new` + n + `","policies":["ReadOnlyAccess"]}`,
+			"sharq:CreateAccessKey", "arn:aws:iam::000000000000:user/new" + n},
+		{"POST /sharq/v1/access/keys/{id}/disable", "POST", "/sharq/v1/access/keys/SKIAFLIP/disable", "", "sharq:UpdateAccessKey", "arn:aws:iam::000000000000:user/flip"},
+		{"POST /sharq/v1/access/keys/{id}/enable", "POST", "/sharq/v1/access/keys/SKIAFLIP/enable", "", "sharq:UpdateAccessKey", "arn:aws:iam::000000000000:user/flip"},
+		{"DELETE /sharq/v1/access/keys/{id}", "DELETE", "/sharq/v1/access/keys/SKIADEL" + n, "", "sharq:DeleteAccessKey", "arn:aws:iam::000000000000:user/del" + n},
+		{"PUT /sharq/v1/access/policies/{name}", "PUT", "/sharq/v1/access/policies/team-" + n,
+			`{"Statement":[{"Effect":"Allow","Action":["batch:SubmitServiceJob"],"Resource":["` + qs1 + `"]}]}`,
+			"sharq:PutAccessPolicy", "arn:aws:iam::000000000000:policy/team-" + n},
 	}
 }
 
@@ -387,10 +409,10 @@ func fingerprint(t *testing.T, eng *engine.Engine) string {
 		Terminated bool
 	}
 	var out struct {
-		Policies []engine.SchedulingPolicy
-		Envs     []engine.ServiceEnvironment
-		Queues   []engine.JobQueue
-		Shares   []engine.QuotaShare
+		Policies []record.SchedulingPolicy
+		Envs     []record.ServiceEnvironment
+		Queues   []record.JobQueue
+		Shares   []record.QuotaShare
 		Tags     map[string]string
 		Jobs     []jobState
 	}
@@ -426,4 +448,13 @@ func fingerprint(t *testing.T, eng *engine.Engine) string {
 	b, err := json.MarshalIndent(out, "", " ")
 	fatal(err)
 	return string(b)
+}
+
+func testKeyring(t *testing.T, keys access.KeyStore) *access.Keyring {
+	t.Helper()
+	ring, err := access.NewKeyring(keys, make([]byte, access.ServerKeySize), "000000000000")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ring
 }

@@ -9,7 +9,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/sharq-dev/sharq/internal/engine"
+	"github.com/sharq-dev/sharq/internal/batchapi"
 	"github.com/sharq-dev/sharq/internal/sim"
 	"github.com/sharq-dev/sharq/internal/store/sqlite"
 )
@@ -71,7 +71,7 @@ func exportTrace(ctx context.Context, endpoint, dataDir, out, format string, std
 	return writeFile(out, write)
 }
 
-func readJobs(ctx context.Context, endpoint, dataDir string) ([]engine.ServiceJob, error) {
+func readJobs(ctx context.Context, endpoint, dataDir string) ([]batchapi.ServiceJob, error) {
 	if endpoint != "" {
 		return sim.JobsFromServer(ctx, nil, endpoint)
 	}

@@ -14,8 +14,10 @@ set -euo pipefail
 
 ENDPOINT=${1:?usage: aws-cli-e2e.sh ENDPOINT_URL}
 
-# Any credentials do; keep the user's AWS configuration out of the way.
-export AWS_ACCESS_KEY_ID=e2e AWS_SECRET_ACCESS_KEY=e2e AWS_DEFAULT_REGION=us-east-1
+# Any credentials do, unless the server checks them: then E2E_ACCESS_KEY_ID
+# and E2E_SECRET_ACCESS_KEY are a key it accepts. Keep the user's AWS
+# configuration out of the way.
+export AWS_ACCESS_KEY_ID=${E2E_ACCESS_KEY_ID:-e2e} AWS_SECRET_ACCESS_KEY=${E2E_SECRET_ACCESS_KEY:-e2e} AWS_DEFAULT_REGION=us-east-1
 export AWS_CONFIG_FILE=/dev/null AWS_SHARED_CREDENTIALS_FILE=/dev/null AWS_PAGER=
 unset AWS_PROFILE AWS_SESSION_TOKEN AWS_ENDPOINT_URL AWS_ENDPOINT_URL_BATCH
 

@@ -38,6 +38,7 @@ package access
 //	POST /sharq/v1/dryrun                  sharq:DryRunSubmitServiceJob    as SubmitServiceJob
 //	GET /sharq/v1/shares                   sharq:GetShareUsage             *
 //	POST /sharq/v1/jobs/positions          sharq:GetJobPositions           *
+//	GET /sharq/v1/jobs/match               sharq:GetJobMatches             *
 //	GET /sharq/v1/jobs/{job}/events        sharq:GetJobEvents              the job's ARN
 //	GET /sharq/v1/jobs/{job}/logs          sharq:GetLogs                   the job's ARN
 //	GET /sharq/v1/events                   sharq:GetEvents                 the job's ARN with ?job=, else the share's with ?queue=&share=, the queue's with ?queue=, else *
@@ -46,6 +47,14 @@ package access
 //	GET /sharq/v1/console/jobs/{job}       sharq:GetJobDetail              the job's ARN
 //	POST /sharq/v1/jobs/{job}/priority     batch:UpdateServiceJob          the job's ARN (the same operation as /v1/updateservicejob)
 //	POST /sharq/v1/jobs/{job}/terminate    batch:TerminateServiceJob       the job's ARN (the same operation as /v1/terminateservicejob)
+//	GET /sharq/v1/access/policies          sharq:ListAccessPolicies        *
+//	PUT /sharq/v1/access/policies/{name}   sharq:PutAccessPolicy           arn:aws:iam::<account>:policy/<name>
+//	GET /sharq/v1/audit                    sharq:ReadAuditLog              *
+//	GET /sharq/v1/access/keys              sharq:ListAccessKeys            *
+//	POST /sharq/v1/access/keys             sharq:CreateAccessKey           arn:aws:iam::<account>:user/<name>
+//	POST /sharq/v1/access/keys/{id}/disable, /enable
+//	                                       sharq:UpdateAccessKey           the key's user ARN (user/* for no such key)
+//	DELETE /sharq/v1/access/keys/{id}      sharq:DeleteAccessKey           the key's user ARN (user/* for no such key)
 //	GET /metrics                           sharq:GetMetrics                *
 //
 // GET /healthz and the console's page and assets (GET /, /jobs/{job},
@@ -58,12 +67,22 @@ const (
 	ActionDryRunSubmitServiceJob = "sharq:DryRunSubmitServiceJob"
 	ActionGetShareUsage          = "sharq:GetShareUsage"
 	ActionGetJobPositions        = "sharq:GetJobPositions"
+	ActionGetJobMatches          = "sharq:GetJobMatches"
 	ActionGetJobEvents           = "sharq:GetJobEvents"
 	ActionGetLogs                = "sharq:GetLogs"
 	ActionGetEvents              = "sharq:GetEvents"
 	ActionGetConsoleState        = "sharq:GetConsoleState"
 	ActionGetJobDetail           = "sharq:GetJobDetail"
 	ActionGetMetrics             = "sharq:GetMetrics"
+	ActionListAccessPolicies     = "sharq:ListAccessPolicies"
+	ActionPutAccessPolicy        = "sharq:PutAccessPolicy"
+	// ActionReadAuditLog is not a Get: ReadOnlyAccess does not read the
+	// audit log.
+	ActionReadAuditLog    = "sharq:ReadAuditLog"
+	ActionListAccessKeys  = "sharq:ListAccessKeys"
+	ActionCreateAccessKey = "sharq:CreateAccessKey"
+	ActionUpdateAccessKey = "sharq:UpdateAccessKey"
+	ActionDeleteAccessKey = "sharq:DeleteAccessKey"
 )
 
 // BatchAction is the IAM action of an AWS Batch operation:

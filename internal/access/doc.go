@@ -12,10 +12,13 @@
 //     answer as AWS's AccessDeniedException (HTTP 403).
 //
 // The defaults, AnonymousAuthenticator and AllowAll, let everyone in as
-// the anonymous caller: sharq does not check credentials yet. SigV4 and
-// per-share policies replace them without touching the routes.
+// the anonymous caller. Package sigv4 authenticates AWS Signature Version 4
+// against a Keyring (access keys whose secrets a KeyStore keeps sealed
+// with the server key), and PolicyAuthorizer allows what the key's
+// policies (IAM-like statements) allow.
 //
 // The actions and resources of every route are listed in actions.go.
 //
-// It sits on the shell side and imports only the standard library.
+// It sits on the shell side and imports only the standard library; sigv4
+// adds the AWS SDK's signer.
 package access

@@ -84,6 +84,12 @@ func (b Base) JobQueue(name string) string           { return b.arn(JobQueue, ""
 func (b Base) QuotaShare(queue, share string) string { return b.arn(QuotaShare, queue, share) }
 func (b Base) ServiceJob(id string) string           { return b.arn(ServiceJob, "", id) }
 
+// TrainingJob is the ARN of the SageMaker training job an attempt runs as,
+// named by the attempt.
+func (b Base) TrainingJob(name string) string {
+	return "arn:" + b.Partition + ":sagemaker:" + b.Region + ":" + b.AccountID + ":training-job/" + name
+}
+
 // NewBase is the Base of a server in region and account, in the region's
 // partition.
 func NewBase(region, accountID string) Base {

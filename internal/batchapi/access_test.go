@@ -14,6 +14,7 @@ import (
 
 	"github.com/sharq-dev/sharq/internal/access"
 	"github.com/sharq-dev/sharq/internal/access/accesstest"
+	"github.com/sharq-dev/sharq/internal/engine"
 )
 
 // alice is the caller the tests' authenticator vouches for.
@@ -203,5 +204,29 @@ func TestSharedJobOperations(t *testing.T) {
 	}
 	if got := rec.Take(); !slices.Equal(got, []accesstest.Call{{Principal: alice.Principal, Action: "batch:UpdateServiceJob", Resource: testBase.ServiceJob(jobID)}}) {
 		t.Errorf("authorizer asked %v", got)
+	}
+}
+
+// Ensure a submission records its signer as the job's owner, and an
+// anonymous one records none.
+func TestSubmitRecordsOwner(t *testing.T) {
+	for name, id := range map[string]access.Identity{"Signed": alice, "Anonymous": access.Anonymous} {
+		t.Run(name, func(t *testing.T) {
+			f := &fakeEngine{}
+			h := newServer(f, testOptions(t))
+			authn := access.AuthenticatorFunc(func(*http.Request) (access.Identity, error) { return id, nil })
+			srv := serve(t, access.Middleware(h, authn, h.WriteError))
+			c := authCases()["SubmitServiceJob"]
+			if r := do(t, srv, c.method, c.path, c.body); r.status != 200 {
+				t.Fatalf("submit: %d %s", r.status, r.body)
+			}
+			want := alice.Principal
+			if id.Anonymous {
+				want = ""
+			}
+			if got := f.last(t).in.(engine.SubmitServiceJobInput).Owner; got != want {
+				t.Errorf("owner %q, want %q", got, want)
+			}
+		})
 	}
 }

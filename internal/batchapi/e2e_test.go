@@ -297,7 +297,7 @@ func terminate(t *testing.T, ctx context.Context, srv *httptest.Server, c *batch
 	r := do(t, srv, "POST", "/v1/terminateservicejobs", `{"jobs":["`+waiting+`","not a job","`+unknown+`"],"reason":"cleanup"}`)
 	var out struct {
 		Successful []string
-		Errors     []engine.TerminateError
+		Errors     []struct{ Job, Code, Message string }
 	}
 	if err := json.Unmarshal([]byte(r.body), &out); err != nil || r.status != 200 {
 		t.Fatalf("TerminateServiceJobs: %d %s", r.status, r.body)

@@ -7,6 +7,7 @@ import (
 	"github.com/sharq-dev/sharq/internal/access"
 	"github.com/sharq-dev/sharq/internal/arn"
 	"github.com/sharq-dev/sharq/internal/engine"
+	"github.com/sharq-dev/sharq/internal/record"
 )
 
 // The only service type sharq serves.
@@ -126,20 +127,17 @@ func (s *Handler) describeServiceEnvironments(ctx context.Context, in *describeS
 	if err != nil {
 		return nil, err
 	}
-	for i := range ses {
-		ses[i].CapacityLimits = orEmpty(ses[i].CapacityLimits)
-	}
 	return struct {
-		ServiceEnvironments []engine.ServiceEnvironment `json:"serviceEnvironments"`
-		NextToken           string                      `json:"nextToken,omitempty"`
-	}{orEmpty(ses), next}, nil
+		ServiceEnvironments []ServiceEnvironment `json:"serviceEnvironments"`
+		NextToken           string               `json:"nextToken,omitempty"`
+	}{orEmpty(each(ses, serviceEnvironmentOf)), next}, nil
 }
 
 // capacityLimits checks a list of capacity limits: each names its unit
 // once, with a maxCapacity of at least least. An absent list is an error
 // only when required; a present one has at least one entry. The upper
 // bound on the count is the engine's (it is configurable).
-func (c *check) capacityLimits(field string, ls []capacityLimit, required bool, least int) []engine.CapacityLimit {
+func (c *check) capacityLimits(field string, ls []capacityLimit, required bool, least int) []record.CapacityLimit {
 	if ls == nil {
 		if required {
 			c.failf("%s is required", field)
@@ -147,7 +145,7 @@ func (c *check) capacityLimits(field string, ls []capacityLimit, required bool, 
 		return nil
 	}
 	c.count(field, len(ls), 1, math.MaxInt)
-	out := make([]engine.CapacityLimit, len(ls))
+	out := make([]record.CapacityLimit, len(ls))
 	seen := make(map[string]bool, len(ls))
 	for i, l := range ls {
 		f := at(field, i)

@@ -20,6 +20,7 @@ import (
 
 	"github.com/sharq-dev/sharq/internal/engine"
 	"github.com/sharq-dev/sharq/internal/executor"
+	"github.com/sharq-dev/sharq/internal/record"
 	"github.com/sharq-dev/sharq/internal/sim/memstore"
 	"github.com/sharq-dev/sharq/internal/store"
 )
@@ -302,16 +303,16 @@ func (fx *apiFixture) build(tb testing.TB) {
 	fx.h = New(eng, Options{Region: testRegion, AccountID: testAccount,
 		Logger: slog.New(slog.NewTextHandler(fx.logs, &slog.HandlerOptions{Level: slog.LevelError}))})
 
-	limits := func(kv ...any) []engine.CapacityLimit {
-		var out []engine.CapacityLimit
+	limits := func(kv ...any) []record.CapacityLimit {
+		var out []record.CapacityLimit
 		for i := 0; i < len(kv); i += 2 {
-			out = append(out, engine.CapacityLimit{CapacityUnit: kv[i].(string), MaxCapacity: kv[i+1].(int)})
+			out = append(out, record.CapacityLimit{CapacityUnit: kv[i].(string), MaxCapacity: kv[i+1].(int)})
 		}
 		return out
 	}
 	team := func() map[string]string { return map[string]string{"team": "vision"} }
 	_, err = eng.CreateSchedulingPolicy(ctx, engine.CreateSchedulingPolicyInput{Name: "sp",
-		QuotaSharePolicy: &engine.QuotaSharePolicy{IdleResourceAssignmentStrategy: "FIFO"}, Tags: team()})
+		QuotaSharePolicy: &record.QuotaSharePolicy{IdleResourceAssignmentStrategy: "FIFO"}, Tags: team()})
 	must(err)
 	_, err = eng.CreateSchedulingPolicy(ctx, engine.CreateSchedulingPolicyInput{Name: "fair",
 		FairsharePolicy: json.RawMessage(`{"shareDecaySeconds":3600}`)})
@@ -334,21 +335,21 @@ func (fx *apiFixture) build(tb testing.TB) {
 			env = "fifo-se"
 		}
 		q.Type = sageMakerTraining
-		q.ServiceEnvironmentOrder = []engine.ServiceEnvironmentOrder{{Order: 1, ServiceEnvironment: env}}
+		q.ServiceEnvironmentOrder = []record.ServiceEnvironmentOrder{{Order: 1, ServiceEnvironment: env}}
 		_, err = eng.CreateJobQueue(ctx, q)
 		must(err)
 	}
 	borrow := 200
 	for _, s := range []engine.CreateQuotaShareInput{
 		{Name: "QS1", CapacityLimits: limits("ml.g5.xlarge", 2),
-			ResourceSharingConfiguration: engine.ResourceSharingConfiguration{Strategy: "LEND_AND_BORROW", BorrowLimit: &borrow},
-			PreemptionConfiguration:      engine.QuotaSharePreemptionConfiguration{InSharePreemption: "ENABLED"}, Tags: team()},
+			ResourceSharingConfiguration: record.ResourceSharingConfiguration{Strategy: "LEND_AND_BORROW", BorrowLimit: &borrow},
+			PreemptionConfiguration:      record.QuotaSharePreemptionConfiguration{InSharePreemption: "ENABLED"}, Tags: team()},
 		{Name: "QS2", CapacityLimits: limits("ml.g5.xlarge", 2, "ml.p4d.24xlarge", 1),
-			ResourceSharingConfiguration: engine.ResourceSharingConfiguration{Strategy: "RESERVE"},
-			PreemptionConfiguration:      engine.QuotaSharePreemptionConfiguration{InSharePreemption: "DISABLED"}},
+			ResourceSharingConfiguration: record.ResourceSharingConfiguration{Strategy: "RESERVE"},
+			PreemptionConfiguration:      record.QuotaSharePreemptionConfiguration{InSharePreemption: "DISABLED"}},
 		{Name: "QS3", CapacityLimits: limits("ml.g5.xlarge", 1), State: "DISABLED",
-			ResourceSharingConfiguration: engine.ResourceSharingConfiguration{Strategy: "LEND"},
-			PreemptionConfiguration:      engine.QuotaSharePreemptionConfiguration{InSharePreemption: "DISABLED"}},
+			ResourceSharingConfiguration: record.ResourceSharingConfiguration{Strategy: "LEND"},
+			PreemptionConfiguration:      record.QuotaSharePreemptionConfiguration{InSharePreemption: "DISABLED"}},
 	} {
 		s.JobQueue = "HQ"
 		_, err = eng.CreateQuotaShare(ctx, s)
@@ -371,9 +372,9 @@ func (fx *apiFixture) build(tb testing.TB) {
 	deliver(fzJob(1), executor.Running)
 	submit(engine.SubmitServiceJobInput{JobName: "train-b", JobQueue: "HQ", QuotaShareName: "QS1", SchedulingPriority: prio(1),
 		ServiceRequestPayload:   fzPayload("ml.p4d.24xlarge", 1),
-		RetryStrategy:           &engine.RetryStrategy{Attempts: 2, EvaluateOnExit: []engine.EvaluateOnExit{{Action: "EXIT", OnStatusReason: "*"}}},
-		TimeoutConfig:           &engine.TimeoutConfig{AttemptDurationSeconds: 3600},
-		PreemptionConfiguration: &engine.JobPreemptionConfiguration{PreemptionRetriesBeforeTermination: prio(1)}})
+		RetryStrategy:           &record.RetryStrategy{Attempts: 2, EvaluateOnExit: []record.EvaluateOnExit{{Action: "EXIT", OnStatusReason: "*"}}},
+		TimeoutConfig:           &record.TimeoutConfig{AttemptDurationSeconds: 3600},
+		PreemptionConfiguration: &record.JobPreemptionConfiguration{PreemptionRetriesBeforeTermination: prio(1)}})
 	submit(engine.SubmitServiceJobInput{JobName: "train-c", JobQueue: "HQ", QuotaShareName: "QS2",
 		ServiceRequestPayload: fzPayload("ml.p4d.24xlarge", 1)})
 	submit(engine.SubmitServiceJobInput{JobName: "fifo-d", JobQueue: "FQ", ServiceRequestPayload: fzPayload("ml.m5.large", 1)})
@@ -383,7 +384,7 @@ func (fx *apiFixture) build(tb testing.TB) {
 	submit(engine.SubmitServiceJobInput{JobName: "fifo-f", JobQueue: "FQ", ServiceRequestPayload: fzPayload("ml.m5.large", 1)})
 	must(eng.TerminateServiceJob(ctx, fzJob(6), "no longer needed"))
 	submit(engine.SubmitServiceJobInput{JobName: "train-g", JobQueue: "HQ", QuotaShareName: "QS1", SchedulingPriority: prio(3),
-		ServiceRequestPayload: fzPayload("ml.g5.xlarge", 1), TimeoutConfig: &engine.TimeoutConfig{AttemptDurationSeconds: 600}})
+		ServiceRequestPayload: fzPayload("ml.g5.xlarge", 1), TimeoutConfig: &record.TimeoutConfig{AttemptDurationSeconds: 600}})
 	fixtureVariants[fx.variant](tb, eng, deliver)
 
 	fx.state = fx.fingerprint(tb)

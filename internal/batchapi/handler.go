@@ -21,6 +21,7 @@ import (
 	"github.com/sharq-dev/sharq/internal/access"
 	"github.com/sharq-dev/sharq/internal/arn"
 	"github.com/sharq-dev/sharq/internal/engine"
+	"github.com/sharq-dev/sharq/internal/record"
 )
 
 // Options configures the handler.
@@ -63,30 +64,30 @@ func (o *Options) setDefaults() {
 // backend is the engine as the handler uses it; tests substitute a fake to
 // check the wire shapes without a store.
 type backend interface {
-	CreateSchedulingPolicy(context.Context, engine.CreateSchedulingPolicyInput) (engine.SchedulingPolicy, error)
+	CreateSchedulingPolicy(context.Context, engine.CreateSchedulingPolicyInput) (record.SchedulingPolicy, error)
 	UpdateSchedulingPolicy(context.Context, engine.UpdateSchedulingPolicyInput) error
 	DeleteSchedulingPolicy(ctx context.Context, arn string) error
-	DescribeSchedulingPolicies(ctx context.Context, arns []string) ([]engine.SchedulingPolicy, error)
-	ListSchedulingPolicies(context.Context, engine.Page) ([]engine.SchedulingPolicy, string, error)
-	CreateServiceEnvironment(context.Context, engine.CreateServiceEnvironmentInput) (engine.ServiceEnvironment, error)
-	UpdateServiceEnvironment(context.Context, engine.UpdateServiceEnvironmentInput) (engine.ServiceEnvironment, error)
+	DescribeSchedulingPolicies(ctx context.Context, arns []string) ([]record.SchedulingPolicy, error)
+	ListSchedulingPolicies(context.Context, engine.Page) ([]record.SchedulingPolicy, string, error)
+	CreateServiceEnvironment(context.Context, engine.CreateServiceEnvironmentInput) (record.ServiceEnvironment, error)
+	UpdateServiceEnvironment(context.Context, engine.UpdateServiceEnvironmentInput) (record.ServiceEnvironment, error)
 	DeleteServiceEnvironment(ctx context.Context, nameOrArn string) error
-	DescribeServiceEnvironments(ctx context.Context, namesOrArns []string, p engine.Page) ([]engine.ServiceEnvironment, string, error)
-	CreateJobQueue(context.Context, engine.CreateJobQueueInput) (engine.JobQueue, error)
-	UpdateJobQueue(context.Context, engine.UpdateJobQueueInput) (engine.JobQueue, error)
+	DescribeServiceEnvironments(ctx context.Context, namesOrArns []string, p engine.Page) ([]record.ServiceEnvironment, string, error)
+	CreateJobQueue(context.Context, engine.CreateJobQueueInput) (record.JobQueue, error)
+	UpdateJobQueue(context.Context, engine.UpdateJobQueueInput) (record.JobQueue, error)
 	DeleteJobQueue(ctx context.Context, nameOrArn string) error
-	DescribeJobQueues(ctx context.Context, namesOrArns []string, p engine.Page) ([]engine.JobQueue, string, error)
-	CreateQuotaShare(context.Context, engine.CreateQuotaShareInput) (engine.QuotaShare, error)
-	UpdateQuotaShare(context.Context, engine.UpdateQuotaShareInput) (engine.QuotaShare, error)
+	DescribeJobQueues(ctx context.Context, namesOrArns []string, p engine.Page) ([]record.JobQueue, string, error)
+	CreateQuotaShare(context.Context, engine.CreateQuotaShareInput) (record.QuotaShare, error)
+	UpdateQuotaShare(context.Context, engine.UpdateQuotaShareInput) (record.QuotaShare, error)
 	DeleteQuotaShare(ctx context.Context, arn string) error
-	DescribeQuotaShare(ctx context.Context, arn string) (engine.QuotaShare, error)
-	ListQuotaShares(ctx context.Context, jobQueue string, p engine.Page) ([]engine.QuotaShare, string, error)
-	SubmitServiceJob(context.Context, engine.SubmitServiceJobInput) (engine.ServiceJob, error)
-	UpdateServiceJob(ctx context.Context, jobID string, priority int) (engine.ServiceJob, error)
+	DescribeQuotaShare(ctx context.Context, arn string) (record.QuotaShare, error)
+	ListQuotaShares(ctx context.Context, jobQueue string, p engine.Page) ([]record.QuotaShare, string, error)
+	SubmitServiceJob(context.Context, engine.SubmitServiceJobInput) (record.Job, error)
+	UpdateServiceJob(ctx context.Context, jobID string, priority int) (record.Job, error)
 	TerminateServiceJob(ctx context.Context, jobID, reason string) error
 	TerminateServiceJobs(ctx context.Context, jobIDs []string, reason string) ([]string, []engine.TerminateError, error)
-	DescribeServiceJob(ctx context.Context, jobID string) (engine.ServiceJob, error)
-	ListServiceJobs(context.Context, engine.ListServiceJobsInput) ([]engine.ServiceJob, string, error)
+	DescribeServiceJob(ctx context.Context, jobID string) (record.Job, error)
+	ListServiceJobs(context.Context, engine.ListServiceJobsInput) ([]record.Job, string, error)
 	GetJobQueueSnapshot(ctx context.Context, jobQueue string) (engine.QueueSnapshot, error)
 	TagResource(ctx context.Context, arn string, tags map[string]string) error
 	UntagResource(ctx context.Context, arn string, keys []string) error

@@ -18,6 +18,7 @@ import (
 
 	"github.com/sharq-dev/sharq/internal/arn"
 	"github.com/sharq-dev/sharq/internal/engine"
+	"github.com/sharq-dev/sharq/internal/record"
 )
 
 const (
@@ -149,31 +150,31 @@ func (f *fakeEngine) called() int {
 
 func tags() map[string]string { return map[string]string{"team": "vision"} }
 
-func fixPolicy() engine.SchedulingPolicy {
-	return engine.SchedulingPolicy{Arn: testBase.SchedulingPolicy("sp"), Name: "sp",
-		QuotaSharePolicy: &engine.QuotaSharePolicy{IdleResourceAssignmentStrategy: "FIFO"}, Tags: tags()}
+func fixPolicy() record.SchedulingPolicy {
+	return record.SchedulingPolicy{Arn: testBase.SchedulingPolicy("sp"), Name: "sp",
+		QuotaSharePolicy: &record.QuotaSharePolicy{IdleResourceAssignmentStrategy: "FIFO"}, Tags: tags()}
 }
 
-func fixEnvironment() engine.ServiceEnvironment {
-	return engine.ServiceEnvironment{ServiceEnvironmentName: "se", ServiceEnvironmentArn: testBase.ServiceEnvironment("se"),
+func fixEnvironment() record.ServiceEnvironment {
+	return record.ServiceEnvironment{ServiceEnvironmentName: "se", ServiceEnvironmentArn: testBase.ServiceEnvironment("se"),
 		ServiceEnvironmentType: "SAGEMAKER_TRAINING", State: "ENABLED", Status: "VALID",
-		CapacityLimits: []engine.CapacityLimit{{CapacityUnit: "ml.g5.xlarge", MaxCapacity: 4}}, Tags: tags()}
+		CapacityLimits: []record.CapacityLimit{{CapacityUnit: "ml.g5.xlarge", MaxCapacity: 4}}, Tags: tags()}
 }
 
 // fixQueue leaves the lists nil, as an engine might, to check the API
 // sends them as empty lists.
-func fixQueue() engine.JobQueue {
-	return engine.JobQueue{JobQueueName: "HQ", JobQueueArn: testBase.JobQueue("HQ"), State: "ENABLED",
+func fixQueue() record.JobQueue {
+	return record.JobQueue{JobQueueName: "HQ", JobQueueArn: testBase.JobQueue("HQ"), State: "ENABLED",
 		SchedulingPolicyArn: testBase.SchedulingPolicy("sp"), Status: "VALID", StatusReason: "JobQueue Healthy",
 		Priority: 1, JobQueueType: "SAGEMAKER_TRAINING",
-		ServiceEnvironmentOrder: []engine.ServiceEnvironmentOrder{{Order: 1, ServiceEnvironment: testBase.ServiceEnvironment("se")}}}
+		ServiceEnvironmentOrder: []record.ServiceEnvironmentOrder{{Order: 1, ServiceEnvironment: testBase.ServiceEnvironment("se")}}}
 }
 
-func fixShare() engine.QuotaShare {
-	return engine.QuotaShare{QuotaShareName: "QS1", QuotaShareArn: testBase.QuotaShare("HQ", "QS1"), JobQueueArn: testBase.JobQueue("HQ"),
-		CapacityLimits:               []engine.CapacityLimit{{CapacityUnit: "ml.g5.xlarge", MaxCapacity: 2}},
-		ResourceSharingConfiguration: engine.ResourceSharingConfiguration{Strategy: "LEND_AND_BORROW", BorrowLimit: aws.Int(200)},
-		PreemptionConfiguration:      engine.QuotaSharePreemptionConfiguration{InSharePreemption: "ENABLED"},
+func fixShare() record.QuotaShare {
+	return record.QuotaShare{QuotaShareName: "QS1", QuotaShareArn: testBase.QuotaShare("HQ", "QS1"), JobQueueArn: testBase.JobQueue("HQ"),
+		CapacityLimits:               []record.CapacityLimit{{CapacityUnit: "ml.g5.xlarge", MaxCapacity: 2}},
+		ResourceSharingConfiguration: record.ResourceSharingConfiguration{Strategy: "LEND_AND_BORROW", BorrowLimit: aws.Int(200)},
+		PreemptionConfiguration:      record.QuotaSharePreemptionConfiguration{InSharePreemption: "ENABLED"},
 		State:                        "ENABLED", Status: "VALID", Tags: tags()}
 }
 
@@ -181,35 +182,32 @@ const jobID = "a4d6c728-1c8b-4d6e-9f55-2b0e0f6f1a11"
 
 const trainingJobArn = "arn:aws:sagemaker:us-east-1:123456789012:training-job/AWSBatchtrain88b610a69aa8380ca5b0a7aba3f81cb8"
 
-func fixJob() engine.ServiceJob {
-	return engine.ServiceJob{JobID: jobID, JobName: "train", JobArn: testBase.ServiceJob(jobID), JobQueue: testBase.JobQueue("HQ"),
+func fixJob() record.Job {
+	return record.Job{JobID: jobID, JobName: "train", JobArn: testBase.ServiceJob(jobID), JobQueue: testBase.JobQueue("HQ"),
 		ServiceJobType: "SAGEMAKER_TRAINING", Status: "RUNNING", StatusReason: "Job is running",
 		CreatedAt: 1774000000123, ScheduledAt: 1774000001000, StartedAt: 1774000002000,
 		SchedulingPriority: 7, QuotaShareName: "QS1", ServiceRequestPayload: `{"TrainingJobName":"train"}`,
-		RetryStrategy: &engine.RetryStrategy{Attempts: 2, EvaluateOnExit: []engine.EvaluateOnExit{{Action: "EXIT", OnStatusReason: "*"}}},
-		TimeoutConfig: &engine.TimeoutConfig{AttemptDurationSeconds: 86400}, Tags: tags(),
-		CapacityUsage: []engine.CapacityUsage{{CapacityUnit: "ml.g5.xlarge", Quantity: 2}},
-		Attempts: []engine.Attempt{{ServiceResourceID: engine.ServiceResourceID{Name: "TrainingJobArn", Value: trainingJobArn},
+		RetryStrategy: &record.RetryStrategy{Attempts: 2, EvaluateOnExit: []record.EvaluateOnExit{{Action: "EXIT", OnStatusReason: "*"}}},
+		TimeoutConfig: &record.TimeoutConfig{AttemptDurationSeconds: 86400}, Tags: tags(),
+		CapacityUsage: []record.CapacityUsage{{CapacityUnit: "ml.g5.xlarge", Quantity: 2}},
+		Attempts: []record.Attempt{{ServiceResourceID: record.ServiceResourceID{Name: "TrainingJobArn", Value: trainingJobArn},
 			StartedAt: 1774000002000}},
-		LatestAttempt:     &engine.LatestAttempt{ServiceResourceID: engine.ServiceResourceID{Name: "TrainingJobArn", Value: trainingJobArn}},
-		PreemptionSummary: &engine.PreemptionSummary{PreemptedAttemptCount: 0},
+		LatestAttempt:     &record.LatestAttempt{ServiceResourceID: record.ServiceResourceID{Name: "TrainingJobArn", Value: trainingJobArn}},
+		PreemptionSummary: &record.PreemptionSummary{PreemptedAttemptCount: 0},
 	}
 }
 
 func fixSnapshot() engine.QueueSnapshot {
-	job := engine.FrontOfQueueJob{JobArn: testBase.ServiceJob(jobID), EarliestTimeAtPosition: 1774000000500}
+	job := engine.FrontJob{JobArn: testBase.ServiceJob(jobID), CreatedAt: 1774000000500}
 	return engine.QueueSnapshot{
-		FrontOfQueue:       &engine.FrontOfQueue{Jobs: []engine.FrontOfQueueJob{job}, LastUpdatedAt: 1774000003000},
-		FrontOfQuotaShares: &engine.FrontOfQuotaShares{QuotaShares: map[string][]engine.FrontOfQueueJob{"QS1": {job}, "QS2": nil}, LastUpdatedAt: 1774000003000},
-		QueueUtilization: &engine.QueueUtilization{
-			TotalCapacityUsage: []engine.CapacityUsage{{CapacityUnit: "ml.g5.xlarge", Quantity: 9}},
-			QuotaShareUtilization: &engine.QuotaShareUtilization{TopCapacityUtilization: []engine.QuotaShareCapacity{
-				{QuotaShareName: "QS1", CapacityUsage: []engine.CapacityUsage{{CapacityUnit: "ml.g5.xlarge", Quantity: 5}}}}},
-			LastUpdatedAt: 1774000003000},
+		At: 1774000003000, Front: []engine.FrontJob{job},
+		Quota: true, ShareFronts: map[string][]engine.FrontJob{"QS1": {job}, "QS2": nil},
+		Total:  []record.CapacityUsage{{CapacityUnit: "ml.g5.xlarge", Quantity: 9}},
+		Shares: []engine.ShareCapacity{{Share: "QS1", Usage: []record.CapacityUsage{{CapacityUnit: "ml.g5.xlarge", Quantity: 5}}}},
 	}
 }
 
-func (f *fakeEngine) CreateSchedulingPolicy(_ context.Context, in engine.CreateSchedulingPolicyInput) (engine.SchedulingPolicy, error) {
+func (f *fakeEngine) CreateSchedulingPolicy(_ context.Context, in engine.CreateSchedulingPolicyInput) (record.SchedulingPolicy, error) {
 	return fixPolicy(), f.record("CreateSchedulingPolicy", in)
 }
 func (f *fakeEngine) UpdateSchedulingPolicy(_ context.Context, in engine.UpdateSchedulingPolicyInput) error {
@@ -218,55 +216,55 @@ func (f *fakeEngine) UpdateSchedulingPolicy(_ context.Context, in engine.UpdateS
 func (f *fakeEngine) DeleteSchedulingPolicy(_ context.Context, arn string) error {
 	return f.record("DeleteSchedulingPolicy", arn)
 }
-func (f *fakeEngine) DescribeSchedulingPolicies(_ context.Context, arns []string) ([]engine.SchedulingPolicy, error) {
-	return []engine.SchedulingPolicy{fixPolicy()}, f.record("DescribeSchedulingPolicies", arns)
+func (f *fakeEngine) DescribeSchedulingPolicies(_ context.Context, arns []string) ([]record.SchedulingPolicy, error) {
+	return []record.SchedulingPolicy{fixPolicy()}, f.record("DescribeSchedulingPolicies", arns)
 }
-func (f *fakeEngine) ListSchedulingPolicies(_ context.Context, p engine.Page) ([]engine.SchedulingPolicy, string, error) {
-	return []engine.SchedulingPolicy{fixPolicy()}, "next-1", f.record("ListSchedulingPolicies", p)
+func (f *fakeEngine) ListSchedulingPolicies(_ context.Context, p engine.Page) ([]record.SchedulingPolicy, string, error) {
+	return []record.SchedulingPolicy{fixPolicy()}, "next-1", f.record("ListSchedulingPolicies", p)
 }
-func (f *fakeEngine) CreateServiceEnvironment(_ context.Context, in engine.CreateServiceEnvironmentInput) (engine.ServiceEnvironment, error) {
+func (f *fakeEngine) CreateServiceEnvironment(_ context.Context, in engine.CreateServiceEnvironmentInput) (record.ServiceEnvironment, error) {
 	return fixEnvironment(), f.record("CreateServiceEnvironment", in)
 }
-func (f *fakeEngine) UpdateServiceEnvironment(_ context.Context, in engine.UpdateServiceEnvironmentInput) (engine.ServiceEnvironment, error) {
+func (f *fakeEngine) UpdateServiceEnvironment(_ context.Context, in engine.UpdateServiceEnvironmentInput) (record.ServiceEnvironment, error) {
 	return fixEnvironment(), f.record("UpdateServiceEnvironment", in)
 }
 func (f *fakeEngine) DeleteServiceEnvironment(_ context.Context, nameOrArn string) error {
 	return f.record("DeleteServiceEnvironment", nameOrArn)
 }
-func (f *fakeEngine) DescribeServiceEnvironments(_ context.Context, names []string, p engine.Page) ([]engine.ServiceEnvironment, string, error) {
-	return []engine.ServiceEnvironment{fixEnvironment()}, "", f.record("DescribeServiceEnvironments", describeCall{names, p})
+func (f *fakeEngine) DescribeServiceEnvironments(_ context.Context, names []string, p engine.Page) ([]record.ServiceEnvironment, string, error) {
+	return []record.ServiceEnvironment{fixEnvironment()}, "", f.record("DescribeServiceEnvironments", describeCall{names, p})
 }
-func (f *fakeEngine) CreateJobQueue(_ context.Context, in engine.CreateJobQueueInput) (engine.JobQueue, error) {
+func (f *fakeEngine) CreateJobQueue(_ context.Context, in engine.CreateJobQueueInput) (record.JobQueue, error) {
 	return fixQueue(), f.record("CreateJobQueue", in)
 }
-func (f *fakeEngine) UpdateJobQueue(_ context.Context, in engine.UpdateJobQueueInput) (engine.JobQueue, error) {
+func (f *fakeEngine) UpdateJobQueue(_ context.Context, in engine.UpdateJobQueueInput) (record.JobQueue, error) {
 	return fixQueue(), f.record("UpdateJobQueue", in)
 }
 func (f *fakeEngine) DeleteJobQueue(_ context.Context, nameOrArn string) error {
 	return f.record("DeleteJobQueue", nameOrArn)
 }
-func (f *fakeEngine) DescribeJobQueues(_ context.Context, names []string, p engine.Page) ([]engine.JobQueue, string, error) {
-	return []engine.JobQueue{fixQueue()}, "", f.record("DescribeJobQueues", describeCall{names, p})
+func (f *fakeEngine) DescribeJobQueues(_ context.Context, names []string, p engine.Page) ([]record.JobQueue, string, error) {
+	return []record.JobQueue{fixQueue()}, "", f.record("DescribeJobQueues", describeCall{names, p})
 }
-func (f *fakeEngine) CreateQuotaShare(_ context.Context, in engine.CreateQuotaShareInput) (engine.QuotaShare, error) {
+func (f *fakeEngine) CreateQuotaShare(_ context.Context, in engine.CreateQuotaShareInput) (record.QuotaShare, error) {
 	return fixShare(), f.record("CreateQuotaShare", in)
 }
-func (f *fakeEngine) UpdateQuotaShare(_ context.Context, in engine.UpdateQuotaShareInput) (engine.QuotaShare, error) {
+func (f *fakeEngine) UpdateQuotaShare(_ context.Context, in engine.UpdateQuotaShareInput) (record.QuotaShare, error) {
 	return fixShare(), f.record("UpdateQuotaShare", in)
 }
 func (f *fakeEngine) DeleteQuotaShare(_ context.Context, arn string) error {
 	return f.record("DeleteQuotaShare", arn)
 }
-func (f *fakeEngine) DescribeQuotaShare(_ context.Context, arn string) (engine.QuotaShare, error) {
+func (f *fakeEngine) DescribeQuotaShare(_ context.Context, arn string) (record.QuotaShare, error) {
 	return fixShare(), f.record("DescribeQuotaShare", arn)
 }
-func (f *fakeEngine) ListQuotaShares(_ context.Context, jobQueue string, p engine.Page) ([]engine.QuotaShare, string, error) {
-	return []engine.QuotaShare{fixShare()}, "", f.record("ListQuotaShares", describeCall{[]string{jobQueue}, p})
+func (f *fakeEngine) ListQuotaShares(_ context.Context, jobQueue string, p engine.Page) ([]record.QuotaShare, string, error) {
+	return []record.QuotaShare{fixShare()}, "", f.record("ListQuotaShares", describeCall{[]string{jobQueue}, p})
 }
-func (f *fakeEngine) SubmitServiceJob(_ context.Context, in engine.SubmitServiceJobInput) (engine.ServiceJob, error) {
+func (f *fakeEngine) SubmitServiceJob(_ context.Context, in engine.SubmitServiceJobInput) (record.Job, error) {
 	return fixJob(), f.record("SubmitServiceJob", in)
 }
-func (f *fakeEngine) UpdateServiceJob(_ context.Context, id string, priority int) (engine.ServiceJob, error) {
+func (f *fakeEngine) UpdateServiceJob(_ context.Context, id string, priority int) (record.Job, error) {
 	return fixJob(), f.record("UpdateServiceJob", updateJobCall{id, priority})
 }
 func (f *fakeEngine) TerminateServiceJob(_ context.Context, id, reason string) error {
@@ -282,11 +280,11 @@ func (f *fakeEngine) TerminateServiceJobs(_ context.Context, ids []string, reaso
 	}
 	return ids, nil, nil
 }
-func (f *fakeEngine) DescribeServiceJob(_ context.Context, id string) (engine.ServiceJob, error) {
+func (f *fakeEngine) DescribeServiceJob(_ context.Context, id string) (record.Job, error) {
 	return fixJob(), f.record("DescribeServiceJob", id)
 }
-func (f *fakeEngine) ListServiceJobs(_ context.Context, in engine.ListServiceJobsInput) ([]engine.ServiceJob, string, error) {
-	return []engine.ServiceJob{fixJob()}, "next-2", f.record("ListServiceJobs", in)
+func (f *fakeEngine) ListServiceJobs(_ context.Context, in engine.ListServiceJobsInput) ([]record.Job, string, error) {
+	return []record.Job{fixJob()}, "next-2", f.record("ListServiceJobs", in)
 }
 func (f *fakeEngine) GetJobQueueSnapshot(_ context.Context, jobQueue string) (engine.QueueSnapshot, error) {
 	return fixSnapshot(), f.record("GetJobQueueSnapshot", jobQueue)

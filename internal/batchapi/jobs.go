@@ -11,39 +11,49 @@ import (
 	"github.com/sharq-dev/sharq/internal/access"
 	"github.com/sharq-dev/sharq/internal/arn"
 	"github.com/sharq-dev/sharq/internal/engine"
+	"github.com/sharq-dev/sharq/internal/record"
 )
 
-type evaluateOnExit struct {
+// SubmitServiceJob's request, as clients send it: pointers tell an absent
+// member from a zero.
+
+// EvaluateOnExitRequest is one retry rule as sent.
+type EvaluateOnExitRequest struct {
 	Action         string `json:"action"`
 	OnStatusReason string `json:"onStatusReason"`
 }
 
-type retryStrategy struct {
-	Attempts       *int             `json:"attempts"`
-	EvaluateOnExit []evaluateOnExit `json:"evaluateOnExit"`
+// RetryStrategyRequest is a retry strategy as sent.
+type RetryStrategyRequest struct {
+	Attempts       *int                    `json:"attempts"`
+	EvaluateOnExit []EvaluateOnExitRequest `json:"evaluateOnExit"`
 }
 
-type timeoutConfig struct {
+// TimeoutConfigRequest is a timeout as sent.
+type TimeoutConfigRequest struct {
 	AttemptDurationSeconds *int `json:"attemptDurationSeconds"`
 }
 
-type jobPreemptionConfiguration struct {
+// JobPreemptionRequest is a job's preemption configuration as sent.
+type JobPreemptionRequest struct {
 	PreemptionRetriesBeforeTermination *int `json:"preemptionRetriesBeforeTermination"`
 }
 
-type submitServiceJobRequest struct {
-	JobName                 string                      `json:"jobName"`
-	JobQueue                string                      `json:"jobQueue"`
-	ServiceJobType          string                      `json:"serviceJobType"`
-	ServiceRequestPayload   string                      `json:"serviceRequestPayload"`
-	ClientToken             *string                     `json:"clientToken"`
-	QuotaShareName          string                      `json:"quotaShareName"`
-	ShareIdentifier         string                      `json:"shareIdentifier"`
-	SchedulingPriority      *int                        `json:"schedulingPriority"`
-	PreemptionConfiguration *jobPreemptionConfiguration `json:"preemptionConfiguration"`
-	RetryStrategy           *retryStrategy              `json:"retryStrategy"`
-	TimeoutConfig           *timeoutConfig              `json:"timeoutConfig"`
-	Tags                    map[string]string           `json:"tags"`
+// SubmitServiceJobRequest is SubmitServiceJob's body; sharq's dry-run
+// route takes it too.
+type SubmitServiceJobRequest struct {
+	JobName                 string                `json:"jobName"`
+	JobQueue                string                `json:"jobQueue"`
+	ServiceJobType          string                `json:"serviceJobType"`
+	ServiceRequestPayload   string                `json:"serviceRequestPayload"`
+	ClientToken             *string               `json:"clientToken"`
+	QuotaShareName          string                `json:"quotaShareName"`
+	ShareIdentifier         string                `json:"shareIdentifier"`
+	SchedulingPriority      *int                  `json:"schedulingPriority"`
+	PreemptionConfiguration *JobPreemptionRequest `json:"preemptionConfiguration"`
+	RetryStrategy           *RetryStrategyRequest `json:"retryStrategy"`
+	TimeoutConfig           *TimeoutConfigRequest `json:"timeoutConfig"`
+	Tags                    map[string]string     `json:"tags"`
 }
 
 type updateServiceJobRequest struct {
@@ -77,6 +87,13 @@ type listServiceJobsRequest struct {
 	pageRequest
 }
 
+// terminateError is one job TerminateServiceJobs did not terminate.
+type terminateError struct {
+	Job     string `json:"job"`
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
 // jobRef is the output of SubmitServiceJob and UpdateServiceJob.
 type jobRef struct {
 	JobArn  string `json:"jobArn"`
@@ -88,7 +105,28 @@ var jobStatuses = []string{"SUBMITTED", "PENDING", "RUNNABLE", "SCHEDULED", "STA
 
 var jobFilterNames = []string{"JOB_NAME", "BEFORE_CREATED_AT", "AFTER_CREATED_AT", "SHARE_IDENTIFIER", "QUOTA_SHARE_NAME"}
 
-func (s *Handler) submitServiceJob(ctx context.Context, in *submitServiceJobRequest) (any, error) {
+func (s *Handler) submitServiceJob(ctx context.Context, in *SubmitServiceJobRequest) (any, error) {
+	input, err := in.Input()
+	if err != nil {
+		return nil, err
+	}
+	if err := s.authorize(ctx, "batch:SubmitServiceJob", s.submitResource(in.JobQueue, in.QuotaShareName)); err != nil {
+		return nil, err
+	}
+	if caller := access.Caller(ctx); !caller.Anonymous {
+		input.Owner = caller.Principal
+	}
+	job, err := s.eng.SubmitServiceJob(ctx, input)
+	if err != nil {
+		return nil, err
+	}
+	return jobRef{job.JobArn, job.JobID, job.JobName}, nil
+}
+
+// Input checks the request as SubmitServiceJob does before it touches any
+// state, and returns the engine's input for it. Its error is the
+// ClientException the API answers.
+func (in SubmitServiceJobRequest) Input() (engine.SubmitServiceJobInput, error) {
 	var c check
 	c.name("jobName", in.JobName)
 	c.nameOrARN("jobQueue", in.JobQueue, arn.JobQueue)
@@ -115,22 +153,15 @@ func (s *Handler) submitServiceJob(ctx context.Context, in *submitServiceJobRequ
 	}
 	c.tags("tags", in.Tags)
 	if c.err != nil {
-		return nil, c.err
+		return engine.SubmitServiceJobInput{}, c.err
 	}
-	if err := s.authorize(ctx, "batch:SubmitServiceJob", s.submitResource(in.JobQueue, in.QuotaShareName)); err != nil {
-		return nil, err
-	}
-	job, err := s.eng.SubmitServiceJob(ctx, engine.SubmitServiceJobInput{
+	return engine.SubmitServiceJobInput{
 		JobName: in.JobName, JobQueue: in.JobQueue, ServiceJobType: in.ServiceJobType,
 		ServiceRequestPayload: in.ServiceRequestPayload, ClientToken: deref(in.ClientToken),
 		QuotaShareName: in.QuotaShareName, ShareIdentifier: in.ShareIdentifier,
 		SchedulingPriority: in.SchedulingPriority, PreemptionConfiguration: toJobPreemption(in.PreemptionConfiguration),
 		RetryStrategy: retry, TimeoutConfig: toTimeout(in.TimeoutConfig), Tags: in.Tags,
-	})
-	if err != nil {
-		return nil, err
-	}
-	return jobRef{job.JobArn, job.JobID, job.JobName}, nil
+	}, nil
 }
 
 // submitResource is what a submission is authorized on: the quota share
@@ -154,19 +185,23 @@ func (s *Handler) updateServiceJob(ctx context.Context, in *updateServiceJobRequ
 // (an ID or ARN) and the priority, authorizes batch:UpdateServiceJob on the
 // job's ARN and sets the priority. /v1/updateservicejob and the console's
 // priority route both run it.
-func (s *Handler) UpdateServiceJob(ctx context.Context, jobID string, priority *int) (engine.ServiceJob, error) {
+func (s *Handler) UpdateServiceJob(ctx context.Context, jobID string, priority *int) (ServiceJob, error) {
 	var c check
 	id := s.jobID(&c, "jobId", jobID)
 	if present(&c, "schedulingPriority", priority) {
 		c.between("schedulingPriority", priority, 0, maxPriority)
 	}
 	if c.err != nil {
-		return engine.ServiceJob{}, c.err
+		return ServiceJob{}, c.err
 	}
 	if err := s.authorize(ctx, "batch:UpdateServiceJob", s.base.Of(arn.ServiceJob, id)); err != nil {
-		return engine.ServiceJob{}, err
+		return ServiceJob{}, err
 	}
-	return s.eng.UpdateServiceJob(ctx, id, *priority)
+	j, err := s.eng.UpdateServiceJob(ctx, id, *priority)
+	if err != nil {
+		return ServiceJob{}, err
+	}
+	return ServiceJobOf(j), nil
 }
 
 func (s *Handler) terminateServiceJob(ctx context.Context, in *terminateServiceJobRequest) (any, error) {
@@ -205,20 +240,20 @@ func (s *Handler) terminateServiceJobs(ctx context.Context, in *terminateService
 		return nil, c.err
 	}
 	out := struct {
-		Successful []string                `json:"successful"`
-		Errors     []engine.TerminateError `json:"errors"`
-	}{Successful: []string{}, Errors: []engine.TerminateError{}}
+		Successful []string         `json:"successful"`
+		Errors     []terminateError `json:"errors"`
+	}{Successful: []string{}, Errors: []terminateError{}}
 	var ids []string
 	for _, j := range in.Jobs {
 		id, ok := s.parseJobID(j)
 		if !ok {
-			out.Errors = append(out.Errors, engine.TerminateError{Job: j, Code: "ValidationException",
+			out.Errors = append(out.Errors, terminateError{Job: j, Code: "ValidationException",
 				Message: strconv.Quote(j) + " is not a service job ID or ARN"})
 			continue
 		}
 		err := s.authorize(ctx, "batch:TerminateServiceJob", s.base.Of(arn.ServiceJob, id))
 		if de, denied := errors.AsType[*access.DeniedError](err); denied {
-			out.Errors = append(out.Errors, engine.TerminateError{Job: j, Code: accessDeniedException, Message: de.Error()})
+			out.Errors = append(out.Errors, terminateError{Job: j, Code: accessDeniedException, Message: de.Error()})
 			continue
 		}
 		if err != nil {
@@ -234,7 +269,9 @@ func (s *Handler) terminateServiceJobs(ctx context.Context, in *terminateService
 		return nil, err
 	}
 	out.Successful = append(out.Successful, ok...)
-	out.Errors = append(out.Errors, failed...)
+	for _, f := range failed {
+		out.Errors = append(out.Errors, terminateError{Job: f.Job, Code: "ClientException", Message: f.Message})
+	}
 	return out, nil
 }
 
@@ -251,11 +288,7 @@ func (s *Handler) describeServiceJob(ctx context.Context, in *jobIDRequest) (any
 	if err != nil {
 		return nil, err
 	}
-	job.CapacityUsage = orEmpty(job.CapacityUsage)
-	if ps := job.PreemptionSummary; ps != nil {
-		ps.RecentPreemptedAttempts = orEmpty(ps.RecentPreemptedAttempts)
-	}
-	return job, nil
+	return ServiceJobOf(job), nil
 }
 
 func (s *Handler) listServiceJobs(ctx context.Context, in *listServiceJobsRequest) (any, error) {
@@ -304,62 +337,36 @@ func (s *Handler) getJobQueueSnapshot(ctx context.Context, in *jobQueueRequest) 
 	if err != nil {
 		return nil, err
 	}
-	return fillSnapshot(snap), nil
+	return SnapshotOf(snap), nil
 }
 
 // serviceJobSummary is a ListServiceJobs item: a subset of the job's
 // fields, notably without schedulingPriority.
 type serviceJobSummary struct {
-	CapacityUsage   []engine.CapacityUsage `json:"capacityUsage"`
-	CreatedAt       int64                  `json:"createdAt,omitempty"`
-	JobArn          string                 `json:"jobArn,omitempty"`
-	JobID           string                 `json:"jobId"`
-	JobName         string                 `json:"jobName"`
-	LatestAttempt   *engine.LatestAttempt  `json:"latestAttempt,omitempty"`
-	QuotaShareName  string                 `json:"quotaShareName,omitempty"`
-	ScheduledAt     int64                  `json:"scheduledAt,omitempty"`
-	ServiceJobType  string                 `json:"serviceJobType"`
-	ShareIdentifier string                 `json:"shareIdentifier,omitempty"`
-	StartedAt       int64                  `json:"startedAt,omitempty"`
-	Status          string                 `json:"status,omitempty"`
-	StatusReason    string                 `json:"statusReason,omitempty"`
-	StoppedAt       int64                  `json:"stoppedAt,omitempty"`
+	CapacityUsage   []CapacityUsage `json:"capacityUsage"`
+	CreatedAt       int64           `json:"createdAt,omitempty"`
+	JobArn          string          `json:"jobArn,omitempty"`
+	JobID           string          `json:"jobId"`
+	JobName         string          `json:"jobName"`
+	LatestAttempt   *LatestAttempt  `json:"latestAttempt,omitempty"`
+	QuotaShareName  string          `json:"quotaShareName,omitempty"`
+	ScheduledAt     int64           `json:"scheduledAt,omitempty"`
+	ServiceJobType  string          `json:"serviceJobType"`
+	ShareIdentifier string          `json:"shareIdentifier,omitempty"`
+	StartedAt       int64           `json:"startedAt,omitempty"`
+	Status          string          `json:"status,omitempty"`
+	StatusReason    string          `json:"statusReason,omitempty"`
+	StoppedAt       int64           `json:"stoppedAt,omitempty"`
 }
 
-func summarize(j engine.ServiceJob) serviceJobSummary {
+func summarize(j record.Job) serviceJobSummary {
 	return serviceJobSummary{
-		CapacityUsage: orEmpty(j.CapacityUsage), CreatedAt: j.CreatedAt, JobArn: j.JobArn,
-		JobID: j.JobID, JobName: j.JobName, LatestAttempt: j.LatestAttempt,
+		CapacityUsage: CapacityUsageOf(j.CapacityUsage), CreatedAt: j.CreatedAt, JobArn: j.JobArn,
+		JobID: j.JobID, JobName: j.JobName, LatestAttempt: latestAttemptOf(j.LatestAttempt),
 		QuotaShareName: j.QuotaShareName, ScheduledAt: j.ScheduledAt, ServiceJobType: j.ServiceJobType,
 		ShareIdentifier: j.ShareIdentifier, StartedAt: j.StartedAt, Status: j.Status,
 		StatusReason: j.StatusReason, StoppedAt: j.StoppedAt,
 	}
-}
-
-// fillSnapshot turns nil lists and maps of the parts present into empty
-// ones; a share with no RUNNABLE job shows as [], as in AWS's example.
-func fillSnapshot(s engine.QueueSnapshot) engine.QueueSnapshot {
-	if f := s.FrontOfQueue; f != nil {
-		f.Jobs = orEmpty(f.Jobs)
-	}
-	if f := s.FrontOfQuotaShares; f != nil {
-		if f.QuotaShares == nil {
-			f.QuotaShares = map[string][]engine.FrontOfQueueJob{}
-		}
-		for name, jobs := range f.QuotaShares {
-			f.QuotaShares[name] = orEmpty(jobs)
-		}
-	}
-	if u := s.QueueUtilization; u != nil {
-		u.TotalCapacityUsage = orEmpty(u.TotalCapacityUsage)
-		if q := u.QuotaShareUtilization; q != nil {
-			q.TopCapacityUtilization = orEmpty(q.TopCapacityUtilization)
-			for i := range q.TopCapacityUtilization {
-				q.TopCapacityUtilization[i].CapacityUsage = orEmpty(q.TopCapacityUtilization[i].CapacityUsage)
-			}
-		}
-	}
-	return s
 }
 
 // jobID checks a required job reference and returns the engine's form.
@@ -407,11 +414,11 @@ func (c *check) payload(p string) {
 
 // retryStrategy checks a job's retry strategy and upper-cases its actions:
 // AWS's own examples send "Retry".
-func (c *check) retryStrategy(r *retryStrategy) *engine.RetryStrategy {
+func (c *check) retryStrategy(r *RetryStrategyRequest) *record.RetryStrategy {
 	if r == nil {
 		return nil
 	}
-	out := &engine.RetryStrategy{}
+	out := &record.RetryStrategy{}
 	if present(c, "retryStrategy.attempts", r.Attempts) {
 		c.between("retryStrategy.attempts", r.Attempts, 1, 10)
 		out.Attempts = *r.Attempts
@@ -425,7 +432,7 @@ func (c *check) retryStrategy(r *retryStrategy) *engine.RetryStrategy {
 			c.failf("%s.action must be one of RETRY, EXIT, not %q", f, e.Action)
 		}
 		c.length(f+".onStatusReason", e.OnStatusReason, 0, 512)
-		out.EvaluateOnExit = append(out.EvaluateOnExit, engine.EvaluateOnExit{Action: action, OnStatusReason: e.OnStatusReason})
+		out.EvaluateOnExit = append(out.EvaluateOnExit, record.EvaluateOnExit{Action: action, OnStatusReason: e.OnStatusReason})
 	}
 	return out
 }
@@ -453,18 +460,18 @@ func (c *check) jobFilters(fs []keyValuesPair) []engine.JobFilter {
 	return out
 }
 
-func toJobPreemption(p *jobPreemptionConfiguration) *engine.JobPreemptionConfiguration {
+func toJobPreemption(p *JobPreemptionRequest) *record.JobPreemptionConfiguration {
 	if p == nil {
 		return nil
 	}
-	return &engine.JobPreemptionConfiguration{PreemptionRetriesBeforeTermination: p.PreemptionRetriesBeforeTermination}
+	return &record.JobPreemptionConfiguration{PreemptionRetriesBeforeTermination: p.PreemptionRetriesBeforeTermination}
 }
 
-func toTimeout(t *timeoutConfig) *engine.TimeoutConfig {
+func toTimeout(t *TimeoutConfigRequest) *record.TimeoutConfig {
 	if t == nil {
 		return nil
 	}
-	return &engine.TimeoutConfig{AttemptDurationSeconds: deref(t.AttemptDurationSeconds)}
+	return &record.TimeoutConfig{AttemptDurationSeconds: deref(t.AttemptDurationSeconds)}
 }
 
 func deref[T any](p *T) T {

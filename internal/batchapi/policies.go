@@ -7,6 +7,7 @@ import (
 	"github.com/sharq-dev/sharq/internal/access"
 	"github.com/sharq-dev/sharq/internal/arn"
 	"github.com/sharq-dev/sharq/internal/engine"
+	"github.com/sharq-dev/sharq/internal/record"
 )
 
 // fairsharePolicy is decoded, checked and re-encoded rather than passed
@@ -121,8 +122,8 @@ func (s *Handler) describeSchedulingPolicies(ctx context.Context, in *describeSc
 		return nil, err
 	}
 	return struct {
-		SchedulingPolicies []engine.SchedulingPolicy `json:"schedulingPolicies"`
-	}{orEmpty(ps)}, nil
+		SchedulingPolicies []SchedulingPolicy `json:"schedulingPolicies"`
+	}{orEmpty(each(ps, schedulingPolicyOf))}, nil
 }
 
 func (s *Handler) listSchedulingPolicies(ctx context.Context, in *listSchedulingPoliciesRequest) (any, error) {
@@ -154,16 +155,16 @@ func (s *Handler) listSchedulingPolicies(ctx context.Context, in *listScheduling
 
 // policies checks the two kinds of policy a scheduling policy may hold
 // (at most one) and converts them to the engine's forms.
-func (c *check) policies(qs *quotaSharePolicy, fs *fairsharePolicy) (*engine.QuotaSharePolicy, json.RawMessage) {
+func (c *check) policies(qs *quotaSharePolicy, fs *fairsharePolicy) (*record.QuotaSharePolicy, json.RawMessage) {
 	if qs != nil && fs != nil {
 		c.failf("Only one of fairsharePolicy and quotaSharePolicy can be specified")
 		return nil, nil
 	}
-	var eqs *engine.QuotaSharePolicy
+	var eqs *record.QuotaSharePolicy
 	if qs != nil {
 		c.required("quotaSharePolicy.idleResourceAssignmentStrategy", qs.IdleResourceAssignmentStrategy)
 		c.enum("quotaSharePolicy.idleResourceAssignmentStrategy", qs.IdleResourceAssignmentStrategy, "FIFO")
-		eqs = &engine.QuotaSharePolicy{IdleResourceAssignmentStrategy: qs.IdleResourceAssignmentStrategy}
+		eqs = &record.QuotaSharePolicy{IdleResourceAssignmentStrategy: qs.IdleResourceAssignmentStrategy}
 	}
 	var efs json.RawMessage
 	if fs != nil {

@@ -7,6 +7,7 @@ import (
 	"github.com/sharq-dev/sharq/internal/access"
 	"github.com/sharq-dev/sharq/internal/arn"
 	"github.com/sharq-dev/sharq/internal/engine"
+	"github.com/sharq-dev/sharq/internal/record"
 )
 
 type serviceEnvironmentOrder struct {
@@ -160,25 +161,10 @@ func (s *Handler) describeJobQueues(ctx context.Context, in *describeJobQueuesRe
 	if err != nil {
 		return nil, err
 	}
-	for i := range qs {
-		qs[i] = jobQueueDetail(qs[i])
-	}
 	return struct {
-		JobQueues []engine.JobQueue `json:"jobQueues"`
-		NextToken string            `json:"nextToken,omitempty"`
-	}{orEmpty(qs), next}, nil
-}
-
-// jobQueueDetail fills the lists and map that AWS always sends, so clients
-// never see null for them (computeEnvironmentOrder is even required).
-func jobQueueDetail(q engine.JobQueue) engine.JobQueue {
-	q.ComputeEnvironmentOrder = orEmpty(q.ComputeEnvironmentOrder)
-	q.ServiceEnvironmentOrder = orEmpty(q.ServiceEnvironmentOrder)
-	q.JobStateTimeLimitActions = orEmpty(q.JobStateTimeLimitActions)
-	if q.Tags == nil {
-		q.Tags = map[string]string{}
-	}
-	return q
+		JobQueues []JobQueue `json:"jobQueues"`
+		NextToken string     `json:"nextToken,omitempty"`
+	}{orEmpty(each(qs, JobQueueOf)), next}, nil
 }
 
 func (c *check) jobQueueType(t string) {
@@ -197,12 +183,12 @@ func (c *check) noComputeEnvironments(ces []json.RawMessage) {
 
 // serviceEnvironmentOrder checks the queue's service environments; a
 // queue has at most one. nil stays nil (unchanged, on update).
-func (c *check) serviceEnvironmentOrder(orders []serviceEnvironmentOrder, least int) []engine.ServiceEnvironmentOrder {
+func (c *check) serviceEnvironmentOrder(orders []serviceEnvironmentOrder, least int) []record.ServiceEnvironmentOrder {
 	if orders == nil {
 		return nil
 	}
 	c.count("serviceEnvironmentOrder", len(orders), least, 1)
-	out := make([]engine.ServiceEnvironmentOrder, len(orders))
+	out := make([]record.ServiceEnvironmentOrder, len(orders))
 	for i, o := range orders {
 		f := at("serviceEnvironmentOrder", i)
 		if present(c, f+".order", o.Order) {
@@ -217,11 +203,11 @@ func (c *check) serviceEnvironmentOrder(orders []serviceEnvironmentOrder, least 
 
 // timeLimitActions checks the actions on jobs stuck at the head of a
 // SageMaker queue. nil stays nil (unchanged, on update); empty clears.
-func (c *check) timeLimitActions(as []jobStateTimeLimitAction) []engine.JobStateTimeLimitAction {
+func (c *check) timeLimitActions(as []jobStateTimeLimitAction) []record.JobStateTimeLimitAction {
 	if as == nil {
 		return nil
 	}
-	out := make([]engine.JobStateTimeLimitAction, len(as))
+	out := make([]record.JobStateTimeLimitAction, len(as))
 	for i, a := range as {
 		f := at("jobStateTimeLimitActions", i)
 		c.required(f+".reason", a.Reason)

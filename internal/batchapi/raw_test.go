@@ -338,7 +338,7 @@ func TestTerminateServiceJobs(t *testing.T) {
 	srv, fake := newFakeServer(t)
 	const other = "0f2c4b8e-2f0e-4a59-a0cf-9b7a7d1e7f10"
 	fake.terminate = func(ids []string) ([]string, []engine.TerminateError) {
-		return ids[:1], []engine.TerminateError{{Job: ids[1], Code: "ClientException", Message: "Job " + ids[1] + " does not exist"}}
+		return ids[:1], []engine.TerminateError{{Job: ids[1], Message: "Job " + ids[1] + " does not exist"}}
 	}
 	body := fmt.Sprintf(`{"jobs":["bad id!","%s","%s","%s"],"reason":"cleanup"}`, jobID, testBase.ServiceJob(other), testBase.JobQueue("HQ"))
 	r := do(t, srv, "POST", "/v1/terminateservicejobs", body)

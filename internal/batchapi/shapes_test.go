@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/sharq-dev/sharq/internal/engine"
+	"github.com/sharq-dev/sharq/internal/record"
 )
 
 // successCalls sends every operation the SDK has, with valid input.
@@ -114,7 +115,7 @@ func TestSchedulingPolicyShapes(t *testing.T) {
 		t.Errorf("CreateSchedulingPolicy = %s %s", aws.ToString(out.Arn), aws.ToString(out.Name))
 	}
 	wantEngineGot(t, fake, "CreateSchedulingPolicy", engine.CreateSchedulingPolicyInput{Name: "sp",
-		QuotaSharePolicy: &engine.QuotaSharePolicy{IdleResourceAssignmentStrategy: "FIFO"}, Tags: tags()})
+		QuotaSharePolicy: &record.QuotaSharePolicy{IdleResourceAssignmentStrategy: "FIFO"}, Tags: tags()})
 
 	// A fair-share policy reaches the engine as compact JSON of the
 	// members AWS defines.
@@ -130,7 +131,7 @@ func TestSchedulingPolicyShapes(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantEngineGot(t, fake, "UpdateSchedulingPolicy", engine.UpdateSchedulingPolicyInput{Arn: testBase.SchedulingPolicy("sp"),
-		QuotaSharePolicy: &engine.QuotaSharePolicy{IdleResourceAssignmentStrategy: "FIFO"}})
+		QuotaSharePolicy: &record.QuotaSharePolicy{IdleResourceAssignmentStrategy: "FIFO"}})
 
 	desc, err := client.DescribeSchedulingPolicies(ctx, goodDescribePolicies())
 	if err != nil {
@@ -164,7 +165,7 @@ func TestServiceEnvironmentShapes(t *testing.T) {
 		t.Errorf("CreateServiceEnvironment = %+v", out)
 	}
 	wantEngineGot(t, fake, "CreateServiceEnvironment", engine.CreateServiceEnvironmentInput{Name: "se", Type: "SAGEMAKER_TRAINING",
-		CapacityLimits: []engine.CapacityLimit{{CapacityUnit: "ml.g5.xlarge", MaxCapacity: 4}}, State: "ENABLED", Tags: tags()})
+		CapacityLimits: []record.CapacityLimit{{CapacityUnit: "ml.g5.xlarge", MaxCapacity: 4}}, State: "ENABLED", Tags: tags()})
 
 	up, err := client.UpdateServiceEnvironment(ctx, goodUpdateEnvironment())
 	if err != nil {
@@ -204,9 +205,9 @@ func TestJobQueueShapes(t *testing.T) {
 		t.Errorf("CreateJobQueue = %+v", out)
 	}
 	wantEngineGot(t, fake, "CreateJobQueue", engine.CreateJobQueueInput{Name: "HQ", Priority: 1, Type: "SAGEMAKER_TRAINING",
-		ServiceEnvironmentOrder: []engine.ServiceEnvironmentOrder{{Order: 1, ServiceEnvironment: "se"}},
+		ServiceEnvironmentOrder: []record.ServiceEnvironmentOrder{{Order: 1, ServiceEnvironment: "se"}},
 		SchedulingPolicyArn:     testBase.SchedulingPolicy("sp"), State: "ENABLED",
-		JobStateTimeLimitActions: []engine.JobStateTimeLimitAction{{Action: "TERMINATE", MaxTimeSeconds: 600,
+		JobStateTimeLimitActions: []record.JobStateTimeLimitAction{{Action: "TERMINATE", MaxTimeSeconds: 600,
 			Reason: "CAPACITY:INSUFFICIENT_INSTANCE_CAPACITY", State: "RUNNABLE"}},
 		ComputeEnvironmentOrder: []json.RawMessage{}, Tags: tags()})
 
@@ -221,7 +222,7 @@ func TestJobQueueShapes(t *testing.T) {
 		t.Errorf("UpdateJobQueue: %d %s", r.status, r.body)
 	}
 	wantEngineGot(t, fake, "UpdateJobQueue", engine.UpdateJobQueueInput{JobQueue: "HQ", Priority: aws.Int(0),
-		ServiceEnvironmentOrder: []engine.ServiceEnvironmentOrder{}, JobStateTimeLimitActions: []engine.JobStateTimeLimitAction{}})
+		ServiceEnvironmentOrder: []record.ServiceEnvironmentOrder{}, JobStateTimeLimitActions: []record.JobStateTimeLimitAction{}})
 
 	desc, err := client.DescribeJobQueues(ctx, goodDescribeQueues())
 	if err != nil {
@@ -258,9 +259,9 @@ func TestQuotaShareShapes(t *testing.T) {
 		t.Errorf("CreateQuotaShare = %+v", out)
 	}
 	wantEngineGot(t, fake, "CreateQuotaShare", engine.CreateQuotaShareInput{Name: "QS1", JobQueue: "HQ",
-		CapacityLimits:               []engine.CapacityLimit{{CapacityUnit: "ml.g5.xlarge", MaxCapacity: 2}},
-		ResourceSharingConfiguration: engine.ResourceSharingConfiguration{Strategy: "LEND_AND_BORROW", BorrowLimit: aws.Int(200)},
-		PreemptionConfiguration:      engine.QuotaSharePreemptionConfiguration{InSharePreemption: "ENABLED"},
+		CapacityLimits:               []record.CapacityLimit{{CapacityUnit: "ml.g5.xlarge", MaxCapacity: 2}},
+		ResourceSharingConfiguration: record.ResourceSharingConfiguration{Strategy: "LEND_AND_BORROW", BorrowLimit: aws.Int(200)},
+		PreemptionConfiguration:      record.QuotaSharePreemptionConfiguration{InSharePreemption: "ENABLED"},
 		State:                        "ENABLED", Tags: tags()})
 
 	if _, err := client.UpdateQuotaShare(ctx, goodUpdateShare()); err != nil {
@@ -273,8 +274,8 @@ func TestQuotaShareShapes(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantEngineGot(t, fake, "UpdateQuotaShare", engine.UpdateQuotaShareInput{QuotaShareArn: qsArn,
-		ResourceSharingConfiguration: &engine.ResourceSharingConfiguration{Strategy: "RESERVE"},
-		PreemptionConfiguration:      &engine.QuotaSharePreemptionConfiguration{InSharePreemption: "DISABLED"}})
+		ResourceSharingConfiguration: &record.ResourceSharingConfiguration{Strategy: "RESERVE"},
+		PreemptionConfiguration:      &record.QuotaSharePreemptionConfiguration{InSharePreemption: "DISABLED"}})
 
 	desc, err := client.DescribeQuotaShare(ctx, goodDescribeShare())
 	if err != nil {
@@ -319,10 +320,10 @@ func TestServiceJobShapes(t *testing.T) {
 	wantEngineGot(t, fake, "SubmitServiceJob", engine.SubmitServiceJobInput{JobName: "train", JobQueue: "HQ",
 		ServiceJobType: "SAGEMAKER_TRAINING", ServiceRequestPayload: *in.ServiceRequestPayload, ClientToken: got.ClientToken,
 		QuotaShareName: "QS1", SchedulingPriority: aws.Int(5),
-		PreemptionConfiguration: &engine.JobPreemptionConfiguration{PreemptionRetriesBeforeTermination: aws.Int(3)},
-		RetryStrategy: &engine.RetryStrategy{Attempts: 2, EvaluateOnExit: []engine.EvaluateOnExit{
+		PreemptionConfiguration: &record.JobPreemptionConfiguration{PreemptionRetriesBeforeTermination: aws.Int(3)},
+		RetryStrategy: &record.RetryStrategy{Attempts: 2, EvaluateOnExit: []record.EvaluateOnExit{
 			{Action: "RETRY", OnStatusReason: "Received status from SageMaker:InternalServerError*"}, {Action: "EXIT", OnStatusReason: "*"}}},
-		TimeoutConfig: &engine.TimeoutConfig{AttemptDurationSeconds: 86400}, Tags: tags()})
+		TimeoutConfig: &record.TimeoutConfig{AttemptDurationSeconds: 86400}, Tags: tags()})
 
 	// PySDK passes the job ARN as jobId; the engine gets the ID. An ARN
 	// of another account goes through as it is, to be found by nobody.

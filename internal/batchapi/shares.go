@@ -5,6 +5,7 @@ import (
 
 	"github.com/sharq-dev/sharq/internal/arn"
 	"github.com/sharq-dev/sharq/internal/engine"
+	"github.com/sharq-dev/sharq/internal/record"
 )
 
 type resourceSharingConfiguration struct {
@@ -132,8 +133,7 @@ func (s *Handler) describeQuotaShare(ctx context.Context, in *quotaShareArnReque
 	if err != nil {
 		return nil, err
 	}
-	qs.CapacityLimits = orEmpty(qs.CapacityLimits)
-	return qs, nil
+	return quotaShareOf(qs), nil
 }
 
 func (s *Handler) listQuotaShares(ctx context.Context, in *listQuotaSharesRequest) (any, error) {
@@ -150,15 +150,15 @@ func (s *Handler) listQuotaShares(ctx context.Context, in *listQuotaSharesReques
 	if err != nil {
 		return nil, err
 	}
-	for i := range qss {
-		// QuotaShareDetail is DescribeQuotaShare's output without tags.
-		qss[i].Tags = nil
-		qss[i].CapacityLimits = orEmpty(qss[i].CapacityLimits)
+	out := make([]QuotaShare, len(qss))
+	for i, qs := range qss {
+		out[i] = quotaShareOf(qs)
+		out[i].Tags = nil // QuotaShareDetail is DescribeQuotaShare's output without tags
 	}
 	return struct {
-		QuotaShares []engine.QuotaShare `json:"quotaShares"`
-		NextToken   string              `json:"nextToken,omitempty"`
-	}{orEmpty(qss), next}, nil
+		QuotaShares []QuotaShare `json:"quotaShares"`
+		NextToken   string       `json:"nextToken,omitempty"`
+	}{out, next}, nil
 }
 
 // resourceSharing checks a share's strategy; borrowLimit (a percentage of
@@ -179,16 +179,16 @@ func (c *check) sharePreemption(p *sharePreemptionConfiguration) {
 	c.enum("preemptionConfiguration.inSharePreemption", p.InSharePreemption, "ENABLED", "DISABLED")
 }
 
-func toResourceSharing(r *resourceSharingConfiguration) *engine.ResourceSharingConfiguration {
+func toResourceSharing(r *resourceSharingConfiguration) *record.ResourceSharingConfiguration {
 	if r == nil {
 		return nil
 	}
-	return &engine.ResourceSharingConfiguration{Strategy: r.Strategy, BorrowLimit: r.BorrowLimit}
+	return &record.ResourceSharingConfiguration{Strategy: r.Strategy, BorrowLimit: r.BorrowLimit}
 }
 
-func toSharePreemption(p *sharePreemptionConfiguration) *engine.QuotaSharePreemptionConfiguration {
+func toSharePreemption(p *sharePreemptionConfiguration) *record.QuotaSharePreemptionConfiguration {
 	if p == nil {
 		return nil
 	}
-	return &engine.QuotaSharePreemptionConfiguration{InSharePreemption: p.InSharePreemption}
+	return &record.QuotaSharePreemptionConfiguration{InSharePreemption: p.InSharePreemption}
 }

@@ -125,7 +125,8 @@ func reportApply(v *verb, changes []change, applied, dryRun bool, file string) e
 }
 
 // planner compares the file with the server and collects the changes, in
-// the order they must be made: policies, environments, queues, shares.
+// the order they must be made: policies, environments, queues, shares,
+// then access policies.
 type planner struct {
 	c       *client
 	cur     *serverState
@@ -161,6 +162,9 @@ func plan(ctx context.Context, c *client, cfg *clusterconfig.Config) (*planner, 
 		for _, s := range q.QuotaShares {
 			p.share(q.Name, s)
 		}
+	}
+	if err := p.accessPolicies(ctx, cfg.AccessPolicies); err != nil {
+		return nil, err
 	}
 	return p, nil
 }

@@ -12,7 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/batch/types"
 
 	"github.com/sharq-dev/sharq/internal/clusterconfig"
-	"github.com/sharq-dev/sharq/internal/engine"
+	"github.com/sharq-dev/sharq/internal/record"
 )
 
 // serverState is what the server has of the resources a file names.
@@ -127,9 +127,9 @@ func (p *planner) policy(pol clusterconfig.SchedulingPolicy) error {
 		})
 		return nil
 	}
-	var haveQP *engine.QuotaSharePolicy
+	var haveQP *record.QuotaSharePolicy
 	if qp := have.QuotaSharePolicy; qp != nil {
-		haveQP = &engine.QuotaSharePolicy{IdleResourceAssignmentStrategy: string(qp.IdleResourceAssignmentStrategy)}
+		haveQP = &record.QuotaSharePolicy{IdleResourceAssignmentStrategy: string(qp.IdleResourceAssignmentStrategy)}
 	}
 	if want.QuotaSharePolicy == nil && haveQP != nil {
 		return usagef("scheduling policy %s: its quotaSharePolicy cannot be removed (AWS Batch allows no switch of kind)", pol.Name)
@@ -147,14 +147,14 @@ func (p *planner) policy(pol clusterconfig.SchedulingPolicy) error {
 	return nil
 }
 
-func policyKind(qp *engine.QuotaSharePolicy) string {
+func policyKind(qp *record.QuotaSharePolicy) string {
 	if qp == nil {
 		return "FIFO queue policy"
 	}
 	return "quota shares, idle capacity " + qp.IdleResourceAssignmentStrategy
 }
 
-func sdkQuotaPolicy(qp *engine.QuotaSharePolicy) *types.QuotaSharePolicy {
+func sdkQuotaPolicy(qp *record.QuotaSharePolicy) *types.QuotaSharePolicy {
 	if qp == nil {
 		return nil
 	}
@@ -177,9 +177,9 @@ func (p *planner) env(se clusterconfig.ServiceEnvironment) error {
 	if string(have.ServiceEnvironmentType) != want.Type {
 		return usagef("service environment %s is of type %s on the server; a type cannot change", se.Name, have.ServiceEnvironmentType)
 	}
-	var haveLimits []engine.CapacityLimit
+	var haveLimits []record.CapacityLimit
 	for _, l := range have.CapacityLimits {
-		haveLimits = append(haveLimits, engine.CapacityLimit{CapacityUnit: aws.ToString(l.CapacityUnit), MaxCapacity: int(aws.ToInt32(l.MaxCapacity))})
+		haveLimits = append(haveLimits, record.CapacityLimit{CapacityUnit: aws.ToString(l.CapacityUnit), MaxCapacity: int(aws.ToInt32(l.MaxCapacity))})
 	}
 	var d diffs
 	d.add("capacity", limitsText(haveLimits), limitsText(want.CapacityLimits))
@@ -203,7 +203,7 @@ func (p *planner) env(se clusterconfig.ServiceEnvironment) error {
 
 // limitsText renders capacity limits in unit order, so that two lists
 // with the same limits compare equal.
-func limitsText(ls []engine.CapacityLimit) string {
+func limitsText(ls []record.CapacityLimit) string {
 	var parts []string
 	for _, l := range ls {
 		parts = append(parts, fmt.Sprintf("%s=%d", l.CapacityUnit, l.MaxCapacity))
@@ -212,7 +212,7 @@ func limitsText(ls []engine.CapacityLimit) string {
 	return strings.Join(parts, ",")
 }
 
-func sdkEnvLimits(ls []engine.CapacityLimit) []types.CapacityLimit {
+func sdkEnvLimits(ls []record.CapacityLimit) []types.CapacityLimit {
 	out := make([]types.CapacityLimit, len(ls))
 	for i, l := range ls {
 		out[i] = types.CapacityLimit{CapacityUnit: aws.String(l.CapacityUnit), MaxCapacity: aws.Int32(int32(l.MaxCapacity))}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/sharq-dev/sharq/internal/clusterconfig"
 	"github.com/sharq-dev/sharq/internal/engine"
+	"github.com/sharq-dev/sharq/internal/record"
 )
 
 func (p *planner) queue(q clusterconfig.JobQueue) error {
@@ -113,7 +114,7 @@ func envOrderText(os []types.ServiceEnvironmentOrder) string {
 	return strings.Join(names, ",")
 }
 
-func sdkEnvOrder(os []engine.ServiceEnvironmentOrder) []types.ServiceEnvironmentOrder {
+func sdkEnvOrder(os []record.ServiceEnvironmentOrder) []types.ServiceEnvironmentOrder {
 	out := make([]types.ServiceEnvironmentOrder, len(os))
 	for i, o := range os {
 		out[i] = types.ServiceEnvironmentOrder{Order: aws.Int32(int32(o.Order)), ServiceEnvironment: aws.String(o.ServiceEnvironment)}
@@ -121,7 +122,7 @@ func sdkEnvOrder(os []engine.ServiceEnvironmentOrder) []types.ServiceEnvironment
 	return out
 }
 
-func sdkActions(as []engine.JobStateTimeLimitAction) []types.JobStateTimeLimitAction {
+func sdkActions(as []record.JobStateTimeLimitAction) []types.JobStateTimeLimitAction {
 	var out []types.JobStateTimeLimitAction
 	for _, a := range as {
 		out = append(out, types.JobStateTimeLimitAction{
@@ -132,7 +133,7 @@ func sdkActions(as []engine.JobStateTimeLimitAction) []types.JobStateTimeLimitAc
 	return out
 }
 
-func actionsText(as []engine.JobStateTimeLimitAction) string {
+func actionsText(as []record.JobStateTimeLimitAction) string {
 	var parts []string
 	for _, a := range as {
 		parts = append(parts, fmt.Sprintf("%s %s after %ds in %s", a.Action, a.Reason, a.MaxTimeSeconds, a.State))
@@ -141,9 +142,9 @@ func actionsText(as []engine.JobStateTimeLimitAction) string {
 }
 
 func sdkActionsText(as []types.JobStateTimeLimitAction) string {
-	var out []engine.JobStateTimeLimitAction
+	var out []record.JobStateTimeLimitAction
 	for _, a := range as {
-		out = append(out, engine.JobStateTimeLimitAction{Action: string(a.Action), MaxTimeSeconds: int(aws.ToInt32(a.MaxTimeSeconds)),
+		out = append(out, record.JobStateTimeLimitAction{Action: string(a.Action), MaxTimeSeconds: int(aws.ToInt32(a.MaxTimeSeconds)),
 			Reason: aws.ToString(a.Reason), State: string(a.State)})
 	}
 	return actionsText(out)
@@ -181,9 +182,9 @@ func (p *planner) updateShare(name string, want engine.CreateQuotaShareInput, ha
 	wantRSC := want.ResourceSharingConfiguration
 	in := &batch.UpdateQuotaShareInput{QuotaShareArn: have.QuotaShareArn}
 	var d diffs
-	var haveLimits []engine.CapacityLimit
+	var haveLimits []record.CapacityLimit
 	for _, l := range have.CapacityLimits {
-		haveLimits = append(haveLimits, engine.CapacityLimit{CapacityUnit: aws.ToString(l.CapacityUnit), MaxCapacity: int(aws.ToInt32(l.MaxCapacity))})
+		haveLimits = append(haveLimits, record.CapacityLimit{CapacityUnit: aws.ToString(l.CapacityUnit), MaxCapacity: int(aws.ToInt32(l.MaxCapacity))})
 	}
 	if h, w := limitsText(haveLimits), limitsText(want.CapacityLimits); h != w {
 		d.add("capacity", h, w)
@@ -234,7 +235,7 @@ func strategyText(strategy string, borrow *int) string {
 	return fmt.Sprintf("%s (borrow limit %d%%)", strategy, *borrow)
 }
 
-func sdkSharing(r engine.ResourceSharingConfiguration) *types.QuotaShareResourceSharingConfiguration {
+func sdkSharing(r record.ResourceSharingConfiguration) *types.QuotaShareResourceSharingConfiguration {
 	out := &types.QuotaShareResourceSharingConfiguration{Strategy: types.QuotaShareResourceSharingStrategy(r.Strategy)}
 	if r.BorrowLimit != nil {
 		out.BorrowLimit = aws.Int32(int32(*r.BorrowLimit))
@@ -242,7 +243,7 @@ func sdkSharing(r engine.ResourceSharingConfiguration) *types.QuotaShareResource
 	return out
 }
 
-func sdkShareLimits(ls []engine.CapacityLimit) []types.QuotaShareCapacityLimit {
+func sdkShareLimits(ls []record.CapacityLimit) []types.QuotaShareCapacityLimit {
 	out := make([]types.QuotaShareCapacityLimit, len(ls))
 	for i, l := range ls {
 		out[i] = types.QuotaShareCapacityLimit{CapacityUnit: aws.String(l.CapacityUnit), MaxCapacity: aws.Int32(int32(l.MaxCapacity))}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/sharq-dev/sharq/internal/engine"
+	"github.com/sharq-dev/sharq/internal/record"
 )
 
 // Ensure apply shows its plan before acting, --dry-run changes nothing, a
@@ -85,7 +86,7 @@ func writeChanged(t *testing.T, path string) {
 }
 
 // share reads a quota share from the engine.
-func (s *server) share(queue, name string) engine.QuotaShare {
+func (s *server) share(queue, name string) record.QuotaShare {
 	s.t.Helper()
 	shares, _, err := s.eng.ListQuotaShares(s.t.Context(), queue, engine.Page{})
 	if err != nil {
@@ -101,7 +102,7 @@ func (s *server) share(queue, name string) engine.QuotaShare {
 		}
 	}
 	s.t.Fatalf("no quota share %s/%s", queue, name)
-	return engine.QuotaShare{}
+	return record.QuotaShare{}
 }
 
 // Ensure a bad file or command line is a usage error that says what is

@@ -84,7 +84,7 @@ func newVerb(name, argsUsage, summary string, stdout, stderr io.Writer, json boo
 	v.fs.SetOutput(stderr)
 	v.fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: sharq %s [flags] %s\n\n%s\n\nflags:\n", name, argsUsage, summary)
-		v.fs.PrintDefaults()
+		printFlags(stderr, v.fs)
 	}
 	v.conn.register(v.fs)
 	if json {
@@ -127,6 +127,48 @@ func (v *verb) parse(args []string, min, max int) ([]string, error) {
 }
 
 func (v *verb) json() bool { return v.output == "json" }
+
+// given tells whether a flag was on the command line, for flags whose
+// absence means "the server's default" rather than a value.
+func (v *verb) given(name string) bool {
+	found := false
+	v.fs.Visit(func(f *flag.Flag) { found = found || f.Name == name })
+	return found
+}
+
+// printFlags is flag.PrintDefaults, but a flag whose text already says
+// what its default is gets no second "(default ...)".
+func printFlags(w io.Writer, fs *flag.FlagSet) {
+	fs.VisitAll(func(f *flag.Flag) {
+		typ, usage := flag.UnquoteUsage(f)
+		line := "  -" + f.Name
+		if typ != "" {
+			line += " " + typ
+		}
+		if len(f.Name) == 1 && typ == "" {
+			line += "\t"
+		} else {
+			line += "\n    \t"
+		}
+		line += strings.ReplaceAll(usage, "\n", "\n    \t")
+		if !strings.Contains(usage, "default") && !zeroDefault(f) {
+			if typ == "string" {
+				line += fmt.Sprintf(" (default %q)", f.DefValue)
+			} else {
+				line += fmt.Sprintf(" (default %s)", f.DefValue)
+			}
+		}
+		fmt.Fprintln(w, line)
+	})
+}
+
+func zeroDefault(f *flag.Flag) bool {
+	switch f.DefValue {
+	case "", "0", "false", "0s":
+		return true
+	}
+	return false
+}
 
 // exit turns a verb's outcome into its exit code, printing the error as
 // one line.

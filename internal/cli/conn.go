@@ -51,8 +51,8 @@ func defaultEndpoint() string {
 // own routes over plain HTTP.
 type client struct {
 	batch *batch.Client
-	http  *http.Client
-	base  string // the endpoint without a trailing slash
+	http  *http.Client // for sharq's own routes: signs every request
+	base  string       // the endpoint without a trailing slash
 }
 
 // dial loads the AWS configuration (environment, shared files, profile)
@@ -84,7 +84,11 @@ func (c *connFlags) dial(ctx context.Context) (*client, error) {
 	}
 	cfg.Credentials = aws.NewCredentialsCache(fallbackCredentials{chain})
 	base := strings.TrimSuffix(c.endpoint, "/")
-	hc := &http.Client{}
+	transport, err := caBundleTransport()
+	if err != nil {
+		return nil, err
+	}
+	hc := &http.Client{Transport: transport}
 	bc := batch.NewFromConfig(cfg, func(o *batch.Options) {
 		o.BaseEndpoint = aws.String(base)
 		o.HTTPClient = hc
@@ -96,7 +100,9 @@ func (c *connFlags) dial(ctx context.Context) (*client, error) {
 			so.Backoff = retry.NewExponentialJitterBackoff(200 * time.Millisecond)
 		})
 	})
-	return &client{batch: bc, http: hc, base: base}, nil
+	// sharq's own routes are signed like the Batch API's.
+	sharqHTTP := &http.Client{Transport: newSigningTransport(transport, cfg.Credentials, cfg.Region)}
+	return &client{batch: bc, http: sharqHTTP, base: base}, nil
 }
 
 // credentialsConfigured tells whether the user set up AWS credentials

@@ -13,7 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/batch"
 
-	"github.com/sharq-dev/sharq/internal/engine"
+	"github.com/sharq-dev/sharq/internal/batchapi"
 	"github.com/sharq-dev/sharq/internal/sharqapi"
 )
 
@@ -22,7 +22,7 @@ type jobDetail struct {
 	job      *batch.DescribeServiceJobOutput
 	raw      []byte // the DescribeServiceJob answer as the server sent it
 	position sharqapi.Position
-	events   []engine.JobEvent
+	events   []batchapi.Event
 	names    map[string]string // names of the jobs that reasons mention
 }
 
@@ -176,7 +176,7 @@ func attemptsLine(j *batch.DescribeServiceJobOutput) string {
 // writeTimeline shows each state change with the attempt it belongs to:
 // SCHEDULED starts an attempt, and the change that follows RUNNING (or an
 // earlier dispatched state) ends it, with the reason it ended.
-func writeTimeline(w io.Writer, created int64, evs []engine.JobEvent, names map[string]string) error {
+func writeTimeline(w io.Writer, created int64, evs []batchapi.Event, names map[string]string) error {
 	t := newTable(w, "  TIME", "AFTER", "STATUS", "ATTEMPT", "REASON")
 	attempt, inAttempt := 0, false
 	// The submission is not an event, as in AWS Batch; the job's creation

@@ -11,11 +11,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/sharq-dev/sharq/internal/engine"
+	"github.com/sharq-dev/sharq/internal/batchapi"
 )
 
 type eventsFlags struct {
 	follow            bool
+	audit             bool
 	job, queue, share string
 }
 
@@ -30,6 +31,7 @@ func Events(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	v.fs.StringVar(&f.job, "job", "", "only this job (ID, ARN or name): its whole history")
 	v.fs.StringVar(&f.queue, "queue", "", "only this job queue")
 	v.fs.StringVar(&f.share, "share", "", "only this quota share")
+	v.fs.BoolVar(&f.audit, "audit", false, "the audit log instead: every mutating call, allowed or denied (needs sharq:ReadAuditLog)")
 	if _, err := v.parse(args, 0, 0); err != nil {
 		return v.exit(err)
 	}
@@ -40,6 +42,9 @@ func events(ctx context.Context, v *verb, f eventsFlags) error {
 	c, err := v.conn.dial(ctx)
 	if err != nil {
 		return err
+	}
+	if f.audit {
+		return auditLog(ctx, c, v, f.follow)
 	}
 	q := url.Values{}
 	if f.job != "" {
@@ -88,13 +93,13 @@ func copyEvents(r io.Reader, w io.Writer, jsonLines bool) error {
 			}
 			continue
 		}
-		var ev engine.JobEvent
+		var ev batchapi.Event
 		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
 			return fmt.Errorf("the server sent a malformed event: %w", err)
 		}
 		d := ev.Detail
 		at, _ := time.Parse(time.RFC3339Nano, ev.Time)
-		line := fmt.Sprintf(eventFormat, clock(at.UnixMilli()), truncate(d.JobName, 20), shortID(d.JobID),
+		line := fmt.Sprintf(eventFormat, clock(at.UnixMilli()), squeeze(d.JobName, nameWidth), shortID(d.JobID),
 			truncate(orDash(d.QuotaShareName), 12), d.Status, d.StatusReason)
 		if _, err := io.WriteString(w, strings.TrimRight(line, " \n")+"\n"); err != nil {
 			return err

@@ -63,6 +63,10 @@ func shortID(id string) string {
 	return id
 }
 
+// jobLabel is how every verb names a job in a sentence: its name and
+// short ID, "train (0e5a91c2)".
+func jobLabel(name, id string) string { return name + " (" + shortID(id) + ")" }
+
 // age renders how long ago an epoch-milliseconds time was, coarsely.
 func age(ms int64) string {
 	if ms == 0 {
@@ -111,6 +115,22 @@ func truncate(s string, n int) string {
 	return string(r[:max(n-1, 0)]) + "…"
 }
 
+// nameWidth is how much of a job name a table row shows: with it, a row's
+// columns up to its age fit in 80 columns. describe shows the whole name.
+const nameWidth = 20
+
+// squeeze cuts s to n runes by taking out its middle, as names made of
+// parts (a model, a setting, a run) differ at both ends.
+func squeeze(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n || n < 3 {
+		return truncate(s, n)
+	}
+	head := (n - 1) / 2
+	tail := n - 1 - head
+	return string(r[:head]) + "…" + string(r[len(r)-tail:])
+}
+
 // Bar cells: a share's own use, capacity it lends out, capacity idle, and
 // what it borrows beyond its limit (after a "+").
 const (
@@ -150,7 +170,7 @@ var jobIDPattern = regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a
 func nameJobs(reason string, names map[string]string) string {
 	return jobIDPattern.ReplaceAllStringFunc(reason, func(id string) string {
 		if n, ok := names[id]; ok {
-			return n + " (" + shortID(id) + ")"
+			return jobLabel(n, id)
 		}
 		return id
 	})

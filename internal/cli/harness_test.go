@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sharq-dev/sharq/internal/access"
 	"github.com/sharq-dev/sharq/internal/batchapi"
 	"github.com/sharq-dev/sharq/internal/engine"
 	"github.com/sharq-dev/sharq/internal/executor"
@@ -80,6 +81,15 @@ func freeze(ex executor.Executor) *frozenUpdates {
 
 func (f *frozenUpdates) Updates() <-chan executor.Update { return f.ch }
 
+// CheckSubmit passes the local executor's check of submissions through the
+// wrapper.
+func (f *frozenUpdates) CheckSubmit(payload []byte) error {
+	if c, ok := f.Executor.(executor.SubmitChecker); ok {
+		return c.CheckSubmit(payload)
+	}
+	return nil
+}
+
 // Logs passes the local executor's logs through the wrapper.
 func (f *frozenUpdates) Logs(ctx context.Context, attemptID, host, stream string, offset int64) (io.ReadCloser, error) {
 	if l, ok := f.Executor.(executor.LogReader); ok {
@@ -91,9 +101,10 @@ func (f *frozenUpdates) Logs(ctx context.Context, attemptID, host, stream string
 // server is a real sharq server in the test: the engine over a SQLite
 // store in a temp dir, the AWS API and sharq's routes on one mux.
 type server struct {
-	t   *testing.T
-	url string
-	eng *engine.Engine
+	t    *testing.T
+	url  string
+	eng  *engine.Engine
+	keys access.KeyStore
 }
 
 // newServer starts a server on the simulated executor, or on the local
@@ -127,7 +138,7 @@ func newServer(t *testing.T, localExec bool) *server {
 	if localExec {
 		logs = fx
 	}
-	sapi := sharqapi.New(eng, sharqapi.Options{Logs: logs})
+	sapi := sharqapi.New(eng, sharqapi.Options{Logs: logs, Keys: st.Keys()})
 	mux := http.NewServeMux()
 	mux.Handle("/v1/", batchapi.New(eng, batchapi.Options{}))
 	mux.Handle("/sharq/v1/", sapi)
@@ -142,7 +153,7 @@ func newServer(t *testing.T, localExec bool) *server {
 		ex.Close()
 		st.Close()
 	})
-	return &server{t: t, url: srv.URL, eng: eng}
+	return &server{t: t, url: srv.URL, eng: eng, keys: st.Keys()}
 }
 
 // result is what a verb printed and its exit code.

@@ -36,6 +36,7 @@ type jobRow struct {
 	StatusReason  string     `json:"statusReason,omitempty"`
 	Capacity      []capacity `json:"capacityUsage"`
 	Preemptions   int        `json:"preemptions"`
+	Owner         string     `json:"owner,omitempty"` // the submitter's principal
 	CreatedAt     int64      `json:"createdAt"`
 	StartedAt     int64      `json:"startedAt,omitempty"`
 	StoppedAt     int64      `json:"stoppedAt,omitempty"`
@@ -79,6 +80,10 @@ func jobs(ctx context.Context, v *verb, f jobsFlags) error {
 	}
 	if v.json() {
 		return printJSON(v.stdout, rows)
+	}
+	if len(rows) == 0 && f.status == "" {
+		fmt.Fprintln(v.stdout, "no unfinished jobs ('sharq jobs --status all' shows the ended ones too)")
+		return nil
 	}
 	return writeJobs(v.stdout, rows)
 }
@@ -165,6 +170,7 @@ func (c *client) addPositions(ctx context.Context, rows []jobRow) error {
 			if r := byID[p.JobID]; r != nil {
 				r.Queue, r.Priority, r.Place, r.WaitingReason, r.Preemptions = p.Queue, p.Priority, p.Place, p.Reason, p.Preemptions
 				r.Status = p.Status // newer than the listing's
+				r.Owner = p.Owner
 			}
 		}
 		ids = ids[n:]
@@ -213,10 +219,15 @@ func writeJobs(w io.Writer, rows []jobRow) error {
 		return nil
 	}
 	queues := map[string]bool{}
+	owners := false
 	for _, r := range rows {
 		queues[r.Queue] = true
+		owners = owners || r.Owner != ""
 	}
 	header := []string{"NAME", "ID", "SHARE", "STATUS", "PRIO", "POS", "INSTANCES", "AGE", "REASON"}
+	if owners { // only a server that checks signatures knows owners
+		header = slices.Insert(header, 3, "OWNER")
+	}
 	if len(queues) > 1 {
 		header = append([]string{"QUEUE"}, header...)
 	}
@@ -226,8 +237,11 @@ func writeJobs(w io.Writer, rows []jobRow) error {
 	}
 	t := newTable(w, header...)
 	for _, r := range rows {
-		cells := []string{r.Name, shortID(r.ID), orDash(r.Share), r.Status, strconv.Itoa(r.Priority), place(r.Place),
+		cells := []string{squeeze(r.Name, nameWidth), shortID(r.ID), orDash(r.Share), r.Status, strconv.Itoa(r.Priority), place(r.Place),
 			instances(r.Capacity), age(r.CreatedAt), truncate(nameJobs(rowReason(r), names), 100)}
+		if owners {
+			cells = slices.Insert(cells, 3, orDash(userName(r.Owner)))
+		}
 		if len(queues) > 1 {
 			cells = append([]string{r.Queue}, cells...)
 		}
@@ -264,4 +278,12 @@ func instances(cs []capacity) string {
 		parts = append(parts, fmt.Sprintf("%g×%s", c.Quantity, c.Unit))
 	}
 	return orDash(strings.Join(parts, "+"))
+}
+
+// userName is the user name of an IAM user's ARN (arn:aws:iam::1:user/NAME).
+func userName(principal string) string {
+	if i := strings.LastIndex(principal, ":user/"); i >= 0 {
+		return principal[i+len(":user/"):]
+	}
+	return principal
 }

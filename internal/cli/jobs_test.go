@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sharq-dev/sharq/internal/engine"
+	"github.com/sharq-dev/sharq/internal/batchapi"
 	"github.com/sharq-dev/sharq/internal/sharqapi"
 )
 
@@ -88,7 +88,7 @@ func TestJobsTables(t *testing.T) {
 	var d struct {
 		Job      struct{ JobName, Status string }
 		Position sharqapi.Position
-		Events   []engine.JobEvent
+		Events   []batchapi.Event
 	}
 	if err := json.Unmarshal([]byte(s.ok(Describe, "a2", "-o", "json")), &d); err != nil {
 		t.Fatal(err)
@@ -102,7 +102,7 @@ func TestJobsTables(t *testing.T) {
 		t.Fatalf("%d event lines", len(lines))
 	}
 	for _, l := range lines {
-		var ev engine.JobEvent
+		var ev batchapi.Event
 		if err := json.Unmarshal([]byte(l), &ev); err != nil || ev.DetailType != "Batch Service Job State Change" {
 			t.Errorf("event line %q: %v", l, err)
 		}
@@ -155,5 +155,5 @@ func TestPriorityAndCancel(t *testing.T) {
 	if out := s.ok(Cancel, "c1"); out != "c1 (00000005) had already ended: FAILED\n" {
 		t.Errorf("cancelling an ended job: %q", out)
 	}
-	expect(t, s.run(Cancel), ExitUsage, "wrong number of arguments")
+	expect(t, s.run(Cancel), ExitUsage, "name the jobs to cancel, or give --share")
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/url"
+	"regexp"
 	"strconv"
 	"time"
 
@@ -12,6 +13,9 @@ import (
 
 	"github.com/sharq-dev/sharq/internal/sharqapi"
 )
+
+// hostPattern is the instance names the local executor gives.
+var hostPattern = regexp.MustCompile(`^algo-[1-9][0-9]*$`)
 
 type logsFlags struct {
 	follow  bool
@@ -62,6 +66,12 @@ func logs(ctx context.Context, v *verb, ref string, f logsFlags) error {
 	default:
 		return usagef("--stream must be stdout, stderr or both, not %q", f.stream)
 	}
+	if !hostPattern.MatchString(f.host) {
+		return usagef("--host must be algo-N, not %q", f.host)
+	}
+	if f.attempt < 0 {
+		return usagef("--attempt must be 1 or more, not %d", f.attempt)
+	}
 	c, err := v.conn.dial(ctx)
 	if err != nil {
 		return err
@@ -82,12 +92,19 @@ type logTail struct {
 	streams []*logStream
 	cur     int // the attempt shown; 0 until the server names the latest
 	stderr  io.Writer
+	// headers makes every attempt's output start with a header, not only
+	// those of a job with several attempts; announced is the attempt whose
+	// header is out.
+	headers   bool
+	announced int
 }
 
 // run copies what is there, and with follow waits for more. onward lets it
-// go on to newer attempts.
+// go on to newer attempts. Each attempt's output is preceded by a header
+// when the job has several attempts or is followed (it may come to have
+// several): the header goes out before the attempt's first byte.
 func (t *logTail) run(ctx context.Context, follow, onward bool) error {
-	announced := false
+	t.headers = follow
 	for {
 		head, progressed, err := t.round(ctx)
 		if err != nil {
@@ -97,25 +114,20 @@ func (t *logTail) run(ctx context.Context, follow, onward bool) error {
 			fmt.Fprintf(t.stderr, "job %s has not started an attempt yet (%s)\n", t.id, head.status)
 			return nil
 		}
-		if t.cur == 0 && head.attempt > 0 {
-			t.cur = head.attempt
-		}
-		if !announced && head.attempts > 1 && t.cur > 0 {
-			fmt.Fprintf(t.stderr, "==> attempt %d of %d <==\n", t.cur, head.attempts)
-			announced = true
-		}
 		if progressed {
 			continue // a full chunk may have more behind it
 		}
 		switch {
 		case !follow:
+			if t.cur > 0 && head.attempts > 1 {
+				t.announce(head.attempts) // an attempt with no output yet
+			}
 			return nil
 		case onward && t.cur > 0 && head.attempts > t.cur:
 			t.cur++
 			for _, s := range t.streams {
 				s.offset = 0
 			}
-			fmt.Fprintf(t.stderr, "==> attempt %d of %d <==\n", t.cur, head.attempts)
 			continue
 		case ended(types.ServiceJobStatus(head.status)):
 			return nil
@@ -126,6 +138,20 @@ func (t *logTail) run(ctx context.Context, follow, onward bool) error {
 		case <-time.After(pollInterval):
 		}
 	}
+}
+
+// announce prints the current attempt's header once.
+func (t *logTail) announce(attempts int) {
+	if t.announced == t.cur {
+		return
+	}
+	t.announced = t.cur
+	if t.headers {
+		// Followed, the job may have more attempts to come than it has now.
+		fmt.Fprintf(t.stderr, "==> attempt %d <==\n", t.cur)
+		return
+	}
+	fmt.Fprintf(t.stderr, "==> attempt %d of %d <==\n", t.cur, attempts)
 }
 
 // round reads one chunk of each stream and tells whether any had bytes.
@@ -154,13 +180,28 @@ func (t *logTail) chunk(ctx context.Context, s *logStream) (logHead, int64, erro
 		return logHead{}, 0, err
 	}
 	defer resp.Body.Close()
-	n, err := io.Copy(s.w, resp.Body)
-	if err != nil {
-		return logHead{}, n, err
-	}
-	s.offset += n
 	h := logHead{status: resp.Header.Get(sharqapi.HeaderJobStatus)}
 	h.attempt, _ = strconv.Atoi(resp.Header.Get(sharqapi.HeaderAttempt))
 	h.attempts, _ = strconv.Atoi(resp.Header.Get(sharqapi.HeaderAttempts))
-	return h, n, nil
+	if t.cur == 0 && h.attempt > 0 {
+		t.cur = h.attempt
+	}
+	w := s.w
+	if t.headers || h.attempts > 1 {
+		w = firstWrite{s.w, func() { t.announce(h.attempts) }}
+	}
+	n, err := io.Copy(w, resp.Body)
+	s.offset += n
+	return h, n, err
+}
+
+// firstWrite calls before ahead of every write; before acts only once.
+type firstWrite struct {
+	w      io.Writer
+	before func()
+}
+
+func (f firstWrite) Write(p []byte) (int, error) {
+	f.before()
+	return f.w.Write(p)
 }

@@ -38,7 +38,7 @@ func TestLogs(t *testing.T) {
 		t.Errorf("--attempt 1: %+v", r)
 	}
 	expect(t, s.run(Logs, "flaky", "--attempt", "3"), ExitNotFound, "has 2 attempts, not 3")
-	expect(t, s.run(Logs, "hello", "--host", "node1"), ExitFailure, "host must be algo-N")
+	expect(t, s.run(Logs, "hello", "--host", "node1"), ExitUsage, "--host must be algo-N")
 	expect(t, s.run(Logs, "hello", "--stream", "all"), ExitUsage, "--stream must be")
 }
 

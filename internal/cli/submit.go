@@ -17,7 +17,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/batch"
 	"github.com/aws/aws-sdk-go-v2/service/batch/types"
 
-	"github.com/sharq-dev/sharq/internal/engine"
+	"github.com/sharq-dev/sharq/internal/batchapi"
 	"github.com/sharq-dev/sharq/internal/sharqapi"
 	"github.com/sharq-dev/sharq/internal/trainingjob"
 )
@@ -59,18 +59,50 @@ func Submit(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	v.fs.StringVar(&f.name, "name", "", "job name (default: the command's base name)")
 	v.fs.StringVar(&f.instanceType, "instance-type", "", "instance type (default: the queue's only one)")
 	v.fs.IntVar(&f.count, "count", 0, "instances (default 1)")
-	v.fs.IntVar(&f.priority, "priority", -1, "scheduling priority 0-9999, higher first within the share (default 0)")
+	v.fs.IntVar(&f.priority, "priority", 0, "scheduling priority 0-9999, higher first within the share (default 0)")
 	v.fs.IntVar(&f.retries, "retries", 0, "times a failed attempt is retried (0-9)")
-	v.fs.IntVar(&f.preemptRetries, "preemption-retries", -1, "preemptions after which the job fails (default: requeued forever)")
+	v.fs.IntVar(&f.preemptRetries, "preemption-retries", 0, "preemptions after which the job fails (default: requeued forever)")
 	v.fs.DurationVar(&f.timeout, "timeout", 0, "stop an attempt that runs longer than this (e.g. 2h; at least 60s)")
 	v.fs.Var(f.env, "env", "environment variable K=V of the job (repeatable)")
 	v.fs.BoolVar(&f.quiet, "q", false, "print only the job ID")
 	v.fs.BoolVar(&f.dryRun, "dry-run", false, "only ask the server what would happen if the job were submitted now; changes nothing")
 	command, err := v.parse(args, 0, -1)
+	if err == nil {
+		err = f.check(v)
+	}
 	if err != nil {
 		return v.exit(err)
 	}
 	return v.exit(submit(ctx, v, &f, command))
+}
+
+// check refuses flag values out of range before anything is sent, so that
+// they are usage errors (exit 2) as in every verb, not the server's
+// refusal (exit 1). An omitted --priority or --preemption-retries leaves
+// the server's default.
+func (f *submitFlags) check(v *verb) error {
+	switch {
+	case v.given("priority") && (f.priority < 0 || f.priority > 9999):
+		return usagef("--priority must be 0 to 9999, not %d", f.priority)
+	case !v.given("priority"):
+		f.priority = -1
+	}
+	switch {
+	case v.given("preemption-retries") && f.preemptRetries < 0:
+		return usagef("--preemption-retries must be at least 0, not %d", f.preemptRetries)
+	case !v.given("preemption-retries"):
+		f.preemptRetries = -1
+	}
+	if v.given("count") && f.count < 1 {
+		return usagef("--count must be at least 1, not %d", f.count)
+	}
+	if f.retries < 0 || f.retries > 9 {
+		return usagef("--retries must be 0 to 9, not %d", f.retries)
+	}
+	if v.given("timeout") && f.timeout < time.Minute {
+		return usagef("--timeout must be at least 60s, not %s", f.timeout)
+	}
+	return nil
 }
 
 func submit(ctx context.Context, v *verb, f *submitFlags, command []string) error {
@@ -175,9 +207,6 @@ func (f *submitFlags) fill(p *trainingjob.Request, command []string) error {
 		rc.InstanceType = f.instanceType
 	}
 	if f.count != 0 {
-		if f.count < 1 {
-			return usagef("--count must be at least 1")
-		}
 		n := f.count
 		rc.InstanceCount = &n
 	} else if rc.InstanceCount == nil {
@@ -236,9 +265,6 @@ func (f *submitFlags) input(payload *trainingjob.Request) (*batch.SubmitServiceJ
 	}
 	if f.priority >= 0 {
 		in.SchedulingPriority = aws.Int32(int32(f.priority))
-	}
-	if f.retries < 0 || f.retries > 9 {
-		return nil, usagef("--retries must be 0 to 9")
 	}
 	if f.retries > 0 {
 		in.RetryStrategy = &types.ServiceJobRetryStrategy{Attempts: aws.Int32(int32(f.retries + 1))}
@@ -313,7 +339,7 @@ func atoi(what, s string) (int, error) {
 // dryRun asks the server what the submission would do now, through the
 // same scheduler code on a copy of its state, and prints the answer.
 func dryRun(ctx context.Context, v *verb, c *client, in *batch.SubmitServiceJobInput) error {
-	req := sharqapi.SubmitRequest{
+	req := batchapi.SubmitServiceJobRequest{
 		JobName: aws.ToString(in.JobName), JobQueue: aws.ToString(in.JobQueue), ServiceJobType: string(in.ServiceJobType),
 		ServiceRequestPayload: aws.ToString(in.ServiceRequestPayload), QuotaShareName: aws.ToString(in.QuotaShareName),
 	}
@@ -323,9 +349,9 @@ func dryRun(ctx context.Context, v *verb, c *client, in *batch.SubmitServiceJobI
 	}
 	if pc := in.PreemptionConfiguration; pc != nil && pc.PreemptionRetriesBeforeTermination != nil {
 		n := int(*pc.PreemptionRetriesBeforeTermination)
-		req.PreemptionConfiguration = &engine.JobPreemptionConfiguration{PreemptionRetriesBeforeTermination: &n}
+		req.PreemptionConfiguration = &batchapi.JobPreemptionRequest{PreemptionRetriesBeforeTermination: &n}
 	}
-	out, err := sharqapi.DryRun(ctx, c.http, c.base, req)
+	out, err := sharqapi.RequestDryRun(ctx, c.http, c.base, req)
 	if err != nil {
 		return err
 	}
@@ -359,7 +385,7 @@ func dryRun(ctx context.Context, v *verb, c *client, in *batch.SubmitServiceJobI
 	return nil
 }
 
-func usageText(us []engine.CapacityUsage) string {
+func usageText(us []batchapi.CapacityUsage) string {
 	parts := make([]string, len(us))
 	for i, u := range us {
 		parts[i] = fmt.Sprintf("%g × %s", u.Quantity, u.CapacityUnit)

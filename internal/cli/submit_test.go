@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/sharq-dev/sharq/internal/engine"
+	"github.com/sharq-dev/sharq/internal/record"
 )
 
 // trainingPayload is the part of the submitted payload the tests check.
@@ -21,7 +22,7 @@ type trainingPayload struct {
 	Environment map[string]string
 }
 
-func (s *server) job(id string) (engine.ServiceJob, trainingPayload) {
+func (s *server) job(id string) (record.Job, trainingPayload) {
 	s.t.Helper()
 	j, err := s.eng.DescribeServiceJob(s.t.Context(), id)
 	if err != nil {

@@ -30,7 +30,11 @@ func Top(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var f sharesFlags
 	v.fs.StringVar(&f.queue, "queue", "", "only this job queue")
 	interval := v.fs.Duration("interval", time.Second, "time between refreshes")
-	if _, err := v.parse(args, 0, 0); err != nil {
+	_, err := v.parse(args, 0, 0)
+	if err == nil && *interval <= 0 {
+		err = usagef("--interval must be more than 0, not %s", *interval)
+	}
+	if err != nil {
 		return v.exit(err)
 	}
 	return v.exit(top(ctx, v, f, *interval))

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/sharq-dev/sharq/internal/engine"
+	"github.com/sharq-dev/sharq/internal/record"
 )
 
 // Apply creates every resource of c on an engine that has none of them, in
@@ -41,7 +42,7 @@ func Apply(ctx context.Context, e *engine.Engine, c *Config) error {
 func PolicyInput(p SchedulingPolicy) engine.CreateSchedulingPolicyInput {
 	in := engine.CreateSchedulingPolicyInput{Name: p.Name, Tags: p.Tags}
 	if qp := p.QuotaSharePolicy; qp != nil {
-		in.QuotaSharePolicy = &engine.QuotaSharePolicy{IdleResourceAssignmentStrategy: orDefault(qp.IdleResourceAssignmentStrategy, "FIFO")}
+		in.QuotaSharePolicy = &record.QuotaSharePolicy{IdleResourceAssignmentStrategy: orDefault(qp.IdleResourceAssignmentStrategy, "FIFO")}
 	}
 	return in
 }
@@ -62,10 +63,10 @@ func QueueInput(q JobQueue, policyArn string) engine.CreateJobQueueInput {
 		State: orDefault(q.State, "ENABLED"), Tags: q.Tags,
 	}
 	for i, se := range q.ServiceEnvironments {
-		in.ServiceEnvironmentOrder = append(in.ServiceEnvironmentOrder, engine.ServiceEnvironmentOrder{Order: i + 1, ServiceEnvironment: se})
+		in.ServiceEnvironmentOrder = append(in.ServiceEnvironmentOrder, record.ServiceEnvironmentOrder{Order: i + 1, ServiceEnvironment: se})
 	}
 	for _, a := range q.JobStateTimeLimitActions {
-		in.JobStateTimeLimitActions = append(in.JobStateTimeLimitActions, engine.JobStateTimeLimitAction{
+		in.JobStateTimeLimitActions = append(in.JobStateTimeLimitActions, record.JobStateTimeLimitAction{
 			Action: orDefault(a.Action, "TERMINATE"), MaxTimeSeconds: a.MaxTimeSeconds, Reason: a.Reason, State: orDefault(a.State, "RUNNABLE"),
 		})
 	}
@@ -76,18 +77,18 @@ func QueueInput(q JobQueue, policyArn string) engine.CreateJobQueueInput {
 func ShareInput(queue string, s QuotaShare) engine.CreateQuotaShareInput {
 	return engine.CreateQuotaShareInput{
 		Name: s.Name, JobQueue: queue, CapacityLimits: limits(s.CapacityLimits),
-		ResourceSharingConfiguration: engine.ResourceSharingConfiguration{
+		ResourceSharingConfiguration: record.ResourceSharingConfiguration{
 			Strategy: s.ResourceSharingConfiguration.Strategy, BorrowLimit: s.ResourceSharingConfiguration.BorrowLimit,
 		},
-		PreemptionConfiguration: engine.QuotaSharePreemptionConfiguration{InSharePreemption: orDefault(s.PreemptionConfiguration.InSharePreemption, "DISABLED")},
+		PreemptionConfiguration: record.QuotaSharePreemptionConfiguration{InSharePreemption: orDefault(s.PreemptionConfiguration.InSharePreemption, "DISABLED")},
 		State:                   orDefault(s.State, "ENABLED"), Tags: s.Tags,
 	}
 }
 
-func limits(ls []CapacityLimit) []engine.CapacityLimit {
-	out := make([]engine.CapacityLimit, len(ls))
+func limits(ls []CapacityLimit) []record.CapacityLimit {
+	out := make([]record.CapacityLimit, len(ls))
 	for i, l := range ls {
-		out[i] = engine.CapacityLimit{CapacityUnit: l.CapacityUnit, MaxCapacity: l.MaxCapacity}
+		out[i] = record.CapacityLimit{CapacityUnit: l.CapacityUnit, MaxCapacity: l.MaxCapacity}
 	}
 	return out
 }

@@ -118,3 +118,38 @@ func TestUnknownField(t *testing.T) {
 		t.Errorf("err = %v, want one naming capacityLimit", err)
 	}
 }
+
+// Ensure a mistake in the file is reported at its line and column:
+// syntax errors where the problem is (not where its block began), values
+// of the wrong type, unknown keys and invalid fields.
+func TestErrorPositions(t *testing.T) {
+	cases := map[string]struct{ old, new, want string }{
+		"Indent": {"jobQueues:\n", "  bad: [\njobQueues:\n",
+			"line 4, column 3: did not find expected key"},
+		"Tab": {"    schedulingPolicy: p\n", "    schedulingPolicy: p\n\tx: 1\n",
+			"line 7, column 1: found a tab character that violates indentation"},
+		"Type": {"maxCapacity: 1}", "maxCapacity: one}",
+			"line 10, column 68: cannot unmarshal !!str `one` into int"},
+		"UnknownKey": {"    schedulingPolicy: p\n", "    schedulingPolicy: p\n    priorty: 3\n",
+			"line 7, column 5: field priorty not found"},
+		"Field": {"{strategy: LEND}", "{strategy: LEND_AND_BORROW, borrowLimit: -2}",
+			"line 11, column 80: jobQueues[0].quotaShares[0].resourceSharingConfiguration.borrowLimit is out of range: must be at least -1, not -2"},
+		"Missing": {"{strategy: LEND}", "{}",
+			"line 11, column 39: jobQueues[0].quotaShares[0].resourceSharingConfiguration.strategy is required"},
+		// AWS takes an Integer, 32 bits; the message is the API's.
+		"BorrowLimitMax": {"{strategy: LEND}", "{strategy: LEND_AND_BORROW, borrowLimit: 3000000000}",
+			"line 11, column 80: jobQueues[0].quotaShares[0].resourceSharingConfiguration.borrowLimit is out of range: must be at most 2147483647, not 3000000000"},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			in := strings.Replace(base, c.old, c.new, 1)
+			if in == base {
+				t.Fatalf("case does not change the base config")
+			}
+			_, err := clusterconfig.Parse(strings.NewReader(in))
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("err = %v\nwant %s", err, c.want)
+			}
+		})
+	}
+}

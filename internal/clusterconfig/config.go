@@ -30,6 +30,9 @@ type Config struct {
 	SchedulingPolicies  []SchedulingPolicy   `yaml:"schedulingPolicies" json:"schedulingPolicies"`
 	ServiceEnvironments []ServiceEnvironment `yaml:"serviceEnvironments" json:"serviceEnvironments"`
 	JobQueues           []JobQueue           `yaml:"jobQueues" json:"jobQueues"`
+	// AccessPolicies are what access keys may do (sharq apply only; the
+	// simulator ignores them).
+	AccessPolicies []AccessPolicy `yaml:"accessPolicies,omitempty" json:"accessPolicies,omitempty"`
 }
 
 // SchedulingPolicy is a scheduling policy. A quota-share policy makes the

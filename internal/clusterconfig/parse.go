@@ -17,6 +17,10 @@ func Parse(r io.Reader) (*Config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read cluster config: %w", err)
 	}
+	var root yaml.Node
+	if err := yaml.Unmarshal(data, &root); err != nil {
+		return nil, fmt.Errorf("parse cluster config: %w", syntaxError(data, err))
+	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	var c Config
@@ -24,9 +28,12 @@ func Parse(r io.Reader) (*Config, error) {
 		if errors.Is(err, io.EOF) {
 			return nil, errors.New("cluster config is empty")
 		}
-		return nil, fmt.Errorf("parse cluster config: %w", err)
+		return nil, fmt.Errorf("parse cluster config: %w", typeError(&root, err))
 	}
 	if err := c.Validate(); err != nil {
+		if fe, ok := errors.AsType[*FieldError](err); ok {
+			locate(&root, fe)
+		}
 		return nil, err
 	}
 	return &c, nil

@@ -3,6 +3,7 @@ package clusterconfig
 import (
 	"errors"
 	"fmt"
+	"math"
 	"regexp"
 )
 
@@ -22,13 +23,20 @@ type FieldError struct {
 	Err   error
 	// Detail says more, e.g. the allowed values.
 	Detail string
+	// Line and Column are where the field is in the file Parse read (the
+	// nearest enclosing field for a missing one); 0 when not known.
+	Line, Column int
 }
 
 func (e *FieldError) Error() string {
+	msg := fmt.Sprintf("%s %v", e.Field, e.Err)
 	if e.Detail != "" {
-		return fmt.Sprintf("%s %v: %s", e.Field, e.Err, e.Detail)
+		msg += ": " + e.Detail
 	}
-	return fmt.Sprintf("%s %v", e.Field, e.Err)
+	if e.Line > 0 {
+		msg = fmt.Sprintf("line %d, column %d: %s", e.Line, e.Column, msg)
+	}
+	return msg
 }
 
 func (e *FieldError) Unwrap() error { return e.Err }
@@ -62,7 +70,7 @@ func (c *Config) Validate() error {
 			return err
 		}
 	}
-	return nil
+	return c.validateAccessPolicies()
 }
 
 func unique(field, name string, seen map[string]bool) error {
@@ -223,8 +231,13 @@ func validateShare(f string, s *QuotaShare, se *ServiceEnvironment) error {
 	if rs.BorrowLimit != nil && rs.Strategy != "LEND_AND_BORROW" {
 		return fieldErr(f+".resourceSharingConfiguration.borrowLimit", ErrRange, "only a LEND_AND_BORROW share has a borrow limit")
 	}
+	// AWS documents a minimum of -1 (unlimited) and takes an Integer: 32
+	// bits. The wording is the API's.
 	if rs.BorrowLimit != nil && *rs.BorrowLimit < -1 {
-		return fieldErr(f+".resourceSharingConfiguration.borrowLimit", ErrRange, "%d is below -1 (unlimited)", *rs.BorrowLimit)
+		return fieldErr(f+".resourceSharingConfiguration.borrowLimit", ErrRange, "must be at least -1, not %d", *rs.BorrowLimit)
+	}
+	if rs.BorrowLimit != nil && *rs.BorrowLimit > math.MaxInt32 {
+		return fieldErr(f+".resourceSharingConfiguration.borrowLimit", ErrRange, "must be at most %d, not %d", math.MaxInt32, *rs.BorrowLimit)
 	}
 	return oneOf(f+".preemptionConfiguration.inSharePreemption", s.PreemptionConfiguration.InSharePreemption, "ENABLED", "DISABLED")
 }

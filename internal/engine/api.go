@@ -1,6 +1,10 @@
 package engine
 
-import "encoding/json"
+import (
+	"encoding/json"
+
+	"github.com/sharq-dev/sharq/internal/record"
+)
 
 // Inputs of the engine's operations. The API layer has already checked
 // their syntax (required fields, enums, lengths, ranges); the engine checks
@@ -15,28 +19,28 @@ type Page struct {
 
 type CreateSchedulingPolicyInput struct {
 	Name             string
-	QuotaSharePolicy *QuotaSharePolicy
+	QuotaSharePolicy *record.QuotaSharePolicy
 	FairsharePolicy  json.RawMessage
 	Tags             map[string]string
 }
 
 type UpdateSchedulingPolicyInput struct {
 	Arn              string
-	QuotaSharePolicy *QuotaSharePolicy
+	QuotaSharePolicy *record.QuotaSharePolicy
 	FairsharePolicy  json.RawMessage
 }
 
 type CreateServiceEnvironmentInput struct {
 	Name           string
 	Type           string
-	CapacityLimits []CapacityLimit
+	CapacityLimits []record.CapacityLimit
 	State          string // "" means ENABLED
 	Tags           map[string]string
 }
 
 type UpdateServiceEnvironmentInput struct {
 	ServiceEnvironment string // name or ARN
-	CapacityLimits     []CapacityLimit
+	CapacityLimits     []record.CapacityLimit
 	State              string // "" means unchanged
 }
 
@@ -44,10 +48,10 @@ type CreateJobQueueInput struct {
 	Name                     string
 	Priority                 int
 	Type                     string
-	ServiceEnvironmentOrder  []ServiceEnvironmentOrder // names or ARNs
+	ServiceEnvironmentOrder  []record.ServiceEnvironmentOrder // names or ARNs
 	SchedulingPolicyArn      string
 	State                    string
-	JobStateTimeLimitActions []JobStateTimeLimitAction
+	JobStateTimeLimitActions []record.JobStateTimeLimitAction
 	ComputeEnvironmentOrder  []json.RawMessage
 	Tags                     map[string]string
 }
@@ -57,26 +61,26 @@ type UpdateJobQueueInput struct {
 	State                    string
 	SchedulingPolicyArn      string
 	Priority                 *int
-	ServiceEnvironmentOrder  []ServiceEnvironmentOrder
-	JobStateTimeLimitActions []JobStateTimeLimitAction // nil: unchanged
+	ServiceEnvironmentOrder  []record.ServiceEnvironmentOrder
+	JobStateTimeLimitActions []record.JobStateTimeLimitAction // nil: unchanged
 	ComputeEnvironmentOrder  []json.RawMessage
 }
 
 type CreateQuotaShareInput struct {
 	Name                         string
 	JobQueue                     string // name or ARN
-	CapacityLimits               []CapacityLimit
-	ResourceSharingConfiguration ResourceSharingConfiguration
-	PreemptionConfiguration      QuotaSharePreemptionConfiguration
+	CapacityLimits               []record.CapacityLimit
+	ResourceSharingConfiguration record.ResourceSharingConfiguration
+	PreemptionConfiguration      record.QuotaSharePreemptionConfiguration
 	State                        string
 	Tags                         map[string]string
 }
 
 type UpdateQuotaShareInput struct {
 	QuotaShareArn                string
-	CapacityLimits               []CapacityLimit
-	ResourceSharingConfiguration *ResourceSharingConfiguration
-	PreemptionConfiguration      *QuotaSharePreemptionConfiguration
+	CapacityLimits               []record.CapacityLimit
+	ResourceSharingConfiguration *record.ResourceSharingConfiguration
+	PreemptionConfiguration      *record.QuotaSharePreemptionConfiguration
 	State                        string
 }
 
@@ -89,10 +93,14 @@ type SubmitServiceJobInput struct {
 	QuotaShareName          string
 	ShareIdentifier         string
 	SchedulingPriority      *int
-	PreemptionConfiguration *JobPreemptionConfiguration
-	RetryStrategy           *RetryStrategy
-	TimeoutConfig           *TimeoutConfig
+	PreemptionConfiguration *record.JobPreemptionConfiguration
+	RetryStrategy           *record.RetryStrategy
+	TimeoutConfig           *record.TimeoutConfig
 	Tags                    map[string]string
+	// Owner is the submitter's principal, recorded with the job. It is
+	// not part of the request: a retry by another caller is the same
+	// submission.
+	Owner string
 }
 
 // JobFilter is one ListServiceJobs filter.
@@ -108,9 +116,8 @@ type ListServiceJobsInput struct {
 	Page
 }
 
-// TerminateResult is one job's outcome in TerminateServiceJobs.
+// TerminateError is a job TerminateServiceJobs could not terminate.
 type TerminateError struct {
-	Job     string `json:"job"`
-	Code    string `json:"code"`
-	Message string `json:"message"`
+	Job     string // as the request named it
+	Message string
 }

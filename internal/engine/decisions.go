@@ -10,6 +10,8 @@ import (
 
 	"github.com/sharq-dev/sharq/internal/core"
 	"github.com/sharq-dev/sharq/internal/executor"
+	"github.com/sharq-dev/sharq/internal/record"
+	"github.com/sharq-dev/sharq/internal/trainingjob"
 )
 
 // maxRecentPreemptions is how many preempted attempts a job keeps.
@@ -18,8 +20,10 @@ const maxRecentPreemptions = 10
 // applyDecisions turns one core cycle's decisions into record changes and
 // executor actions.
 func (e *Engine) applyDecisions(ds core.Decisions, now time.Time) {
-	// Victims preempted for a job must exit before its attempt starts.
+	// Victims preempted for a job must exit before its attempt starts;
+	// hold is the longest grace period among them.
 	waitFor := map[string][]string{}
+	hold := map[string]time.Duration{}
 	for _, d := range ds.List {
 		j := e.jobs[d.Job]
 		if j == nil {
@@ -27,10 +31,11 @@ func (e *Engine) applyDecisions(ds core.Decisions, now time.Time) {
 		}
 		switch d.Kind {
 		case core.Dispatch:
-			e.dispatched(j, d, waitFor[d.Job], now)
+			e.dispatched(j, d, waitFor[d.Job], hold[d.Job], now)
 		case core.Preempt:
-			if a := j.Internal.AttemptID; a != "" && e.stopAttempt(a) {
+			if a := j.AttemptID; a != "" && e.stopAttempt(j) {
 				waitFor[d.For] = append(waitFor[d.For], a)
+				hold[d.For] = max(hold[d.For], e.graceOf(j))
 			}
 			e.preempted(j, d, now)
 		case core.Fail:
@@ -41,32 +46,57 @@ func (e *Engine) applyDecisions(ds core.Decisions, now time.Time) {
 	}
 }
 
-func (e *Engine) dispatched(j *jobRec, d core.Decision, waitFor []string, now time.Time) {
-	j.Internal.AttemptSeq++
-	id := attemptName(j.JobName, j.JobID, j.Internal.AttemptSeq)
-	j.Internal.AttemptID = id
-	j.Internal.DispatchedAt = now.UnixNano()
-	j.Internal.WaitFor = waitFor
+// attemptOf is the executor's view of the job's current attempt.
+func (e *Engine) attemptOf(j *record.Job) executor.Attempt {
+	a := executor.Attempt{ID: j.AttemptID, JobID: j.JobID, JobName: j.JobName, Queue: j.Queue, Share: j.QuotaShareName,
+		Payload: []byte(j.ServiceRequestPayload), Grace: e.graceOf(j)}
+	if l := e.opts.Lease; l != nil {
+		a.Term = l.Term()
+	}
+	for _, u := range j.Demand {
+		a.Instances = append(a.Instances, executor.Instances{Type: u.Unit, Count: u.Count})
+	}
+	if tc := j.TimeoutConfig; tc != nil && tc.AttemptDurationSeconds > 0 {
+		a.Timeout = secs(tc.AttemptDurationSeconds)
+	}
+	return a
+}
+
+// graceOf is the job's grace period: its payload's SHARQ_STOP_GRACE_SECONDS,
+// else the server's. A payload that sets a malformed one gets the server's
+// here; the executor refuses to start it.
+func (e *Engine) graceOf(j *record.Job) time.Duration {
+	if !strings.Contains(j.ServiceRequestPayload, trainingjob.StopGraceEnv) {
+		return e.opts.StopGrace
+	}
+	if r, err := trainingjob.Parse([]byte(j.ServiceRequestPayload)); err == nil {
+		if g, ok, err := r.StopGrace(); ok && err == nil {
+			return g
+		}
+	}
+	return e.opts.StopGrace
+}
+
+// dispatched starts the job's next attempt once the cycle is durable; hold
+// is the longest grace period of the victims in waitFor, which it waits for.
+func (e *Engine) dispatched(j *record.Job, d core.Decision, waitFor []string, hold time.Duration, now time.Time) {
+	j.AttemptSeq++
+	id := attemptName(j.JobName, j.JobID, j.AttemptSeq)
+	j.AttemptID = id
+	j.DispatchedAt = now.UnixNano()
+	j.WaitFor = waitFor
 	j.StatusReason = ""
 	e.setStatus(j, StatusScheduled, now)
 	j.ScheduledAt = ms(now)
 	j.StartedAt, j.StoppedAt = 0, 0
-	rid := ServiceResourceID{Name: "TrainingJobArn", Value: e.trainingJobArn(id)}
-	j.LatestAttempt = &LatestAttempt{ServiceResourceID: rid}
-	j.Attempts = append(j.Attempts, Attempt{ServiceResourceID: rid})
+	rid := record.ServiceResourceID{Name: "TrainingJobArn", Value: e.base().TrainingJob(id)}
+	j.LatestAttempt = &record.LatestAttempt{ServiceResourceID: rid}
+	j.Attempts = append(j.Attempts, record.Attempt{ServiceResourceID: rid})
 	delete(e.waits, j.JobID)
 	e.attempts[id] = j.JobID
 	e.touch(j)
-	a := executor.Attempt{ID: id, JobID: j.JobID, JobName: j.JobName,
-		Queue: j.Internal.Queue, Share: j.QuotaShareName, Payload: []byte(j.ServiceRequestPayload)}
-	for _, u := range j.Internal.Demand {
-		a.Instances = append(a.Instances, executor.Instances{Type: u.Unit, Count: u.Count})
-	}
-	if tc := j.TimeoutConfig; tc != nil && tc.AttemptDurationSeconds > 0 {
-		a.Timeout = time.Duration(tc.AttemptDurationSeconds) * time.Second
-	}
-	e.tx.starts = append(e.tx.starts, start{a, waitFor})
-	e.tx.dispatches = append(e.tx.dispatches, DispatchInfo{Queue: j.Internal.Queue, Share: j.QuotaShareName,
+	e.tx.starts = append(e.tx.starts, start{e.attemptOf(j), waitFor, hold})
+	e.tx.dispatches = append(e.tx.dispatches, DispatchInfo{Queue: j.Queue, Share: j.QuotaShareName,
 		Via: d.Via.String(), Borrowed: len(d.Borrowed) > 0, Waited: now.Sub(time.UnixMilli(j.CreatedAt))})
 }
 
@@ -81,33 +111,33 @@ func attemptName(name, id string, seq int) string {
 }
 
 // endAttempt closes the current attempt record and forgets the live attempt.
-func (e *Engine) endAttempt(j *jobRec, reason string, now time.Time) {
-	if a := j.currentAttempt(); a != nil && a.StoppedAt == 0 {
+func (e *Engine) endAttempt(j *record.Job, reason string, now time.Time) {
+	if a := j.CurrentAttempt(); a != nil && a.StoppedAt == 0 {
 		a.StoppedAt = ms(now)
 		a.StatusReason = reason
 	}
-	if id := j.Internal.AttemptID; id != "" {
+	if id := j.AttemptID; id != "" {
 		delete(e.attempts, id)
 	}
 }
 
-func (e *Engine) preempted(j *jobRec, d core.Decision, now time.Time) {
+func (e *Engine) preempted(j *record.Job, d core.Decision, now time.Time) {
 	reason := d.Reason.String()
 	e.endAttempt(j, reason, now)
 	ps := j.PreemptionSummary
 	if ps == nil {
-		ps = &PreemptionSummary{}
+		ps = &record.PreemptionSummary{}
 		j.PreemptionSummary = ps
 	}
 	ps.PreemptedAttemptCount++
-	e.tx.preempts = append(e.tx.preempts, PreemptInfo{Queue: j.Internal.Queue, Share: j.QuotaShareName, Kind: d.Preemption.String()})
-	if a := j.currentAttempt(); a != nil {
-		ps.RecentPreemptedAttempts = append([]Attempt{*a}, ps.RecentPreemptedAttempts...)
+	e.tx.preempts = append(e.tx.preempts, PreemptInfo{Queue: j.Queue, Share: j.QuotaShareName, Kind: d.Preemption.String()})
+	if a := j.CurrentAttempt(); a != nil {
+		ps.RecentPreemptedAttempts = append([]record.Attempt{*a}, ps.RecentPreemptedAttempts...)
 		if len(ps.RecentPreemptedAttempts) > maxRecentPreemptions {
 			ps.RecentPreemptedAttempts = ps.RecentPreemptedAttempts[:maxRecentPreemptions]
 		}
 	}
-	j.Internal.AttemptID = ""
+	j.AttemptID = ""
 	j.StatusReason = reason
 	if d.Requeued {
 		e.setStatus(j, StatusRunnable, now)
@@ -115,47 +145,48 @@ func (e *Engine) preempted(j *jobRec, d core.Decision, now time.Time) {
 	e.touch(j)
 }
 
-// stopAttempt has the executor stop a live attempt once the cycle is
-// durable. An attempt dispatched in this same cycle (then preempted by a
-// later pass, or failed) is simply never started; stopAttempt reports
-// whether there is a stop to wait for.
-func (e *Engine) stopAttempt(id string) bool {
+// stopAttempt has the executor stop the job's live attempt, with the job's
+// grace period, once the cycle is durable. An attempt dispatched in this
+// same cycle (then preempted by a later pass, or failed) is simply never
+// started; stopAttempt reports whether there is a stop to wait for.
+func (e *Engine) stopAttempt(j *record.Job) bool {
+	id := j.AttemptID
 	if i := slices.IndexFunc(e.tx.starts, func(s start) bool { return s.attempt.ID == id }); i >= 0 {
 		e.tx.starts = slices.Delete(e.tx.starts, i, i+1)
 		return false
 	}
-	e.tx.stops = append(e.tx.stops, id)
+	e.tx.stops = append(e.tx.stops, stop{id, e.graceOf(j)})
 	return true
 }
 
 // fail ends a job as FAILED.
-func (e *Engine) fail(j *jobRec, reason string, now time.Time) {
-	if dispatchedStatus(j.Status) && j.Internal.AttemptID != "" {
-		e.stopAttempt(j.Internal.AttemptID)
+func (e *Engine) fail(j *record.Job, reason string, now time.Time) {
+	if dispatchedStatus(j.Status) && j.AttemptID != "" {
+		e.stopAttempt(j)
 	}
 	e.endAttempt(j, reason, now)
 	e.finish(j, StatusFailed, reason, now)
 }
 
-func (e *Engine) finish(j *jobRec, status, reason string, now time.Time) {
-	j.Internal.AttemptID = ""
+func (e *Engine) finish(j *record.Job, status, reason string, now time.Time) {
+	j.AttemptID = ""
 	j.StatusReason = reason
 	e.setStatus(j, status, now)
 	j.StoppedAt = ms(now)
-	j.Internal.EndedAt = ms(now)
-	e.ended = append(e.ended, endMark{id: j.JobID, at: j.Internal.EndedAt})
+	j.EndedAt = ms(now)
+	e.ended = append(e.ended, endMark{id: j.JobID, at: j.EndedAt})
 	delete(e.waits, j.JobID)
 	e.touch(j)
 }
 
-func (e *Engine) waiting(j *jobRec, d core.Decision, now time.Time) {
+func (e *Engine) waiting(j *record.Job, d core.Decision, now time.Time) {
 	if j.Status == StatusSubmitted {
 		e.setStatus(j, StatusRunnable, now)
 	}
 	if !d.Reason.Misconfiguration() {
 		delete(e.waits, j.JobID)
-		if j.Internal.WaitSince != 0 {
-			j.Internal.WaitSince = 0
+		if j.WaitSince != 0 {
+			j.WaitSince = 0
 			e.touch(j)
 		}
 		return
@@ -163,12 +194,12 @@ func (e *Engine) waiting(j *jobRec, d core.Decision, now time.Time) {
 	r := d.Reason.String()
 	if w, ok := e.waits[j.JobID]; !ok || w.reason != r {
 		since := ms(now)
-		if !ok && j.StatusReason == r && j.Internal.WaitSince > 0 {
-			since = j.Internal.WaitSince // it waited so before a restart
+		if !ok && j.StatusReason == r && j.WaitSince > 0 {
+			since = j.WaitSince // it waited so before a restart
 		}
 		e.waits[j.JobID] = waitMark{reason: r, since: since}
-		if j.Internal.WaitSince != since {
-			j.Internal.WaitSince = since
+		if j.WaitSince != since {
+			j.WaitSince = since
 			e.touch(j)
 		}
 	}
@@ -185,7 +216,7 @@ func (e *Engine) handleUpdate(u executor.Update, now time.Time) {
 	}
 	id, ok := e.attempts[u.AttemptID]
 	j := e.jobs[id]
-	if !ok || j == nil || j.Internal.AttemptID != u.AttemptID {
+	if !ok || j == nil || j.AttemptID != u.AttemptID {
 		e.closedAttemptEnded(u) // an attempt the engine already closed (preempted, terminated)
 		return
 	}
@@ -201,7 +232,7 @@ func (e *Engine) handleUpdate(u executor.Update, now time.Time) {
 	case executor.Running:
 		if j.Status != StatusRunning {
 			j.StartedAt = ms(at)
-			if a := j.currentAttempt(); a != nil {
+			if a := j.CurrentAttempt(); a != nil {
 				a.StartedAt = ms(at)
 			}
 			e.setStatus(j, StatusRunning, at)
@@ -219,12 +250,12 @@ func (e *Engine) handleUpdate(u executor.Update, now time.Time) {
 	case executor.Failed, executor.Stopped:
 		reason := u.Reason
 		if reason == "" {
-			reason = "Attempt " + strings.ToLower(string(u.State))
+			reason = "record.Attempt " + strings.ToLower(string(u.State))
 		}
 		e.endAttempt(j, reason, at)
 		if e.retry(j, reason) {
 			e.mustCore(core.AttemptEnded{Job: j.JobID, Requeue: true})
-			j.Internal.Entries++
+			j.Entries++
 			e.requeued(j, reason, at)
 			return
 		}
@@ -243,7 +274,7 @@ func (e *Engine) closedAttemptEnded(u executor.Update) {
 		return
 	}
 	more := strings.TrimPrefix(u.Reason, "Stopped: ")
-	amend := func(as []Attempt) bool {
+	amend := func(as []record.Attempt) bool {
 		changed := false
 		for i := range as {
 			a := &as[i]
@@ -263,8 +294,8 @@ func (e *Engine) closedAttemptEnded(u executor.Update) {
 	}
 }
 
-func (e *Engine) requeued(j *jobRec, reason string, now time.Time) {
-	j.Internal.AttemptID = ""
+func (e *Engine) requeued(j *record.Job, reason string, now time.Time) {
+	j.AttemptID = ""
 	j.StatusReason = reason
 	e.setStatus(j, StatusRunnable, now)
 }
@@ -272,9 +303,9 @@ func (e *Engine) requeued(j *jobRec, reason string, now time.Time) {
 // retry decides whether a failed attempt is tried again: the first
 // evaluateOnExit rule whose glob matches the reason decides; with no match,
 // retry while attempts remain.
-func (e *Engine) retry(j *jobRec, reason string) bool {
+func (e *Engine) retry(j *record.Job, reason string) bool {
 	rs := j.RetryStrategy
-	if rs == nil || j.Internal.Entries >= rs.Attempts {
+	if rs == nil || j.Entries >= rs.Attempts {
 		return false
 	}
 	for _, r := range rs.EvaluateOnExit {
@@ -327,7 +358,7 @@ func (e *Engine) housekeeping(now time.Time) error {
 			delete(e.waits, id)
 			continue
 		}
-		q := e.queues[j.Internal.Queue]
+		q := e.queues[j.Queue]
 		if q == nil {
 			continue
 		}
@@ -360,14 +391,14 @@ func (e *Engine) purge(now time.Time) {
 		if j == nil && m.token != "" && e.tokens[m.token] == id {
 			delete(e.tokens, m.token) // a job known only by its token
 		}
-		if j == nil || !terminal(j.Status) || j.Internal.EndedAt != m.at {
+		if j == nil || !terminal(j.Status) || j.EndedAt != m.at {
 			continue
 		}
 		delete(e.jobs, id)
 		if e.opts.Ephemeral {
 			e.counts[j.Status]-- // else the store's purge recounts
 		}
-		if t := j.Internal.ClientToken; t != "" && e.tokens[t] == id {
+		if t := j.ClientToken; t != "" && e.tokens[t] == id {
 			delete(e.tokens, t)
 		}
 	}

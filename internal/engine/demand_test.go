@@ -4,8 +4,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-
-	"github.com/sharq-dev/sharq/internal/core"
+	"github.com/sharq-dev/sharq/internal/record"
 )
 
 // Ensure a job's demand is its instance type × count, or its instance
@@ -13,13 +12,13 @@ import (
 func TestDemandOf(t *testing.T) {
 	tests := map[string]struct {
 		payload string
-		want    []core.UnitCount
+		want    []record.UnitCount
 	}{
-		"Type":         {`{"ResourceConfig":{"InstanceType":"ml.g5.xlarge","InstanceCount":2,"VolumeSizeInGB":10}}`, []core.UnitCount{{Unit: "ml.g5.xlarge", Count: 2}}},
-		"DefaultCount": {`{"ResourceConfig":{"InstanceType":"ml.g5.xlarge"}}`, []core.UnitCount{{Unit: "ml.g5.xlarge", Count: 1}}},
+		"Type":         {`{"ResourceConfig":{"InstanceType":"ml.g5.xlarge","InstanceCount":2,"VolumeSizeInGB":10}}`, []record.UnitCount{{Unit: "ml.g5.xlarge", Count: 2}}},
+		"DefaultCount": {`{"ResourceConfig":{"InstanceType":"ml.g5.xlarge"}}`, []record.UnitCount{{Unit: "ml.g5.xlarge", Count: 1}}},
 		"Groups": {`{"ResourceConfig":{"InstanceGroups":[{"InstanceType":"ml.p4d.24xlarge","InstanceCount":2,"InstanceGroupName":"a"},
 			{"InstanceType":"ml.g5.xlarge","InstanceCount":1,"InstanceGroupName":"b"},{"InstanceType":"ml.p4d.24xlarge","InstanceCount":1,"InstanceGroupName":"c"}]}}`,
-			[]core.UnitCount{{Unit: "ml.p4d.24xlarge", Count: 3}, {Unit: "ml.g5.xlarge", Count: 1}}},
+			[]record.UnitCount{{Unit: "ml.p4d.24xlarge", Count: 3}, {Unit: "ml.g5.xlarge", Count: 1}}},
 	}
 	for name, tc := range tests {
 		got, err := demandOf(tc.payload)

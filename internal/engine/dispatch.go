@@ -26,13 +26,15 @@ import (
 // A synchronous engine (the simulator) makes every call at once, in order,
 // in the caller's goroutine, without retries.
 type dispatcher struct {
-	ex      executor.Executor
-	log     logger
-	grace   time.Duration
-	maxHold time.Duration // how long a start waits for its victims at most
-	tries   int           // start attempts before the attempt fails
-	backoff time.Duration // the first retry's delay; it doubles, up to maxBackoff
-	inline  bool
+	ex  executor.Executor
+	log logger
+	// stopTimeout is how much longer than its victims' grace period a
+	// start waits for them at most.
+	stopTimeout time.Duration
+	tries       int           // start attempts before the attempt fails
+	backoff     time.Duration // the first retry's delay; it doubles, up to maxBackoff
+	inline      bool
+	lease       Lease // nil: the server is alone on its store
 	// failed reports a start that cannot be made as the attempt's failure.
 	failed func(executor.Update)
 
@@ -60,13 +62,16 @@ type logger interface {
 type heldStart struct {
 	a       executor.Attempt
 	victims map[string]bool
+	wait    time.Duration // the most it waits for them
 	timer   *time.Timer
 }
 
-// call is one executor call: a start, or a stop when start is nil.
+// call is one executor call: a start, or a stop (with its grace period)
+// when start is nil.
 type call struct {
 	start *executor.Attempt
 	stop  string
+	grace time.Duration
 }
 
 func (c call) attempt() string {
@@ -78,8 +83,8 @@ func (c call) attempt() string {
 
 func newDispatcher(opts Options, log logger, failed func(executor.Update)) *dispatcher {
 	d := &dispatcher{
-		ex: opts.Executor, log: log, grace: opts.StopGrace, maxHold: opts.StopGrace + opts.StopTimeout,
-		tries: opts.StartTries, backoff: opts.RetryBackoff, inline: opts.Synchronous, failed: failed,
+		ex: opts.Executor, log: log, stopTimeout: opts.StopTimeout,
+		tries: opts.StartTries, backoff: opts.RetryBackoff, inline: opts.Synchronous, failed: failed, lease: opts.Lease,
 		held: map[string]*heldStart{}, victimOf: map[string][]string{},
 	}
 	d.ctx, d.cancel = context.WithCancel(context.Background())
@@ -129,10 +134,10 @@ func (d *dispatcher) start(a executor.Attempt) {
 }
 
 // hold starts the attempt once every attempt in waitFor has reported that
-// it stopped. Hold a cycle's preemptors before stopping its victims, so
-// that a victim whose own start was still held, and is dropped, releases
-// them.
-func (d *dispatcher) hold(a executor.Attempt, waitFor []string) {
+// it stopped, or grace (the longest of theirs) and the stop timeout after.
+// Hold a cycle's preemptors before stopping its victims, so that a victim
+// whose own start was still held, and is dropped, releases them.
+func (d *dispatcher) hold(a executor.Attempt, waitFor []string, grace time.Duration) {
 	if d.ex == nil {
 		return
 	}
@@ -141,7 +146,7 @@ func (d *dispatcher) hold(a executor.Attempt, waitFor []string) {
 	if d.closed {
 		return
 	}
-	h := &heldStart{a: a, victims: map[string]bool{}}
+	h := &heldStart{a: a, victims: map[string]bool{}, wait: grace + d.stopTimeout}
 	for _, v := range waitFor {
 		h.victims[v] = true
 		d.victimOf[v] = append(d.victimOf[v], a.ID)
@@ -150,12 +155,13 @@ func (d *dispatcher) hold(a executor.Attempt, waitFor []string) {
 	if !d.inline {
 		// A victim the executor does not report on (lost, say) must not
 		// hold the capacity forever.
-		h.timer = time.AfterFunc(d.maxHold, func() { d.release(a.ID, true) })
+		h.timer = time.AfterFunc(h.wait, func() { d.release(a.ID, true) })
 	}
 }
 
-// stop stops the attempt; a start still held for its victims is dropped.
-func (d *dispatcher) stop(id string) {
+// stop stops the attempt with grace; a start still held for its victims
+// is dropped.
+func (d *dispatcher) stop(id string, grace time.Duration) {
 	if d.ex == nil {
 		return
 	}
@@ -167,7 +173,7 @@ func (d *dispatcher) stop(id string) {
 		return
 	}
 	d.mu.Unlock()
-	d.send(call{stop: id})
+	d.send(call{stop: id, grace: grace})
 }
 
 // ended hears that an attempt has stopped for good: the starts that waited
@@ -203,7 +209,7 @@ func (d *dispatcher) release(id string, late bool) {
 	d.mu.Unlock()
 	if late {
 		d.log.Warn("starting an attempt although the attempts preempted for it have not reported stopping",
-			"attempt", id, "victims", slices.Sorted(maps.Keys(h.victims)), "waited", d.maxHold)
+			"attempt", id, "victims", slices.Sorted(maps.Keys(h.victims)), "waited", h.wait)
 	}
 	d.send(call{start: &h.a})
 }
@@ -246,14 +252,19 @@ func (d *dispatcher) send(c call) {
 	d.workers[h.Sum32()%uint32(len(d.workers))] <- c
 }
 
-// make makes one call, retrying transient errors.
+// make makes one call, retrying transient errors. A server whose lease is
+// no longer held makes none: the next leader decides again.
 func (d *dispatcher) make(c call) {
 	for try := 1; ; try++ {
+		if d.lease != nil && !d.lease.Held() {
+			d.log.Warn("executor call dropped: the leadership lease is not held", "attempt", c.attempt())
+			return
+		}
 		var err error
 		if c.start != nil {
 			err = d.ex.Start(d.ctx, *c.start)
 		} else {
-			err = d.ex.Stop(d.ctx, c.stop, d.grace)
+			err = d.ex.Stop(d.ctx, c.stop, c.grace)
 		}
 		if err == nil || d.ctx.Err() != nil {
 			return

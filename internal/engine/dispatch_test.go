@@ -22,11 +22,13 @@ type gatedExecutor struct {
 	gate      chan struct{}      // when not nil, a start waits for it
 	holdStops bool
 	heldStops []string
-	started   chan string // job names as their starts reach the executor
+	graces    map[string]time.Duration // by attempt ID: the grace Stop was given
+	started   chan string              // job names as their starts reach the executor
 }
 
 func newGated(ex executor.Executor) *gatedExecutor {
-	return &gatedExecutor{Executor: ex, startErrs: map[string][]error{}, starts: map[string]int{}, started: make(chan string, 100)}
+	return &gatedExecutor{Executor: ex, startErrs: map[string][]error{}, starts: map[string]int{}, started: make(chan string, 100),
+		graces: map[string]time.Duration{}}
 }
 
 func (g *gatedExecutor) Start(ctx context.Context, a executor.Attempt) error {
@@ -50,6 +52,7 @@ func (g *gatedExecutor) Start(ctx context.Context, a executor.Attempt) error {
 
 func (g *gatedExecutor) Stop(ctx context.Context, id string, grace time.Duration) error {
 	g.mu.Lock()
+	g.graces[id] = grace
 	if g.holdStops {
 		g.heldStops = append(g.heldStops, id)
 		g.mu.Unlock()
@@ -156,4 +159,53 @@ func TestPreemptorWaitsForVictims(t *testing.T) {
 		t.Fatalf("started %s after the victim stopped, want high", name)
 	}
 	h.waitStatus(high, "RUNNING")
+}
+
+// Ensure a victim is stopped with its own grace period (its payload's
+// SHARQ_STOP_GRACE_SECONDS), and that a preemptor waits for a victim that
+// never reports for that grace period and the stop timeout, not the
+// server's grace period.
+func TestVictimGracePeriod(t *testing.T) {
+	var g *gatedExecutor
+	h := startEngineWith(t, t.TempDir(), func(ex executor.Executor) executor.Executor { g = newGated(ex); return g },
+		engine.Options{StopGrace: time.Hour, StopTimeout: 100 * time.Millisecond})
+	h.setupWalkthrough()
+	prio := 1
+	low, err := h.e.SubmitServiceJob(context.Background(), engine.SubmitServiceJobInput{JobName: "low", JobQueue: "my-sm-training-qm-jq",
+		ServiceJobType: "SAGEMAKER_TRAINING", QuotaShareName: "QS1", SchedulingPriority: &prio,
+		ServiceRequestPayload: payload("ml.g5.xlarge", 1, map[string]string{"SHARQ_STOP_GRACE_SECONDS": "0.2"})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lowAttempt := h.waitStatus(low.JobID, "RUNNING").AttemptID
+	<-g.started
+	busy := h.submit("busy", "QS2", 1)
+	h.waitStatus(busy, "RUNNING")
+	<-g.started
+
+	g.mu.Lock()
+	g.holdStops = true // the victim never reports that it stopped
+	g.mu.Unlock()
+	began := time.Now()
+	high := h.submit("high", "QS1", 9) // preempts low in-share
+	select {
+	case name := <-g.started:
+		if name != "high" {
+			t.Fatalf("started %s, want high", name)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("high did not start within 10s: it waits for the server's grace period, not its victim's")
+	}
+	waited := time.Since(began)
+	g.mu.Lock()
+	grace := g.graces[lowAttempt]
+	g.mu.Unlock()
+	if grace != 200*time.Millisecond {
+		t.Errorf("the victim was stopped with %s of grace, want its own 200ms", grace)
+	}
+	if waited < 300*time.Millisecond {
+		t.Errorf("high started %s after it was submitted, before its victim's grace and the stop timeout (300ms)", waited)
+	}
+	h.waitStatus(high, "RUNNING")
+	g.releaseStops(t)
 }

@@ -3,10 +3,9 @@ package engine
 import (
 	"context"
 	"slices"
-	"strconv"
-	"strings"
 
 	"github.com/sharq-dev/sharq/internal/core"
+	"github.com/sharq-dev/sharq/internal/record"
 )
 
 // DryRunID is the job ID a dry-run gives the job it tries.
@@ -14,34 +13,34 @@ const DryRunID = "dry-run"
 
 // DryRun is what would happen if a job were submitted now.
 type DryRun struct {
-	Queue string `json:"queue"`
-	Share string `json:"quotaShareName,omitempty"`
+	Queue string
+	Share string
 	// Dispatched: the job would be SCHEDULED at once, on Own capacity of
 	// its share and Borrowed capacity of others; Via is idle, reclaim
 	// (cross-share preemption) or in-share.
-	Dispatched bool            `json:"dispatched"`
-	Own        []CapacityUsage `json:"own,omitempty"`
-	Borrowed   []CapacityUsage `json:"borrowed,omitempty"`
-	Via        string          `json:"via,omitempty"`
+	Dispatched bool
+	Own        []core.UnitCount
+	Borrowed   []core.UnitCount
+	Via        string
 	// Preempts are the jobs it would stop.
-	Preempts []DryRunVictim `json:"preempts,omitempty"`
+	Preempts []DryRunVictim
 	// Otherwise it would wait: Reason is its statusReason; Position its
 	// 1-based place among its share's RUNNABLE jobs.
-	Reason           string `json:"reason,omitempty"`
-	Misconfiguration bool   `json:"misconfiguration,omitempty"`
-	Position         int    `json:"position,omitempty"`
+	Reason           string
+	Misconfiguration bool
+	Position         int
 }
 
 // DryRunVictim is a job a dry-run's job would preempt.
 type DryRunVictim struct {
-	JobID    string `json:"jobId"`
-	JobName  string `json:"jobName"`
-	Share    string `json:"quotaShareName,omitempty"`
-	Priority int    `json:"schedulingPriority"`
-	Kind     string `json:"kind"` // cross-share or in-share
+	JobID    string
+	JobName  string
+	Share    string
+	Priority int
+	Kind     string // cross-share or in-share
 	// Requeued is false when the preemption would fail the job (its
 	// preemption retries exhausted).
-	Requeued bool `json:"requeued"`
+	Requeued bool
 }
 
 // DryRunSubmit answers what SubmitServiceJob would do with in right now,
@@ -51,6 +50,9 @@ type DryRunVictim struct {
 func (e *Engine) DryRunSubmit(ctx context.Context, in SubmitServiceJobInput) (DryRun, error) {
 	demand, err := demandOf(in.ServiceRequestPayload)
 	if err != nil {
+		return DryRun{}, err
+	}
+	if err := e.checkRunnable(in.ServiceRequestPayload); err != nil {
 		return DryRun{}, err
 	}
 	e.mu.RLock()
@@ -75,8 +77,10 @@ func (e *Engine) DryRunSubmit(ctx context.Context, in SubmitServiceJobInput) (Dr
 	if in.SchedulingPriority != nil {
 		prio = *in.SchedulingPriority
 	}
-	j := &jobRec{ServiceJob: ServiceJob{JobID: DryRunID, SchedulingPriority: prio, QuotaShareName: in.QuotaShareName, PreemptionConfiguration: in.PreemptionConfiguration}}
-	j.Internal = jobInternal{Queue: q.JobQueueName, QueuedAt: max(now.UnixNano(), e.lastQ+1), Demand: demand}
+	j := &record.Job{
+		JobID: DryRunID, SchedulingPriority: prio, QuotaShareName: in.QuotaShareName, PreemptionConfiguration: in.PreemptionConfiguration,
+		Queue: q.JobQueueName, QueuedAt: max(now.UnixNano(), e.lastQ+1), Demand: demand,
+	}
 	if err := coreErr(c.Apply(e.submitEvent(j))); err != nil {
 		return DryRun{}, err
 	}
@@ -110,7 +114,7 @@ func (e *Engine) copyCore() (*core.Core, error) {
 		var err error
 		switch {
 		case dispatchedStatus(j.Status):
-			err = c.Apply(core.Restore{Submit: e.submitEvent(j), DispatchedAt: j.Internal.DispatchedAt})
+			err = c.Apply(core.Restore{Submit: e.submitEvent(j), DispatchedAt: j.DispatchedAt})
 		case !terminal(j.Status):
 			err = c.Apply(e.submitEvent(j))
 		}
@@ -137,7 +141,7 @@ func (e *Engine) dryRunResult(c *core.Core, queue, share string, ds core.Decisio
 		switch {
 		case d.Kind == core.Dispatch && d.Job == DryRunID:
 			out.Dispatched, out.Via = true, d.Via.String()
-			out.Own, out.Borrowed = capacityUsage(d.Own), capacityUsage(d.Borrowed)
+			out.Own, out.Borrowed = d.Own, d.Borrowed
 		case d.Kind == core.Preempt && d.For == DryRunID:
 			v := DryRunVictim{JobID: d.Job, Share: d.Share, Kind: d.Preemption.String(), Requeued: d.Requeued}
 			if j := e.jobs[d.Job]; j != nil {
@@ -156,50 +160,4 @@ func (e *Engine) dryRunResult(c *core.Core, queue, share string, ds core.Decisio
 		out.Position = st.Position + 1
 	}
 	return out
-}
-
-// String renders a dry-run in a sentence or two, for the CLI.
-func (d DryRun) String() string {
-	var b strings.Builder
-	if !d.Dispatched {
-		b.WriteString("would wait")
-		if d.Position > 0 {
-			b.WriteString(" at position " + strconv.Itoa(d.Position) + " of " + d.Share)
-		}
-		if d.Reason != "" {
-			b.WriteString(": " + d.Reason)
-		}
-		return b.String()
-	}
-	b.WriteString("would be dispatched now")
-	if len(d.Own) > 0 {
-		b.WriteString(" on own capacity " + units(d.Own))
-	}
-	if len(d.Borrowed) > 0 {
-		if len(d.Own) > 0 {
-			b.WriteString(" and")
-		}
-		b.WriteString(" borrowing " + units(d.Borrowed))
-	}
-	for i, v := range d.Preempts {
-		if i == 0 {
-			b.WriteString(", preempting")
-		} else {
-			b.WriteString(",")
-		}
-		b.WriteString(" " + v.JobID + " (" + v.Kind)
-		if v.Share != "" {
-			b.WriteString(" from " + v.Share)
-		}
-		b.WriteString(")")
-	}
-	return b.String()
-}
-
-func units(us []CapacityUsage) string {
-	parts := make([]string, len(us))
-	for i, u := range us {
-		parts[i] = strconv.Itoa(int(u.Quantity)) + " × " + u.CapacityUnit
-	}
-	return strings.Join(parts, ", ")
 }

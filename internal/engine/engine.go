@@ -7,6 +7,7 @@
 package engine
 
 import (
+	"errors"
 	"log/slog"
 	"time"
 
@@ -70,7 +71,27 @@ type Options struct {
 	// delay before the first retry, doubling after each (default 100 ms).
 	StartTries   int
 	RetryBackoff time.Duration
+	// Lease, for a server that shares its store with others, is the
+	// leadership it acts under: Run stops when the lease ends, attempts
+	// carry its term, and no executor call is made once it is not held.
+	// Nil for a server alone on its store.
+	Lease Lease
 }
+
+// Lease is a hold on the leadership of servers sharing one store.
+type Lease interface {
+	// Term grows by one at every change of leader.
+	Term() int64
+	// Held tells whether the lease is held now, by this server's clock,
+	// with a margin: false once it may have passed to another server.
+	Held() bool
+	// Done is closed when the lease has ended.
+	Done() <-chan struct{}
+}
+
+// ErrLeaseLost is Run's error when the engine's lease ended: another
+// server may lead now, and this one must not act.
+var ErrLeaseLost = errors.New("the leadership lease ended")
 
 func (o *Options) setDefaults() {
 	if o.Region == "" {

@@ -10,6 +10,7 @@ import (
 	"github.com/sharq-dev/sharq/internal/engine"
 	"github.com/sharq-dev/sharq/internal/executor"
 	"github.com/sharq-dev/sharq/internal/executor/simulated"
+	"github.com/sharq-dev/sharq/internal/record"
 	"github.com/sharq-dev/sharq/internal/store/sqlite"
 )
 
@@ -88,22 +89,22 @@ func (h *harness) setupWalkthrough() {
 		}
 	}
 	p, err := h.e.CreateSchedulingPolicy(ctx, engine.CreateSchedulingPolicyInput{Name: "my-qm-scheduling-policy",
-		QuotaSharePolicy: &engine.QuotaSharePolicy{IdleResourceAssignmentStrategy: "FIFO"}})
+		QuotaSharePolicy: &record.QuotaSharePolicy{IdleResourceAssignmentStrategy: "FIFO"}})
 	must(err)
 	_, err = h.e.CreateServiceEnvironment(ctx, engine.CreateServiceEnvironmentInput{Name: "my-sm-training-qm-se", Type: "SAGEMAKER_TRAINING",
-		CapacityLimits: []engine.CapacityLimit{{CapacityUnit: "ml.g5.xlarge", MaxCapacity: 3}}})
+		CapacityLimits: []record.CapacityLimit{{CapacityUnit: "ml.g5.xlarge", MaxCapacity: 3}}})
 	must(err)
 	_, err = h.e.CreateJobQueue(ctx, engine.CreateJobQueueInput{Name: "my-sm-training-qm-jq", Priority: 1, Type: "SAGEMAKER_TRAINING",
-		ServiceEnvironmentOrder: []engine.ServiceEnvironmentOrder{{Order: 1, ServiceEnvironment: "my-sm-training-qm-se"}}, SchedulingPolicyArn: p.Arn})
+		ServiceEnvironmentOrder: []record.ServiceEnvironmentOrder{{Order: 1, ServiceEnvironment: "my-sm-training-qm-se"}}, SchedulingPolicyArn: p.Arn})
 	must(err)
 	for _, s := range []struct {
 		name, strategy, inShare string
 		borrow                  *int
 	}{{"QS1", "LEND_AND_BORROW", "ENABLED", ptr(200)}, {"QS2", "LEND", "DISABLED", nil}, {"QS3", "RESERVE", "DISABLED", nil}} {
 		_, err = h.e.CreateQuotaShare(ctx, engine.CreateQuotaShareInput{Name: s.name, JobQueue: "my-sm-training-qm-jq",
-			CapacityLimits:               []engine.CapacityLimit{{CapacityUnit: "ml.g5.xlarge", MaxCapacity: 1}},
-			ResourceSharingConfiguration: engine.ResourceSharingConfiguration{Strategy: s.strategy, BorrowLimit: s.borrow},
-			PreemptionConfiguration:      engine.QuotaSharePreemptionConfiguration{InSharePreemption: s.inShare}})
+			CapacityLimits:               []record.CapacityLimit{{CapacityUnit: "ml.g5.xlarge", MaxCapacity: 1}},
+			ResourceSharingConfiguration: record.ResourceSharingConfiguration{Strategy: s.strategy, BorrowLimit: s.borrow},
+			PreemptionConfiguration:      record.QuotaSharePreemptionConfiguration{InSharePreemption: s.inShare}})
 		must(err)
 	}
 }
@@ -119,7 +120,7 @@ func (h *harness) submit(name, share string, prio int) string {
 }
 
 // waitStatus polls until the job has one of the statuses.
-func (h *harness) waitStatus(id string, statuses ...string) engine.ServiceJob {
+func (h *harness) waitStatus(id string, statuses ...string) record.Job {
 	h.t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
@@ -174,7 +175,7 @@ func TestWalkthrough(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if f := snap.FrontOfQuotaShares.QuotaShares["QS1"]; len(f) != 1 || f[0].JobArn != hi.JobArn {
+	if f := snap.ShareFronts["QS1"]; len(f) != 1 || f[0].JobArn != hi.JobArn {
 		t.Errorf("front of QS1 = %+v, want %s", f, hi.JobArn)
 	}
 }

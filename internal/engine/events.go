@@ -7,21 +7,17 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/sharq-dev/sharq/internal/record"
 )
 
-// JobEvent is a service job's change of status, in the shape of the AWS
-// Batch "Batch Service Job State Change" event (an EventBridge event whose
-// detail is the job as DescribeServiceJob shows it).
+// JobEvent is a service job's entry into a status: the AWS Batch "Batch
+// Service Job State Change" event, which batchapi shapes for clients.
 type JobEvent struct {
-	Version    string     `json:"version"`
-	ID         string     `json:"id"`
-	DetailType string     `json:"detail-type"`
-	Source     string     `json:"source"`
-	Account    string     `json:"account"`
-	Time       string     `json:"time"`
-	Region     string     `json:"region"`
-	Resources  []string   `json:"resources"`
-	Detail     ServiceJob `json:"detail"`
+	ID string // "<job ID>-<n>": the job's nth transition
+	At int64  // epoch ms
+	// Job is the job as it stood then, without its request payload.
+	Job record.Job
 }
 
 // DispatchInfo describes a dispatch, for observers.
@@ -46,7 +42,7 @@ type Observer interface {
 
 // setStatus moves a job to a status, recording the transition and the
 // event that announces it.
-func (e *Engine) setStatus(j *jobRec, status string, now time.Time) {
+func (e *Engine) setStatus(j *record.Job, status string, now time.Time) {
 	e.touch(j)
 	if j.Status == status {
 		return
@@ -54,29 +50,25 @@ func (e *Engine) setStatus(j *jobRec, status string, now time.Time) {
 	e.counts[j.Status]--
 	e.counts[status]++
 	j.Status = status
-	t := Transition{At: ms(now), Status: status, Reason: j.StatusReason}
-	j.Internal.History = append(j.Internal.History, t)
-	e.tx.events = append(e.tx.events, e.event(j, len(j.Internal.History)-1))
+	t := record.Transition{At: ms(now), Status: status, Reason: j.StatusReason}
+	j.History = append(j.History, t)
+	e.tx.events = append(e.tx.events, e.event(j, len(j.History)-1))
 }
 
 // event renders transition i of job j as a JobEvent.
-func (e *Engine) event(j *jobRec, i int) JobEvent {
-	t := j.Internal.History[i]
-	d := j.detached()
+func (e *Engine) event(j *record.Job, i int) JobEvent {
+	t := j.History[i]
+	d := detached(j)
 	d.ServiceRequestPayload = "" // events carry the job's state, not its request
 	d.Status, d.StatusReason = t.Status, t.Reason
-	return JobEvent{
-		Version: "0", ID: j.JobID + "-" + strconv.Itoa(i), DetailType: "Batch Service Job State Change", Source: "aws.batch",
-		Account: e.opts.AccountID, Region: e.opts.Region, Time: time.UnixMilli(t.At).UTC().Format(time.RFC3339Nano),
-		Resources: []string{j.JobArn}, Detail: d,
-	}
+	return JobEvent{ID: j.JobID + "-" + strconv.Itoa(i), At: t.At, Job: d}
 }
 
 // detached copies the job's record without sharing what the engine changes
 // in place later (an attempt's end, the preemption count, tags): events and
 // views are read after the lock is released, by subscribers and encoders.
-func (j *jobRec) detached() ServiceJob {
-	d := j.ServiceJob
+func detached(j *record.Job) record.Job {
+	d := *j
 	d.Attempts = slices.Clone(d.Attempts)
 	if ps := d.PreemptionSummary; ps != nil {
 		c := *ps
@@ -97,7 +89,7 @@ func (e *Engine) JobEvents(id string) ([]JobEvent, error) {
 		return nil, err
 	}
 	out := []JobEvent{}
-	for i := 1; i < len(j.Internal.History); i++ {
+	for i := 1; i < len(j.History); i++ {
 		out = append(out, e.event(j, i))
 	}
 	return out, nil

@@ -3,12 +3,14 @@ package engine
 import (
 	"context"
 	"time"
+
+	"github.com/sharq-dev/sharq/internal/record"
 )
 
 // ApplyInstantThenPanic applies in as ApplyInstant does, with one more
 // change at the end that panics, as a bug in a cycle would.
 func ApplyInstantThenPanic(ctx context.Context, e *Engine, in Instant) (InstantResult, error) {
-	res := InstantResult{Jobs: make([]ServiceJob, len(in.Submits)), SubmitErrs: make([]error, len(in.Submits)),
+	res := InstantResult{Jobs: make([]record.Job, len(in.Submits)), SubmitErrs: make([]error, len(in.Submits)),
 		ChangeErrs: make([]error, len(in.Changes))}
 	ops := append(e.instantOps(in, &res), &op{fn: func(time.Time) error { panic("a bug in a cycle") }})
 	return res, e.cycle(ctx, ops)

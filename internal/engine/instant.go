@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/sharq-dev/sharq/internal/executor"
+	"github.com/sharq-dev/sharq/internal/record"
 )
 
 // Instant is what happens at one instant of a synchronous engine's clock,
@@ -35,7 +36,7 @@ type JobChange struct {
 
 // InstantResult says how each submission and change of an Instant went.
 type InstantResult struct {
-	Jobs       []ServiceJob // each submitted job's record, in order
+	Jobs       []record.Job // each submitted job's record, in order
 	SubmitErrs []error      // each submission's refusal, or nil
 	ChangeErrs []error      // each change's refusal, or nil
 }
@@ -45,7 +46,7 @@ type InstantResult struct {
 // idempotency is not offered to its submissions: a job with a token is
 // refused. The error is for the cycle as a whole.
 func (e *Engine) ApplyInstant(ctx context.Context, in Instant) (InstantResult, error) {
-	res := InstantResult{Jobs: make([]ServiceJob, len(in.Submits)), SubmitErrs: make([]error, len(in.Submits)),
+	res := InstantResult{Jobs: make([]record.Job, len(in.Submits)), SubmitErrs: make([]error, len(in.Submits)),
 		ChangeErrs: make([]error, len(in.Changes))}
 	return res, e.cycle(ctx, e.instantOps(in, &res))
 }
@@ -93,13 +94,13 @@ func (e *Engine) Tick(ctx context.Context) error {
 	return err
 }
 
-func (e *Engine) submitOne(in SubmitServiceJobInput, ids []string, i int, now time.Time) (ServiceJob, error) {
+func (e *Engine) submitOne(in SubmitServiceJobInput, ids []string, i int, now time.Time) (record.Job, error) {
 	if in.ClientToken != "" {
-		return ServiceJob{}, invalidf("clientToken is not supported when submitting several jobs at once")
+		return record.Job{}, invalidf("clientToken is not supported when submitting several jobs at once")
 	}
 	demand, err := demandOf(in.ServiceRequestPayload)
 	if err != nil {
-		return ServiceJob{}, err
+		return record.Job{}, err
 	}
 	if ids != nil {
 		// NB: ops run one at a time with mu held, so swapping the ID source
@@ -110,7 +111,7 @@ func (e *Engine) submitOne(in SubmitServiceJobInput, ids []string, i int, now ti
 	}
 	j, err := e.newJob(in, demand, now)
 	if err != nil {
-		return ServiceJob{}, err
+		return record.Job{}, err
 	}
-	return j.ServiceJob, nil
+	return *j, nil
 }

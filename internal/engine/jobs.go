@@ -4,16 +4,19 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"time"
 
 	"github.com/sharq-dev/sharq/internal/core"
+	"github.com/sharq-dev/sharq/internal/executor"
+	"github.com/sharq-dev/sharq/internal/record"
 	"github.com/sharq-dev/sharq/internal/trainingjob"
 )
 
 // demandOf reads the capacity a CreateTrainingJob request asks for: the
 // instance type × count, or each instance group's, summed per type.
-func demandOf(payload string) ([]core.UnitCount, error) {
+func demandOf(payload string) ([]record.UnitCount, error) {
 	req, err := trainingjob.Parse([]byte(payload))
 	if err != nil {
 		return nil, payloadError(err)
@@ -22,11 +25,20 @@ func demandOf(payload string) ([]core.UnitCount, error) {
 	if err != nil {
 		return nil, payloadError(err)
 	}
-	out := make([]core.UnitCount, len(demand))
+	out := make([]record.UnitCount, len(demand))
 	for i, d := range demand {
-		out[i] = core.UnitCount{Unit: d.Type, Count: d.Count}
+		out[i] = record.UnitCount{Unit: d.Type, Count: d.Count}
 	}
 	return out, nil
+}
+
+// coreUnits is a job's demand as the core counts it.
+func coreUnits(us []record.UnitCount) []core.UnitCount {
+	out := make([]core.UnitCount, len(us))
+	for i, u := range us {
+		out[i] = core.UnitCount(u)
+	}
+	return out
 }
 
 // payloadError is a refused payload as the API names it.
@@ -38,30 +50,75 @@ func payloadError(err error) error {
 	return invalidf("serviceRequestPayload: %v", err)
 }
 
-func capacityUsage(us []core.UnitCount) []CapacityUsage {
-	out := make([]CapacityUsage, len(us))
+func capacityUsage(us []record.UnitCount) []record.CapacityUsage {
+	out := make([]record.CapacityUsage, len(us))
 	for i, u := range us {
-		out[i] = CapacityUsage{CapacityUnit: u.Unit, Quantity: float64(u.Count)}
+		out[i] = record.CapacityUsage{CapacityUnit: u.Unit, Quantity: float64(u.Count)}
 	}
 	return out
 }
 
-// requestHash identifies a submission for clientToken idempotency.
+// requestHash identifies a submission for clientToken idempotency. Jobs
+// keep it, so its encoding is frozen: a retry after an upgrade must hash
+// as the submission it repeats did.
 func requestHash(in SubmitServiceJobInput) string {
-	in.ClientToken = ""
-	sum := sha256.Sum256(mustJSON(in))
+	type onExit struct {
+		Action         string `json:"action"`
+		OnStatusReason string `json:"onStatusReason,omitempty"`
+	}
+	type retry struct {
+		Attempts       int      `json:"attempts"`
+		EvaluateOnExit []onExit `json:"evaluateOnExit,omitempty"`
+	}
+	type timeout struct {
+		AttemptDurationSeconds int `json:"attemptDurationSeconds,omitempty"`
+	}
+	type preemption struct {
+		PreemptionRetriesBeforeTermination *int `json:"preemptionRetriesBeforeTermination,omitempty"`
+	}
+	h := struct {
+		JobName, JobQueue, ServiceJobType, ServiceRequestPayload, ClientToken, QuotaShareName, ShareIdentifier string
+		SchedulingPriority                                                                                     *int
+		PreemptionConfiguration                                                                                *preemption
+		RetryStrategy                                                                                          *retry
+		TimeoutConfig                                                                                          *timeout
+		Tags                                                                                                   map[string]string
+	}{
+		JobName: in.JobName, JobQueue: in.JobQueue, ServiceJobType: in.ServiceJobType, ServiceRequestPayload: in.ServiceRequestPayload,
+		QuotaShareName: in.QuotaShareName, ShareIdentifier: in.ShareIdentifier, SchedulingPriority: in.SchedulingPriority, Tags: in.Tags,
+	}
+	if p := in.PreemptionConfiguration; p != nil {
+		h.PreemptionConfiguration = &preemption{p.PreemptionRetriesBeforeTermination}
+	}
+	if r := in.RetryStrategy; r != nil {
+		h.RetryStrategy = &retry{Attempts: r.Attempts}
+		for _, e := range r.EvaluateOnExit {
+			h.RetryStrategy.EvaluateOnExit = append(h.RetryStrategy.EvaluateOnExit, onExit(e))
+		}
+	}
+	if t := in.TimeoutConfig; t != nil {
+		h.TimeoutConfig = &timeout{t.AttemptDurationSeconds}
+	}
+	b, err := json.Marshal(h)
+	if err != nil {
+		panic("engine: hash a submission: " + err.Error())
+	}
+	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:8])
 }
 
-func (e *Engine) SubmitServiceJob(ctx context.Context, in SubmitServiceJobInput) (ServiceJob, error) {
+func (e *Engine) SubmitServiceJob(ctx context.Context, in SubmitServiceJobInput) (record.Job, error) {
 	demand, err := demandOf(in.ServiceRequestPayload)
 	if err != nil {
-		return ServiceJob{}, err
+		return record.Job{}, err
+	}
+	if err := e.checkRunnable(in.ServiceRequestPayload); err != nil {
+		return record.Job{}, err
 	}
 	hash := requestHash(in)
 	// The token of a job that ended before this start names a job that is
 	// only in the store: read it here, off the loop.
-	var stored *jobRec
+	var stored *record.Job
 	if t := in.ClientToken; t != "" {
 		e.mu.RLock()
 		id, known := e.tokens[t]
@@ -69,11 +126,11 @@ func (e *Engine) SubmitServiceJob(ctx context.Context, in SubmitServiceJobInput)
 		e.mu.RUnlock()
 		if unread {
 			if stored, err = storedJob(e.opts.Store.Job(ctx, id)); err != nil {
-				return ServiceJob{}, err
+				return record.Job{}, err
 			}
 		}
 	}
-	var out ServiceJob
+	var out record.Job
 	err = e.do(ctx, func(now time.Time) error {
 		if id, ok := e.tokens[in.ClientToken]; ok && in.ClientToken != "" {
 			j := e.jobs[id]
@@ -83,10 +140,10 @@ func (e *Engine) SubmitServiceJob(ctx context.Context, in SubmitServiceJobInput)
 			}
 			// No job: it was forgotten meanwhile, and its token with it.
 			if j != nil {
-				if j.Internal.RequestHash != hash {
+				if j.RequestHash != hash {
 					return invalidf("clientToken %s was already used for a different request", in.ClientToken)
 				}
-				out = j.ServiceJob
+				out = *j
 				return nil
 			}
 		}
@@ -94,14 +151,28 @@ func (e *Engine) SubmitServiceJob(ctx context.Context, in SubmitServiceJobInput)
 		if err != nil {
 			return err
 		}
-		j.Internal.RequestHash = hash
-		out = j.ServiceJob
+		j.RequestHash = hash
+		out = *j
 		return nil
 	})
 	return out, err
 }
 
-func (e *Engine) newJob(in SubmitServiceJobInput, demand []core.UnitCount, now time.Time) (*jobRec, error) {
+// checkRunnable asks an executor that can tell whether the payload can run
+// on it; a payload that cannot is refused now, as a client error, instead
+// of failing when it starts.
+func (e *Engine) checkRunnable(payload string) error {
+	c, ok := e.opts.Executor.(executor.SubmitChecker)
+	if !ok {
+		return nil
+	}
+	if err := c.CheckSubmit([]byte(payload)); err != nil {
+		return invalidf("serviceRequestPayload cannot run on this server: %v", err)
+	}
+	return nil
+}
+
+func (e *Engine) newJob(in SubmitServiceJobInput, demand []record.UnitCount, now time.Time) (*record.Job, error) {
 	q, err := e.findQueue(in.JobQueue)
 	if err != nil {
 		return nil, err
@@ -118,15 +189,15 @@ func (e *Engine) newJob(in SubmitServiceJobInput, demand []core.UnitCount, now t
 	if in.SchedulingPriority != nil {
 		prio = *in.SchedulingPriority
 	}
-	j := &jobRec{ServiceJob: ServiceJob{
-		JobID: id, JobName: in.JobName, JobArn: e.arn("service-job/" + id), JobQueue: q.JobQueueArn,
+	j := &record.Job{
+		JobID: id, JobName: in.JobName, JobArn: e.base().ServiceJob(id), JobQueue: q.JobQueueArn,
 		ServiceJobType: in.ServiceJobType, Status: StatusSubmitted, CreatedAt: queued / 1e6,
 		SchedulingPriority: prio, QuotaShareName: in.QuotaShareName, ShareIdentifier: in.ShareIdentifier,
 		ServiceRequestPayload: in.ServiceRequestPayload, RetryStrategy: in.RetryStrategy, TimeoutConfig: in.TimeoutConfig,
 		PreemptionConfiguration: in.PreemptionConfiguration, Tags: in.Tags, CapacityUsage: capacityUsage(demand),
-	}}
-	j.Internal = jobInternal{Queue: q.JobQueueName, QueuedAt: queued, Demand: demand, Entries: 1, ClientToken: in.ClientToken,
-		History: []Transition{{At: queued / 1e6, Status: StatusSubmitted}}}
+		Queue: q.JobQueueName, QueuedAt: queued, Demand: demand, Entries: 1, ClientToken: in.ClientToken, Owner: in.Owner,
+		History: []record.Transition{{At: queued / 1e6, Status: StatusSubmitted}},
+	}
 	if err := coreErr(e.core.Apply(e.submitEvent(j))); err != nil {
 		return nil, err
 	}
@@ -162,15 +233,15 @@ func (e *Engine) checkShareArgs(q *queueRec, in SubmitServiceJobInput) error {
 	return nil
 }
 
-func (e *Engine) submitEvent(j *jobRec) core.Submit {
+func (e *Engine) submitEvent(j *record.Job) core.Submit {
 	return core.Submit{
-		Job: j.JobID, Queue: j.Internal.Queue, Share: j.QuotaShareName, Demand: j.Internal.Demand,
-		Priority: j.SchedulingPriority, QueuedAt: j.Internal.QueuedAt, PreemptionRetries: j.retries(),
+		Job: j.JobID, Queue: j.Queue, Share: j.QuotaShareName, Demand: coreUnits(j.Demand),
+		Priority: j.SchedulingPriority, QueuedAt: j.QueuedAt, PreemptionRetries: j.Retries(),
 		Preempted: preemptedCount(j),
 	}
 }
 
-func preemptedCount(j *jobRec) int {
+func preemptedCount(j *record.Job) int {
 	if j.PreemptionSummary == nil {
 		return 0
 	}
@@ -179,7 +250,7 @@ func preemptedCount(j *jobRec) int {
 
 // findJob finds a job by ID or ARN, in memory or else in the store; the
 // loop (mu held to write) keeps what it read in memory, readers do not.
-func (e *Engine) findJob(ctx context.Context, idOrArn string, keep bool) (*jobRec, error) {
+func (e *Engine) findJob(ctx context.Context, idOrArn string, keep bool) (*record.Job, error) {
 	id := e.jobID(idOrArn)
 	if j := e.jobs[id]; j != nil {
 		return j, nil
@@ -197,8 +268,8 @@ func (e *Engine) findJob(ctx context.Context, idOrArn string, keep bool) (*jobRe
 	return j, nil
 }
 
-func (e *Engine) UpdateServiceJob(ctx context.Context, id string, priority int) (ServiceJob, error) {
-	var out ServiceJob
+func (e *Engine) UpdateServiceJob(ctx context.Context, id string, priority int) (record.Job, error) {
+	var out record.Job
 	err := e.do(ctx, func(time.Time) error {
 		var err error
 		out, err = e.setPriority(id, priority)
@@ -207,20 +278,20 @@ func (e *Engine) UpdateServiceJob(ctx context.Context, id string, priority int) 
 	return out, err
 }
 
-func (e *Engine) setPriority(id string, priority int) (ServiceJob, error) {
+func (e *Engine) setPriority(id string, priority int) (record.Job, error) {
 	j, err := e.findJob(context.Background(), id, false)
 	if err != nil {
-		return ServiceJob{}, err
+		return record.Job{}, err
 	}
 	if terminal(j.Status) {
-		return ServiceJob{}, invalidf("Job %s is in a terminal state (%s); its priority cannot change", j.JobID, j.Status)
+		return record.Job{}, invalidf("Job %s is in a terminal state (%s); its priority cannot change", j.JobID, j.Status)
 	}
 	if err := coreErr(e.core.Apply(core.SetPriority{Job: j.JobID, Priority: priority})); err != nil {
-		return ServiceJob{}, err
+		return record.Job{}, err
 	}
 	j.SchedulingPriority = priority
 	e.touch(j)
-	return j.ServiceJob, nil
+	return *j, nil
 }
 
 func (e *Engine) TerminateServiceJob(ctx context.Context, id, reason string) error {
@@ -249,7 +320,7 @@ func (e *Engine) TerminateServiceJobs(ctx context.Context, ids []string, reason 
 	err := e.do(ctx, func(now time.Time) error {
 		for _, id := range ids {
 			if err := e.terminate(id, reason, now); err != nil {
-				bad = append(bad, TerminateError{Job: id, Code: "ClientException", Message: ErrorMessage(err)})
+				bad = append(bad, TerminateError{Job: id, Message: ErrorMessage(err)})
 				continue
 			}
 			ok = append(ok, e.jobID(id))
@@ -259,20 +330,20 @@ func (e *Engine) TerminateServiceJobs(ctx context.Context, ids []string, reason 
 	return ok, bad, err
 }
 
-func (e *Engine) DescribeServiceJob(ctx context.Context, id string) (ServiceJob, error) {
+func (e *Engine) DescribeServiceJob(ctx context.Context, id string) (record.Job, error) {
 	e.mu.RLock()
 	defer e.mu.RUnlock()
 	j, err := e.findJob(ctx, id, false)
 	if err != nil {
-		return ServiceJob{}, err
+		return record.Job{}, err
 	}
 	return e.view(j), nil
 }
 
 // view is a job as clients see it: a RUNNABLE job's statusReason is why it
 // waits right now.
-func (e *Engine) view(j *jobRec) ServiceJob {
-	sj := j.detached()
+func (e *Engine) view(j *record.Job) record.Job {
+	sj := detached(j)
 	if sj.Status == StatusRunnable {
 		if st, ok := e.core.Job(j.JobID); ok && !st.Dispatched {
 			sj.StatusReason = st.Reason.String()
@@ -288,6 +359,31 @@ func (e *Engine) JobPosition(id string) (core.JobStatus, bool) {
 	return e.core.Job(e.jobID(id))
 }
 
+// QueueSnapshot is a job queue's front and use at one moment.
+type QueueSnapshot struct {
+	At    int64      // epoch ms
+	Front []FrontJob // the queue's first RUNNABLE jobs, in dispatch order
+	// Quota tells a queue with quota shares; only such a queue has these:
+	Quota       bool
+	ShareFronts map[string][]FrontJob // each share's first RUNNABLE job
+	// Total is the capacity in use, by unit in the order first seen.
+	Total []record.CapacityUsage
+	// Shares are those using capacity, most first (then by name).
+	Shares []ShareCapacity
+}
+
+// FrontJob is a RUNNABLE job at the front.
+type FrontJob struct {
+	JobArn    string
+	CreatedAt int64 // epoch ms; 0 when not known
+}
+
+// ShareCapacity is one share's capacity in use.
+type ShareCapacity struct {
+	Share string
+	Usage []record.CapacityUsage
+}
+
 func (e *Engine) GetJobQueueSnapshot(ctx context.Context, jobQueue string) (QueueSnapshot, error) {
 	e.mu.RLock()
 	defer e.mu.RUnlock()
@@ -295,23 +391,18 @@ func (e *Engine) GetJobQueueSnapshot(ctx context.Context, jobQueue string) (Queu
 	if err != nil {
 		return QueueSnapshot{}, err
 	}
-	now := ms(e.opts.Clock.Now())
-	var snap QueueSnapshot
-	front := &FrontOfQueue{Jobs: []FrontOfQueueJob{}, LastUpdatedAt: now}
+	snap := QueueSnapshot{At: ms(e.opts.Clock.Now()), Quota: q.quota}
 	for _, id := range e.core.QueueFront(q.JobQueueName, 100) {
-		front.Jobs = append(front.Jobs, e.frontJob(id))
+		snap.Front = append(snap.Front, e.frontJob(id))
 	}
-	snap.FrontOfQueue = front
-	util := &QueueUtilization{TotalCapacityUsage: []CapacityUsage{}, LastUpdatedAt: now}
 	total := map[string]int{}
 	var order []string
-	var top []QuotaShareCapacity
 	for _, su := range e.core.Usage(q.JobQueueName) {
-		var cu []CapacityUsage
+		var cu []record.CapacityUsage
 		used := 0
 		for _, u := range su.Units {
 			if u.Used > 0 {
-				cu = append(cu, CapacityUsage{CapacityUnit: u.Unit, Quantity: float64(u.Used)})
+				cu = append(cu, record.CapacityUsage{CapacityUnit: u.Unit, Quantity: float64(u.Used)})
 				if _, seen := total[u.Unit]; !seen {
 					order = append(order, u.Unit)
 				}
@@ -320,48 +411,38 @@ func (e *Engine) GetJobQueueSnapshot(ctx context.Context, jobQueue string) (Queu
 			}
 		}
 		if q.quota && used > 0 {
-			top = append(top, QuotaShareCapacity{QuotaShareName: su.Share, CapacityUsage: cu})
+			snap.Shares = append(snap.Shares, ShareCapacity{Share: su.Share, Usage: cu})
 		}
 	}
 	for _, u := range order {
-		util.TotalCapacityUsage = append(util.TotalCapacityUsage, CapacityUsage{CapacityUnit: u, Quantity: float64(total[u])})
+		snap.Total = append(snap.Total, record.CapacityUsage{CapacityUnit: u, Quantity: float64(total[u])})
 	}
 	if q.quota {
-		sortShareCapacity(top)
-		util.QuotaShareUtilization = &QuotaShareUtilization{TopCapacityUtilization: nonNilTop(top)}
-		fq := &FrontOfQuotaShares{QuotaShares: map[string][]FrontOfQueueJob{}, LastUpdatedAt: now}
+		sortShareCapacity(snap.Shares)
+		snap.ShareFronts = map[string][]FrontJob{}
 		for name := range q.shares {
-			fq.QuotaShares[name] = []FrontOfQueueJob{}
+			snap.ShareFronts[name] = []FrontJob{}
 			for _, id := range e.core.ShareFront(q.JobQueueName, name, 1) {
-				fq.QuotaShares[name] = append(fq.QuotaShares[name], e.frontJob(id))
+				snap.ShareFronts[name] = append(snap.ShareFronts[name], e.frontJob(id))
 			}
 		}
-		snap.FrontOfQuotaShares = fq
 	}
-	snap.QueueUtilization = util
 	return snap, nil
 }
 
-func nonNilTop(t []QuotaShareCapacity) []QuotaShareCapacity {
-	if t == nil {
-		return []QuotaShareCapacity{}
-	}
-	return t
-}
-
-func (e *Engine) frontJob(id string) FrontOfQueueJob {
-	fj := FrontOfQueueJob{JobArn: e.arn("service-job/" + id)}
+func (e *Engine) frontJob(id string) FrontJob {
+	fj := FrontJob{JobArn: e.base().ServiceJob(id)}
 	if j := e.jobs[id]; j != nil {
-		fj.EarliestTimeAtPosition = j.CreatedAt
+		fj.CreatedAt = j.CreatedAt
 	}
 	return fj
 }
 
 // sortShareCapacity orders shares by total usage, descending, then name.
-func sortShareCapacity(top []QuotaShareCapacity) {
-	sum := func(q QuotaShareCapacity) float64 {
+func sortShareCapacity(top []ShareCapacity) {
+	sum := func(q ShareCapacity) float64 {
 		t := 0.0
-		for _, c := range q.CapacityUsage {
+		for _, c := range q.Usage {
 			t += c.Quantity
 		}
 		return t
@@ -369,7 +450,7 @@ func sortShareCapacity(top []QuotaShareCapacity) {
 	for i := 1; i < len(top); i++ {
 		for k := i; k > 0; k-- {
 			a, b := top[k-1], top[k]
-			if sum(a) > sum(b) || sum(a) == sum(b) && a.QuotaShareName < b.QuotaShareName {
+			if sum(a) > sum(b) || sum(a) == sum(b) && a.Share < b.Share {
 				break
 			}
 			top[k-1], top[k] = b, a

@@ -7,13 +7,15 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sharq-dev/sharq/internal/arn"
+	"github.com/sharq-dev/sharq/internal/record"
 	"github.com/sharq-dev/sharq/internal/store"
 )
 
 // ListServiceJobs lists jobs newest first. With no status and no filter it
 // lists RUNNING jobs; a filter replaces the status, except QUOTA_SHARE_NAME
 // and SHARE_IDENTIFIER, which combine with it.
-func (e *Engine) ListServiceJobs(ctx context.Context, in ListServiceJobsInput) ([]ServiceJob, string, error) {
+func (e *Engine) ListServiceJobs(ctx context.Context, in ListServiceJobsInput) ([]record.Job, string, error) {
 	f := store.JobFilter{After: in.NextToken, Limit: in.MaxResults}
 	if f.Limit <= 0 || f.Limit > 100 {
 		f.Limit = 100
@@ -55,7 +57,7 @@ func (e *Engine) ListServiceJobs(ctx context.Context, in ListServiceJobsInput) (
 			f.Share = v
 		case "SHARE_IDENTIFIER":
 			// Fair-share queues are not served; no job carries one.
-			return []ServiceJob{}, "", nil
+			return []record.Job{}, "", nil
 		default:
 			return nil, "", invalidf("unknown filter name %s", flt.Name)
 		}
@@ -70,7 +72,7 @@ func (e *Engine) ListServiceJobs(ctx context.Context, in ListServiceJobsInput) (
 	if err != nil {
 		return nil, "", &Error{Code: Internal, Message: "internal error", Err: err}
 	}
-	out := make([]ServiceJob, 0, len(rows))
+	out := make([]record.Job, 0, len(rows))
 	e.mu.RLock()
 	defer e.mu.RUnlock()
 	for _, r := range rows {
@@ -78,9 +80,8 @@ func (e *Engine) ListServiceJobs(ctx context.Context, in ListServiceJobsInput) (
 			out = append(out, e.view(j))
 			continue
 		}
-		var j jobRec
-		if jsonErr := unmarshal(r.Doc, &j); jsonErr == nil {
-			out = append(out, j.ServiceJob)
+		if j, err := record.DecodeJob(r.Doc); err == nil {
+			out = append(out, *j)
 		}
 	}
 	return out, next, nil
@@ -91,26 +92,26 @@ func (e *Engine) ListServiceJobs(ctx context.Context, in ListServiceJobsInput) (
 // tagsOf finds the tags of the resource or job an ARN names.
 // A job that ended before this start is read from the store, and kept in
 // memory when keep is set (mu held to write), so that a change is committed.
-func (e *Engine) tagsOf(arn string, keep bool) (*map[string]string, func(), error) {
-	if p := e.policies[arn]; p != nil {
-		return &p.Tags, func() { e.touchResource(kindPolicy, arn, p.SchedulingPolicy) }, nil
+func (e *Engine) tagsOf(resource string, keep bool) (*map[string]string, func(), error) {
+	if p := e.policies[resource]; p != nil {
+		return &p.Tags, func() { e.touchResource(kindPolicy, resource, &p.SchedulingPolicy) }, nil
 	}
-	if name := e.ownName(arn, "service-environment"); name != "" && strings.HasPrefix(arn, "arn:") {
+	if name := e.ownName(resource, arn.ServiceEnvironment); name != "" && strings.HasPrefix(resource, "arn:") {
 		if se := e.envs[name]; se != nil {
-			return &se.Tags, func() { e.touchResource(kindEnv, arn, se.ServiceEnvironment) }, nil
+			return &se.Tags, func() { e.touchResource(kindEnv, resource, &se.ServiceEnvironment) }, nil
 		}
 	}
-	if rest := e.ownName(arn, "job-queue"); rest != "" && strings.HasPrefix(arn, "arn:") {
+	if rest := e.ownName(resource, arn.JobQueue); rest != "" && strings.HasPrefix(resource, "arn:") {
 		if strings.Contains(rest, "/quota-share/") {
-			if _, s, err := e.findShare(arn); err == nil {
-				return &s.Tags, func() { e.touchResource(kindShare, arn, s.QuotaShare) }, nil
+			if _, s, err := e.findShare(resource); err == nil {
+				return &s.Tags, func() { e.touchResource(kindShare, resource, &s.QuotaShare) }, nil
 			}
 		} else if q := e.queues[rest]; q != nil {
-			return &q.Tags, func() { e.touchResource(kindQueue, arn, q.JobQueue) }, nil
+			return &q.Tags, func() { e.touchResource(kindQueue, resource, &q.JobQueue) }, nil
 		}
 	}
-	if strings.Contains(arn, ":service-job/") {
-		j, err := e.findJob(context.Background(), arn, keep)
+	if strings.Contains(resource, ":service-job/") {
+		j, err := e.findJob(context.Background(), resource, keep)
 		if err != nil && ErrorCode(err) != NotFound {
 			return nil, nil, err
 		}
@@ -118,7 +119,7 @@ func (e *Engine) tagsOf(arn string, keep bool) (*map[string]string, func(), erro
 			return &j.Tags, func() { e.touch(j) }, nil
 		}
 	}
-	return nil, nil, notFoundf("Resource %s does not exist", arn)
+	return nil, nil, notFoundf("Resource %s does not exist", resource)
 }
 
 func (e *Engine) TagResource(ctx context.Context, arn string, tags map[string]string) error {

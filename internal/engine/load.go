@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -10,10 +9,9 @@ import (
 
 	"github.com/sharq-dev/sharq/internal/core"
 	"github.com/sharq-dev/sharq/internal/executor"
+	"github.com/sharq-dev/sharq/internal/record"
 	"github.com/sharq-dev/sharq/internal/store"
 )
-
-func unmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
 
 // load rebuilds the records and the core from the store, then reconciles
 // live attempts with what the executor knows. Only the live jobs are read,
@@ -40,7 +38,7 @@ func (e *Engine) load(ctx context.Context) error {
 		return fmt.Errorf("count jobs: %w", err)
 	}
 	maps.Copy(e.counts, counts)
-	var live []*jobRec
+	var live []*record.Job
 	err = e.opts.Store.LiveJobs(ctx, func(sj store.Job) error {
 		j, err := decodeJob(sj)
 		if err != nil {
@@ -50,10 +48,10 @@ func (e *Engine) load(ctx context.Context) error {
 			return fmt.Errorf("job %s is %s but stored as live", j.JobID, j.Status)
 		}
 		e.jobs[j.JobID] = j
-		if t := j.Internal.ClientToken; t != "" {
+		if t := j.ClientToken; t != "" {
 			e.tokens[t] = j.JobID
 		}
-		e.lastQ = max(e.lastQ, j.Internal.QueuedAt)
+		e.lastQ = max(e.lastQ, j.QueuedAt)
 		live = append(live, j)
 		return nil
 	})
@@ -81,9 +79,9 @@ func (e *Engine) load(ctx context.Context) error {
 	return e.reconcile(ctx, live)
 }
 
-func decodeJob(sj store.Job) (*jobRec, error) {
-	j := &jobRec{}
-	if err := json.Unmarshal(sj.Doc, j); err != nil {
+func decodeJob(sj store.Job) (*record.Job, error) {
+	j, err := record.DecodeJob(sj.Doc)
+	if err != nil {
 		return nil, fmt.Errorf("job %s: %w", sj.ID, err)
 	}
 	return j, nil
@@ -91,12 +89,12 @@ func decodeJob(sj store.Job) (*jobRec, error) {
 
 // storedJob decodes a job read from the store for one not in memory (it
 // ended before this start, or was forgotten since); nil when there is none.
-func storedJob(sj store.Job, err error) (*jobRec, error) {
+func storedJob(sj store.Job, err error) (*record.Job, error) {
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, nil
 	}
 	if err == nil {
-		var j *jobRec
+		var j *record.Job
 		if j, err = decodeJob(sj); err == nil {
 			return j, nil
 		}
@@ -107,16 +105,16 @@ func storedJob(sj store.Job, err error) (*jobRec, error) {
 // keepJob keeps a job read from the store in memory, with mu held to
 // write: a change to it (its tags) is then committed, and retention
 // forgets it.
-func (e *Engine) keepJob(j *jobRec) {
+func (e *Engine) keepJob(j *record.Job) {
 	if e.jobs[j.JobID] != nil {
 		return
 	}
 	e.jobs[j.JobID] = j
-	if t := j.Internal.ClientToken; t != "" {
+	if t := j.ClientToken; t != "" {
 		e.tokens[t] = j.JobID
 	}
 	if terminal(j.Status) {
-		e.ended = append(e.ended, endMark{id: j.JobID, at: j.Internal.EndedAt})
+		e.ended = append(e.ended, endMark{id: j.JobID, at: j.EndedAt})
 	}
 }
 
@@ -151,23 +149,26 @@ func (e *Engine) disableLoaded() error {
 func (e *Engine) loadResource(r store.Resource) error {
 	switch r.Kind {
 	case kindEnv:
-		se := &envRec{}
-		if err := json.Unmarshal(r.Doc, &se.ServiceEnvironment); err != nil {
+		doc, err := record.DecodeServiceEnvironment(r.Doc)
+		if err != nil {
 			return err
 		}
+		se := &envRec{ServiceEnvironment: *doc}
 		e.envs[se.ServiceEnvironmentName] = se
 		return e.core.Apply(e.envEvent(se))
 	case kindPolicy:
-		p := &policyRec{}
-		if err := json.Unmarshal(r.Doc, &p.SchedulingPolicy); err != nil {
+		doc, err := record.DecodeSchedulingPolicy(r.Doc)
+		if err != nil {
 			return err
 		}
+		p := &policyRec{SchedulingPolicy: *doc}
 		e.policies[p.Arn] = p
 	case kindQueue:
-		q := &queueRec{shares: map[string]*shareRec{}}
-		if err := json.Unmarshal(r.Doc, &q.JobQueue); err != nil {
+		doc, err := record.DecodeJobQueue(r.Doc)
+		if err != nil {
 			return err
 		}
+		q := &queueRec{JobQueue: *doc, shares: map[string]*shareRec{}}
 		if len(q.ServiceEnvironmentOrder) > 0 {
 			q.env = resourceName(q.ServiceEnvironmentOrder[0].ServiceEnvironment, "service-environment")
 		}
@@ -179,10 +180,11 @@ func (e *Engine) loadResource(r store.Resource) error {
 		ev.Disabled = false // until the jobs are back: see disableLoaded
 		return e.core.Apply(ev)
 	case kindShare:
-		s := &shareRec{}
-		if err := json.Unmarshal(r.Doc, &s.QuotaShare); err != nil {
+		doc, err := record.DecodeQuotaShare(r.Doc)
+		if err != nil {
 			return err
 		}
+		s := &shareRec{QuotaShare: *doc}
 		q := e.queues[resourceName(s.JobQueueArn, "job-queue")]
 		if q == nil {
 			return fmt.Errorf("job queue %s is missing", s.JobQueueArn)
@@ -200,11 +202,11 @@ func (e *Engine) loadResource(r store.Resource) error {
 }
 
 // restoreJob puts a live job back into the core as it was.
-func (e *Engine) restoreJob(j *jobRec) error {
+func (e *Engine) restoreJob(j *record.Job) error {
 	ev := e.submitEvent(j)
 	if dispatchedStatus(j.Status) {
-		e.attempts[j.Internal.AttemptID] = j.JobID
-		return e.core.Apply(core.Restore{Submit: ev, DispatchedAt: j.Internal.DispatchedAt})
+		e.attempts[j.AttemptID] = j.JobID
+		return e.core.Apply(core.Restore{Submit: ev, DispatchedAt: j.DispatchedAt})
 	}
 	if j.Status == StatusSubmitted {
 		e.counts[StatusSubmitted]--
@@ -218,7 +220,7 @@ func (e *Engine) restoreJob(j *jobRec) error {
 // of attempts that changed while the server was down are applied by the
 // first cycles, attempts it never heard of are started again (a crash
 // between commit and start), and attempts nobody owns any more are stopped.
-func (e *Engine) reconcile(ctx context.Context, jobs []*jobRec) error {
+func (e *Engine) reconcile(ctx context.Context, jobs []*record.Job) error {
 	ex := e.opts.Executor
 	if ex == nil {
 		return nil
@@ -237,33 +239,27 @@ func (e *Engine) reconcile(ctx context.Context, jobs []*jobRec) error {
 		}
 		if _, ours := e.attempts[u.AttemptID]; !ours {
 			if !u.State.Terminal() {
-				e.disp.stop(u.AttemptID)
+				e.disp.stop(u.AttemptID, e.opts.StopGrace) // its job is gone, and its grace with it
 			}
 			continue
 		}
 		pending = append(pending, u)
 	}
 	for _, j := range jobs {
-		if !dispatchedStatus(j.Status) || seen[j.Internal.AttemptID] {
+		if !dispatchedStatus(j.Status) || seen[j.AttemptID] {
 			continue
 		}
-		a := executor.Attempt{ID: j.Internal.AttemptID, JobID: j.JobID, JobName: j.JobName,
-			Queue: j.Internal.Queue, Share: j.QuotaShareName, Payload: []byte(j.ServiceRequestPayload)}
-		for _, u := range j.Internal.Demand {
-			a.Instances = append(a.Instances, executor.Instances{Type: u.Unit, Count: u.Count})
-		}
-		if tc := j.TimeoutConfig; tc != nil && tc.AttemptDurationSeconds > 0 {
-			a.Timeout = secs(tc.AttemptDurationSeconds)
-		}
-		// It may be a preemptor whose victims still run: it waits for them.
+		a := e.attemptOf(j)
+		// It may be a preemptor whose victims still run: it waits for them,
+		// as long as the server's grace period allows (theirs is not kept).
 		var waitFor []string
-		for _, v := range j.Internal.WaitFor {
+		for _, v := range j.WaitFor {
 			if live[v] {
 				waitFor = append(waitFor, v)
 			}
 		}
 		if len(waitFor) > 0 {
-			e.disp.hold(a, waitFor)
+			e.disp.hold(a, waitFor, e.opts.StopGrace)
 		} else {
 			e.disp.start(a)
 		}

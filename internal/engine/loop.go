@@ -12,6 +12,7 @@ import (
 
 	"github.com/sharq-dev/sharq/internal/core"
 	"github.com/sharq-dev/sharq/internal/executor"
+	"github.com/sharq-dev/sharq/internal/record"
 	"github.com/sharq-dev/sharq/internal/store"
 )
 
@@ -34,14 +35,14 @@ type Engine struct {
 	// take it shared.
 	mu        sync.RWMutex
 	core      *core.Core
-	policies  map[string]*policyRec // by ARN
-	envs      map[string]*envRec    // by name
-	queues    map[string]*queueRec  // by name
-	jobs      map[string]*jobRec    // by ID, ended ones included until purged
-	attempts  map[string]string     // live attempt ID → job ID
-	tokens    map[string]string     // clientToken → job ID
-	waits     map[string]waitMark   // infeasible jobs, for time limit actions
-	lastQ     int64                 // last queue time handed out (ns)
+	policies  map[string]*policyRec  // by ARN
+	envs      map[string]*envRec     // by name
+	queues    map[string]*queueRec   // by name
+	jobs      map[string]*record.Job // by ID, ended ones included until purged
+	attempts  map[string]string      // live attempt ID → job ID
+	tokens    map[string]string      // clientToken → job ID
+	waits     map[string]waitMark    // infeasible jobs, for time limit actions
+	lastQ     int64                  // last queue time handed out (ns)
 	lastPurge time.Time
 	subs      subscribers
 	counts    map[string]int // jobs by status
@@ -74,12 +75,12 @@ type op struct {
 // actions to take once they are durable.
 type tx struct {
 	now        time.Time
-	jobs       map[string]*jobRec
+	jobs       map[string]*record.Job
 	resources  map[string]store.Resource
 	deleted    []string
-	submitted  []*jobRec
+	submitted  []*record.Job
 	starts     []start
-	stops      []string
+	stops      []stop
 	events     []JobEvent
 	dispatches []DispatchInfo
 	preempts   []PreemptInfo
@@ -92,10 +93,17 @@ type tx struct {
 type start struct {
 	attempt executor.Attempt
 	waitFor []string
+	hold    time.Duration // the longest grace period of those in waitFor
+}
+
+// stop is an attempt to stop, with its job's grace period.
+type stop struct {
+	attempt string
+	grace   time.Duration
 }
 
 func newTx(now time.Time) *tx {
-	return &tx{now: now, jobs: map[string]*jobRec{}, resources: map[string]store.Resource{}}
+	return &tx{now: now, jobs: map[string]*record.Job{}, resources: map[string]store.Resource{}}
 }
 
 // New opens an engine over the store, rebuilding its state from it and
@@ -123,7 +131,7 @@ func (e *Engine) clearState() {
 	e.policies = map[string]*policyRec{}
 	e.envs = map[string]*envRec{}
 	e.queues = map[string]*queueRec{}
-	e.jobs = map[string]*jobRec{}
+	e.jobs = map[string]*record.Job{}
 	e.attempts = map[string]string{}
 	e.tokens = map[string]string{}
 	e.waits = map[string]waitMark{}
@@ -187,12 +195,19 @@ func (e *Engine) Run(ctx context.Context) error {
 	}
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
+	var leaseDone <-chan struct{}
+	if e.opts.Lease != nil {
+		leaseDone = e.opts.Lease.Done()
+	}
 	e.post(func(time.Time) error { return nil }) // a first cycle settles what load restored
 	for {
 		var batch []*op
 		select {
 		case <-ctx.Done():
 			return nil
+		case <-leaseDone:
+			e.log.Error("the leadership lease ended; stopping")
+			return ErrLeaseLost
 		case o := <-e.ops:
 			batch = append(batch, o)
 		case u := <-updates:
@@ -367,7 +382,7 @@ func (e *Engine) storeBatch(t *tx) *store.Batch {
 	for _, j := range t.jobs {
 		b.Jobs = append(b.Jobs, store.Job{
 			ID: j.JobID, Name: j.JobName, Queue: j.JobQueue, Share: j.QuotaShareName,
-			Status: j.Status, CreatedAt: j.CreatedAt, EndedAt: j.Internal.EndedAt, ClientToken: j.Internal.ClientToken, Doc: mustJSON(j),
+			Status: j.Status, CreatedAt: j.CreatedAt, EndedAt: j.EndedAt, ClientToken: j.ClientToken, Doc: record.Encode(j),
 		})
 	}
 	return b
@@ -379,11 +394,11 @@ func (e *Engine) storeBatch(t *tx) *store.Batch {
 func (e *Engine) act(t *tx) {
 	for _, s := range t.starts {
 		if len(s.waitFor) > 0 {
-			e.disp.hold(s.attempt, s.waitFor)
+			e.disp.hold(s.attempt, s.waitFor, s.hold)
 		}
 	}
-	for _, id := range t.stops {
-		e.disp.stop(id)
+	for _, s := range t.stops {
+		e.disp.stop(s.attempt, s.grace)
 	}
 	for _, s := range t.starts {
 		if len(s.waitFor) == 0 {
@@ -393,10 +408,10 @@ func (e *Engine) act(t *tx) {
 }
 
 // touch marks a job record changed in this cycle.
-func (e *Engine) touch(j *jobRec) { e.tx.jobs[j.JobID] = j }
+func (e *Engine) touch(j *record.Job) { e.tx.jobs[j.JobID] = j }
 
-func (e *Engine) touchResource(kind, arn string, doc any) {
-	e.tx.resources[arn] = store.Resource{Kind: kind, ARN: arn, Doc: mustJSON(doc)}
+func (e *Engine) touchResource(kind, arn string, r record.Record) {
+	e.tx.resources[arn] = store.Resource{Kind: kind, ARN: arn, Doc: record.Encode(r)}
 }
 
 func (e *Engine) deleteResource(arn string) {

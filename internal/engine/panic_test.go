@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/sharq-dev/sharq/internal/engine"
+	"github.com/sharq-dev/sharq/internal/record"
 )
 
 // syncBuffer is a log destination safe for the engine's goroutines.
@@ -77,7 +78,7 @@ func TestPanicInCycleDropsIt(t *testing.T) {
 }
 
 // named lists the walkthrough queue's jobs of that name, from the store.
-func named(t *testing.T, e *engine.Engine, name string) []engine.ServiceJob {
+func named(t *testing.T, e *engine.Engine, name string) []record.Job {
 	t.Helper()
 	js, _, err := e.ListServiceJobs(context.Background(), engine.ListServiceJobsInput{JobQueue: "my-sm-training-qm-jq",
 		Filters: []engine.JobFilter{{Name: "JOB_NAME", Values: []string{name}}}})
@@ -111,7 +112,7 @@ func describeAll(t *testing.T, e *engine.Engine, id string) string {
 	return j.JobName + " " + j.Status + " " + j.StatusReason
 }
 
-func jobNames(js []engine.ServiceJob) []string {
+func jobNames(js []record.Job) []string {
 	var out []string
 	for _, j := range js {
 		out = append(out, j.JobName+":"+j.Status)

@@ -8,7 +8,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sharq-dev/sharq/internal/arn"
 	"github.com/sharq-dev/sharq/internal/core"
+	"github.com/sharq-dev/sharq/internal/record"
 	"github.com/sharq-dev/sharq/internal/trainingjob"
 )
 
@@ -29,16 +31,16 @@ func orDefault(s, def string) string {
 
 // --- scheduling policies
 
-func (e *Engine) CreateSchedulingPolicy(ctx context.Context, in CreateSchedulingPolicyInput) (SchedulingPolicy, error) {
-	var out SchedulingPolicy
+func (e *Engine) CreateSchedulingPolicy(ctx context.Context, in CreateSchedulingPolicyInput) (record.SchedulingPolicy, error) {
+	var out record.SchedulingPolicy
 	err := e.do(ctx, func(time.Time) error {
-		arn := e.arn("scheduling-policy/" + in.Name)
+		arn := e.base().SchedulingPolicy(in.Name)
 		if e.policies[arn] != nil {
 			return conflictf(msgExists)
 		}
-		p := &policyRec{SchedulingPolicy{Arn: arn, Name: in.Name, QuotaSharePolicy: in.QuotaSharePolicy, FairsharePolicy: in.FairsharePolicy, Tags: in.Tags}}
+		p := &policyRec{record.SchedulingPolicy{Arn: arn, Name: in.Name, QuotaSharePolicy: in.QuotaSharePolicy, FairsharePolicy: in.FairsharePolicy, Tags: in.Tags}}
 		e.policies[arn] = p
-		e.touchResource(kindPolicy, arn, p.SchedulingPolicy)
+		e.touchResource(kindPolicy, arn, &p.SchedulingPolicy)
 		out = p.SchedulingPolicy
 		return nil
 	})
@@ -60,7 +62,7 @@ func (e *Engine) UpdateSchedulingPolicy(ctx context.Context, in UpdateScheduling
 		if in.FairsharePolicy != nil {
 			p.FairsharePolicy = in.FairsharePolicy
 		}
-		e.touchResource(kindPolicy, p.Arn, p.SchedulingPolicy)
+		e.touchResource(kindPolicy, p.Arn, &p.SchedulingPolicy)
 		return nil
 	})
 }
@@ -82,10 +84,10 @@ func (e *Engine) DeleteSchedulingPolicy(ctx context.Context, arn string) error {
 	})
 }
 
-func (e *Engine) DescribeSchedulingPolicies(ctx context.Context, arns []string) ([]SchedulingPolicy, error) {
+func (e *Engine) DescribeSchedulingPolicies(ctx context.Context, arns []string) ([]record.SchedulingPolicy, error) {
 	e.mu.RLock()
 	defer e.mu.RUnlock()
-	var out []SchedulingPolicy
+	var out []record.SchedulingPolicy
 	for _, a := range arns {
 		if p := e.policies[a]; p != nil {
 			out = append(out, p.SchedulingPolicy)
@@ -94,20 +96,20 @@ func (e *Engine) DescribeSchedulingPolicies(ctx context.Context, arns []string) 
 	return out, nil
 }
 
-func (e *Engine) ListSchedulingPolicies(ctx context.Context, p Page) ([]SchedulingPolicy, string, error) {
+func (e *Engine) ListSchedulingPolicies(ctx context.Context, p Page) ([]record.SchedulingPolicy, string, error) {
 	e.mu.RLock()
 	defer e.mu.RUnlock()
-	var all []SchedulingPolicy
+	var all []record.SchedulingPolicy
 	for _, pol := range e.policies {
 		all = append(all, pol.SchedulingPolicy)
 	}
 	sort.Slice(all, func(a, b int) bool { return all[a].Arn < all[b].Arn })
-	return paginate(all, p, func(x SchedulingPolicy) string { return x.Arn })
+	return paginate(all, p, func(x record.SchedulingPolicy) string { return x.Arn })
 }
 
 // --- service environments
 
-func (e *Engine) checkCapacityLimits(what string, ls []CapacityLimit) error {
+func (e *Engine) checkCapacityLimits(what string, ls []record.CapacityLimit) error {
 	if len(ls) == 0 {
 		return invalidf("%s requires at least one capacity limit", what)
 	}
@@ -130,7 +132,7 @@ func (e *Engine) checkCapacityLimits(what string, ls []CapacityLimit) error {
 	return nil
 }
 
-func unitsOf(ls []CapacityLimit) []core.UnitCount {
+func unitsOf(ls []record.CapacityLimit) []core.UnitCount {
 	out := make([]core.UnitCount, len(ls))
 	for i, l := range ls {
 		out[i] = core.UnitCount{Unit: l.CapacityUnit, Count: l.MaxCapacity}
@@ -138,8 +140,8 @@ func unitsOf(ls []CapacityLimit) []core.UnitCount {
 	return out
 }
 
-func (e *Engine) CreateServiceEnvironment(ctx context.Context, in CreateServiceEnvironmentInput) (ServiceEnvironment, error) {
-	var out ServiceEnvironment
+func (e *Engine) CreateServiceEnvironment(ctx context.Context, in CreateServiceEnvironmentInput) (record.ServiceEnvironment, error) {
+	var out record.ServiceEnvironment
 	err := e.do(ctx, func(time.Time) error {
 		if e.envs[in.Name] != nil {
 			return conflictf(msgExists)
@@ -150,8 +152,8 @@ func (e *Engine) CreateServiceEnvironment(ctx context.Context, in CreateServiceE
 		if err := e.checkCapacityLimits("A service environment", in.CapacityLimits); err != nil {
 			return err
 		}
-		se := &envRec{ServiceEnvironment{
-			ServiceEnvironmentName: in.Name, ServiceEnvironmentArn: e.arn("service-environment/" + in.Name),
+		se := &envRec{record.ServiceEnvironment{
+			ServiceEnvironmentName: in.Name, ServiceEnvironmentArn: e.base().ServiceEnvironment(in.Name),
 			ServiceEnvironmentType: in.Type, State: orDefault(in.State, stateEnabled), Status: statusValid,
 			CapacityLimits: in.CapacityLimits, Tags: in.Tags,
 		}}
@@ -159,7 +161,7 @@ func (e *Engine) CreateServiceEnvironment(ctx context.Context, in CreateServiceE
 			return err
 		}
 		e.envs[in.Name] = se
-		e.touchResource(kindEnv, se.ServiceEnvironmentArn, se.ServiceEnvironment)
+		e.touchResource(kindEnv, se.ServiceEnvironmentArn, &se.ServiceEnvironment)
 		out = se.ServiceEnvironment
 		return nil
 	})
@@ -171,15 +173,15 @@ func (e *Engine) envEvent(se *envRec) core.PutEnv {
 }
 
 func (e *Engine) findEnv(nameOrArn string) (*envRec, error) {
-	se := e.envs[e.ownName(nameOrArn, "service-environment")]
+	se := e.envs[e.ownName(nameOrArn, arn.ServiceEnvironment)]
 	if se == nil {
 		return nil, notFoundf("Service environment %s does not exist", nameOrArn)
 	}
 	return se, nil
 }
 
-func (e *Engine) UpdateServiceEnvironment(ctx context.Context, in UpdateServiceEnvironmentInput) (ServiceEnvironment, error) {
-	var out ServiceEnvironment
+func (e *Engine) UpdateServiceEnvironment(ctx context.Context, in UpdateServiceEnvironmentInput) (record.ServiceEnvironment, error) {
+	var out record.ServiceEnvironment
 	err := e.do(ctx, func(time.Time) error {
 		se, err := e.findEnv(in.ServiceEnvironment)
 		if err != nil {
@@ -199,7 +201,7 @@ func (e *Engine) UpdateServiceEnvironment(ctx context.Context, in UpdateServiceE
 			return err
 		}
 		*se = next
-		e.touchResource(kindEnv, se.ServiceEnvironmentArn, se.ServiceEnvironment)
+		e.touchResource(kindEnv, se.ServiceEnvironmentArn, &se.ServiceEnvironment)
 		out = se.ServiceEnvironment
 		return nil
 	})
@@ -229,10 +231,10 @@ func (e *Engine) DeleteServiceEnvironment(ctx context.Context, nameOrArn string)
 	})
 }
 
-func (e *Engine) DescribeServiceEnvironments(ctx context.Context, namesOrArns []string, p Page) ([]ServiceEnvironment, string, error) {
+func (e *Engine) DescribeServiceEnvironments(ctx context.Context, namesOrArns []string, p Page) ([]record.ServiceEnvironment, string, error) {
 	e.mu.RLock()
 	defer e.mu.RUnlock()
-	var all []ServiceEnvironment
+	var all []record.ServiceEnvironment
 	if len(namesOrArns) > 0 {
 		for _, n := range namesOrArns {
 			if se, err := e.findEnv(n); err == nil {
@@ -245,7 +247,7 @@ func (e *Engine) DescribeServiceEnvironments(ctx context.Context, namesOrArns []
 		}
 		sort.Slice(all, func(a, b int) bool { return all[a].ServiceEnvironmentName < all[b].ServiceEnvironmentName })
 	}
-	return paginate(all, p, func(x ServiceEnvironment) string { return x.ServiceEnvironmentName })
+	return paginate(all, p, func(x record.ServiceEnvironment) string { return x.ServiceEnvironmentName })
 }
 
 // --- job queues
@@ -260,7 +262,7 @@ func (e *Engine) sortedQueues() []*queueRec {
 }
 
 func (e *Engine) findQueue(nameOrArn string) (*queueRec, error) {
-	q := e.queues[e.ownName(nameOrArn, "job-queue")]
+	q := e.queues[e.ownName(nameOrArn, arn.JobQueue)]
 	if q == nil {
 		return nil, notFoundf("Job queue %s does not exist", nameOrArn)
 	}
@@ -269,7 +271,7 @@ func (e *Engine) findQueue(nameOrArn string) (*queueRec, error) {
 
 // queueEnv resolves a queue's service environment order: exactly one
 // SAGEMAKER_TRAINING environment, which a quota-share queue must not share.
-func (e *Engine) queueEnv(q *queueRec, order []ServiceEnvironmentOrder, quota bool) (*envRec, error) {
+func (e *Engine) queueEnv(q *queueRec, order []record.ServiceEnvironmentOrder, quota bool) (*envRec, error) {
 	if len(order) != 1 {
 		return nil, invalidf("A SAGEMAKER_TRAINING job queue requires exactly one service environment in serviceEnvironmentOrder")
 	}
@@ -296,8 +298,8 @@ func (e *Engine) policyKind(arn string) (quota bool, err error) {
 	return p.QuotaSharePolicy != nil, nil
 }
 
-func (e *Engine) CreateJobQueue(ctx context.Context, in CreateJobQueueInput) (JobQueue, error) {
-	var out JobQueue
+func (e *Engine) CreateJobQueue(ctx context.Context, in CreateJobQueueInput) (record.JobQueue, error) {
+	var out record.JobQueue
 	err := e.do(ctx, func(time.Time) error {
 		if e.queues[in.Name] != nil {
 			return conflictf(msgExists)
@@ -317,11 +319,11 @@ func (e *Engine) CreateJobQueue(ctx context.Context, in CreateJobQueueInput) (Jo
 		if err != nil {
 			return err
 		}
-		q.JobQueue = JobQueue{
-			JobQueueName: in.Name, JobQueueArn: e.arn("job-queue/" + in.Name), State: orDefault(in.State, stateEnabled),
-			SchedulingPolicyArn: in.SchedulingPolicyArn, Status: statusValid, StatusReason: "JobQueue Healthy",
+		q.JobQueue = record.JobQueue{
+			JobQueueName: in.Name, JobQueueArn: e.base().JobQueue(in.Name), State: orDefault(in.State, stateEnabled),
+			SchedulingPolicyArn: in.SchedulingPolicyArn, Status: statusValid, StatusReason: "record.JobQueue Healthy",
 			Priority: in.Priority, ComputeEnvironmentOrder: []json.RawMessage{},
-			ServiceEnvironmentOrder: []ServiceEnvironmentOrder{{Order: in.ServiceEnvironmentOrder[0].Order, ServiceEnvironment: se.ServiceEnvironmentArn}},
+			ServiceEnvironmentOrder: []record.ServiceEnvironmentOrder{{Order: in.ServiceEnvironmentOrder[0].Order, ServiceEnvironment: se.ServiceEnvironmentArn}},
 			JobQueueType:            in.Type, Tags: nonNilTags(in.Tags),
 			JobStateTimeLimitActions: nonNilActions(in.JobStateTimeLimitActions),
 		}
@@ -330,7 +332,7 @@ func (e *Engine) CreateJobQueue(ctx context.Context, in CreateJobQueueInput) (Jo
 			return err
 		}
 		e.queues[in.Name] = q
-		e.touchResource(kindQueue, q.JobQueueArn, q.JobQueue)
+		e.touchResource(kindQueue, q.JobQueueArn, &q.JobQueue)
 		out = q.JobQueue
 		return nil
 	})
@@ -344,9 +346,9 @@ func nonNilTags(t map[string]string) map[string]string {
 	return t
 }
 
-func nonNilActions(a []JobStateTimeLimitAction) []JobStateTimeLimitAction {
+func nonNilActions(a []record.JobStateTimeLimitAction) []record.JobStateTimeLimitAction {
 	if a == nil {
-		return []JobStateTimeLimitAction{}
+		return []record.JobStateTimeLimitAction{}
 	}
 	return a
 }
@@ -355,8 +357,8 @@ func (e *Engine) queueEvent(q *queueRec) core.PutQueue {
 	return core.PutQueue{Name: q.JobQueueName, Env: q.env, QuotaShares: q.quota, Priority: q.Priority, Disabled: q.State == stateDisabled}
 }
 
-func (e *Engine) UpdateJobQueue(ctx context.Context, in UpdateJobQueueInput) (JobQueue, error) {
-	var out JobQueue
+func (e *Engine) UpdateJobQueue(ctx context.Context, in UpdateJobQueueInput) (record.JobQueue, error) {
+	var out record.JobQueue
 	err := e.do(ctx, func(time.Time) error {
 		q, err := e.findQueue(in.JobQueue)
 		if err != nil {
@@ -385,7 +387,7 @@ func (e *Engine) UpdateJobQueue(ctx context.Context, in UpdateJobQueueInput) (Jo
 				return err
 			}
 			next.env = se.ServiceEnvironmentName
-			next.ServiceEnvironmentOrder = []ServiceEnvironmentOrder{{Order: in.ServiceEnvironmentOrder[0].Order, ServiceEnvironment: se.ServiceEnvironmentArn}}
+			next.ServiceEnvironmentOrder = []record.ServiceEnvironmentOrder{{Order: in.ServiceEnvironmentOrder[0].Order, ServiceEnvironment: se.ServiceEnvironmentArn}}
 		}
 		if in.JobStateTimeLimitActions != nil {
 			next.JobStateTimeLimitActions = in.JobStateTimeLimitActions
@@ -397,7 +399,7 @@ func (e *Engine) UpdateJobQueue(ctx context.Context, in UpdateJobQueueInput) (Jo
 			return err
 		}
 		*q = next
-		e.touchResource(kindQueue, q.JobQueueArn, q.JobQueue)
+		e.touchResource(kindQueue, q.JobQueueArn, &q.JobQueue)
 		out = q.JobQueue
 		return nil
 	})
@@ -425,10 +427,10 @@ func (e *Engine) DeleteJobQueue(ctx context.Context, nameOrArn string) error {
 	})
 }
 
-func (e *Engine) DescribeJobQueues(ctx context.Context, namesOrArns []string, p Page) ([]JobQueue, string, error) {
+func (e *Engine) DescribeJobQueues(ctx context.Context, namesOrArns []string, p Page) ([]record.JobQueue, string, error) {
 	e.mu.RLock()
 	defer e.mu.RUnlock()
-	var all []JobQueue
+	var all []record.JobQueue
 	if len(namesOrArns) > 0 {
 		for _, n := range namesOrArns {
 			if q, err := e.findQueue(n); err == nil {
@@ -440,14 +442,14 @@ func (e *Engine) DescribeJobQueues(ctx context.Context, namesOrArns []string, p 
 			all = append(all, q.JobQueue)
 		}
 	}
-	return paginate(all, p, func(x JobQueue) string { return x.JobQueueName })
+	return paginate(all, p, func(x record.JobQueue) string { return x.JobQueueName })
 }
 
 // --- quota shares
 
 // findShare resolves a quota share ARN: .../job-queue/<queue>/quota-share/<name>.
-func (e *Engine) findShare(arn string) (*queueRec, *shareRec, error) {
-	rest := e.ownName(arn, "job-queue")
+func (e *Engine) findShare(shareArn string) (*queueRec, *shareRec, error) {
+	rest := e.ownName(shareArn, arn.JobQueue)
 	qn, sn, ok := strings.Cut(rest, "/quota-share/")
 	if ok {
 		if q := e.queues[qn]; q != nil {
@@ -456,10 +458,10 @@ func (e *Engine) findShare(arn string) (*queueRec, *shareRec, error) {
 			}
 		}
 	}
-	return nil, nil, notFoundf("Quota share %s does not exist", arn)
+	return nil, nil, notFoundf("Quota share %s does not exist", shareArn)
 }
 
-func (e *Engine) checkShare(q *queueRec, s *QuotaShare) error {
+func (e *Engine) checkShare(q *queueRec, s *record.QuotaShare) error {
 	if err := e.checkCapacityLimits("A quota share", s.CapacityLimits); err != nil {
 		return err
 	}
@@ -468,7 +470,7 @@ func (e *Engine) checkShare(q *queueRec, s *QuotaShare) error {
 		if l.MaxCapacity < 1 {
 			return invalidf("maxCapacity must be at least 1")
 		}
-		if !slices.ContainsFunc(se.CapacityLimits, func(x CapacityLimit) bool { return x.CapacityUnit == l.CapacityUnit }) {
+		if !slices.ContainsFunc(se.CapacityLimits, func(x record.CapacityLimit) bool { return x.CapacityUnit == l.CapacityUnit }) {
 			return invalidf("capacityUnit %s is not among the capacity limits of service environment %s", l.CapacityUnit, se.ServiceEnvironmentName)
 		}
 	}
@@ -482,7 +484,7 @@ func (e *Engine) checkShare(q *queueRec, s *QuotaShare) error {
 	return nil
 }
 
-func (e *Engine) shareEvent(q *queueRec, s *QuotaShare) (core.PutShare, error) {
+func (e *Engine) shareEvent(q *queueRec, s *record.QuotaShare) (core.PutShare, error) {
 	st, err := core.ParseStrategy(s.ResourceSharingConfiguration.Strategy)
 	if err != nil {
 		return core.PutShare{}, invalidf("%s", err.Error())
@@ -497,8 +499,8 @@ func (e *Engine) shareEvent(q *queueRec, s *QuotaShare) (core.PutShare, error) {
 	}, nil
 }
 
-func (e *Engine) CreateQuotaShare(ctx context.Context, in CreateQuotaShareInput) (QuotaShare, error) {
-	var out QuotaShare
+func (e *Engine) CreateQuotaShare(ctx context.Context, in CreateQuotaShareInput) (record.QuotaShare, error) {
+	var out record.QuotaShare
 	err := e.do(ctx, func(time.Time) error {
 		q, err := e.findQueue(in.JobQueue)
 		if err != nil {
@@ -513,7 +515,7 @@ func (e *Engine) CreateQuotaShare(ctx context.Context, in CreateQuotaShareInput)
 		if len(q.shares) >= e.opts.MaxSharesPerQueue {
 			return invalidf("Job queue %s already has the maximum of %d quota shares", q.JobQueueName, e.opts.MaxSharesPerQueue)
 		}
-		s := &shareRec{queue: q.JobQueueName, QuotaShare: QuotaShare{
+		s := &shareRec{queue: q.JobQueueName, QuotaShare: record.QuotaShare{
 			QuotaShareName: in.Name, QuotaShareArn: q.JobQueueArn + "/quota-share/" + in.Name, JobQueueArn: q.JobQueueArn,
 			CapacityLimits: in.CapacityLimits, ResourceSharingConfiguration: in.ResourceSharingConfiguration,
 			PreemptionConfiguration: in.PreemptionConfiguration, State: orDefault(in.State, stateEnabled), Status: statusValid, Tags: in.Tags,
@@ -522,7 +524,7 @@ func (e *Engine) CreateQuotaShare(ctx context.Context, in CreateQuotaShareInput)
 			return err
 		}
 		q.shares[in.Name] = s
-		e.touchResource(kindShare, s.QuotaShareArn, s.QuotaShare)
+		e.touchResource(kindShare, s.QuotaShareArn, &s.QuotaShare)
 		out = s.QuotaShare
 		return nil
 	})
@@ -540,8 +542,8 @@ func (e *Engine) applyShare(q *queueRec, s *shareRec) error {
 	return coreErr(e.core.Apply(ev))
 }
 
-func (e *Engine) UpdateQuotaShare(ctx context.Context, in UpdateQuotaShareInput) (QuotaShare, error) {
-	var out QuotaShare
+func (e *Engine) UpdateQuotaShare(ctx context.Context, in UpdateQuotaShareInput) (record.QuotaShare, error) {
+	var out record.QuotaShare
 	err := e.do(ctx, func(time.Time) error {
 		q, s, err := e.findShare(in.QuotaShareArn)
 		if err != nil {
@@ -564,7 +566,7 @@ func (e *Engine) UpdateQuotaShare(ctx context.Context, in UpdateQuotaShareInput)
 			return err
 		}
 		*s = next
-		e.touchResource(kindShare, s.QuotaShareArn, s.QuotaShare)
+		e.touchResource(kindShare, s.QuotaShareArn, &s.QuotaShare)
 		out = s.QuotaShare
 		return nil
 	})
@@ -589,29 +591,29 @@ func (e *Engine) DeleteQuotaShare(ctx context.Context, arn string) error {
 	})
 }
 
-func (e *Engine) DescribeQuotaShare(ctx context.Context, arn string) (QuotaShare, error) {
+func (e *Engine) DescribeQuotaShare(ctx context.Context, arn string) (record.QuotaShare, error) {
 	e.mu.RLock()
 	defer e.mu.RUnlock()
 	_, s, err := e.findShare(arn)
 	if err != nil {
-		return QuotaShare{}, err
+		return record.QuotaShare{}, err
 	}
 	return s.QuotaShare, nil
 }
 
-func (e *Engine) ListQuotaShares(ctx context.Context, jobQueue string, p Page) ([]QuotaShare, string, error) {
+func (e *Engine) ListQuotaShares(ctx context.Context, jobQueue string, p Page) ([]record.QuotaShare, string, error) {
 	e.mu.RLock()
 	defer e.mu.RUnlock()
 	q, err := e.findQueue(jobQueue)
 	if err != nil {
 		return nil, "", err
 	}
-	var all []QuotaShare
+	var all []record.QuotaShare
 	for _, s := range q.shares {
 		all = append(all, s.QuotaShare)
 	}
 	sort.Slice(all, func(a, b int) bool { return all[a].QuotaShareName < all[b].QuotaShareName })
-	return paginate(all, p, func(x QuotaShare) string { return x.QuotaShareName })
+	return paginate(all, p, func(x record.QuotaShare) string { return x.QuotaShareName })
 }
 
 // paginate returns the page after p.NextToken (the key of the last item of

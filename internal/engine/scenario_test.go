@@ -15,6 +15,7 @@ import (
 
 	"github.com/sharq-dev/sharq/internal/engine"
 	"github.com/sharq-dev/sharq/internal/executor"
+	"github.com/sharq-dev/sharq/internal/record"
 	"github.com/sharq-dev/sharq/internal/store/sqlite"
 )
 
@@ -119,17 +120,17 @@ func (w *world) handle(t *testing.T, d *datadriven.TestData) string {
 			ServiceRequestPayload: payload("ml.g5.xlarge", num("count", 1), nil), QuotaShareName: arg("share", ""),
 			SchedulingPriority: &prio, ClientToken: arg("token", "")}
 		if n := num("attempts", 0); n > 0 {
-			in.RetryStrategy = &engine.RetryStrategy{Attempts: n}
+			in.RetryStrategy = &record.RetryStrategy{Attempts: n}
 			for _, r := range strings.Split(arg("retry", ""), ",") {
 				if glob, action, ok := strings.Cut(r, ":"); ok {
-					in.RetryStrategy.EvaluateOnExit = append(in.RetryStrategy.EvaluateOnExit, engine.EvaluateOnExit{OnStatusReason: glob, Action: action})
+					in.RetryStrategy.EvaluateOnExit = append(in.RetryStrategy.EvaluateOnExit, record.EvaluateOnExit{OnStatusReason: glob, Action: action})
 				}
 			}
 		}
 		if n := num("preemptions", -1); n >= 0 {
-			in.PreemptionConfiguration = &engine.JobPreemptionConfiguration{PreemptionRetriesBeforeTermination: &n}
+			in.PreemptionConfiguration = &record.JobPreemptionConfiguration{PreemptionRetriesBeforeTermination: &n}
 		}
-		var j engine.ServiceJob
+		var j record.Job
 		if j, err = w.e.SubmitServiceJob(ctx, in); err == nil {
 			if old, ok := w.ids[in.JobName]; ok && old != j.JobID {
 				d.Fatalf(t, "two jobs named %s", in.JobName)
@@ -145,7 +146,7 @@ func (w *world) handle(t *testing.T, d *datadriven.TestData) string {
 	case "queue":
 		in := engine.UpdateJobQueueInput{JobQueue: scenarioQueue, State: arg("state", "")}
 		if s := num("timelimit", 0); s > 0 {
-			in.JobStateTimeLimitActions = []engine.JobStateTimeLimitAction{{Action: "TERMINATE", MaxTimeSeconds: s, State: "RUNNABLE",
+			in.JobStateTimeLimitActions = []record.JobStateTimeLimitAction{{Action: "TERMINATE", MaxTimeSeconds: s, State: "RUNNABLE",
 				Reason: "MISCONFIGURATION:QUOTA_MANAGEMENT_LIMIT_EXCEEDED"}}
 		}
 		_, err = w.e.UpdateJobQueue(ctx, in)

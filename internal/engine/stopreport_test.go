@@ -2,13 +2,14 @@ package engine_test
 
 import (
 	"context"
+	"path/filepath"
+	"testing"
+	"time"
+
 	"github.com/sharq-dev/sharq/internal/engine"
 	"github.com/sharq-dev/sharq/internal/executor"
 	"github.com/sharq-dev/sharq/internal/executor/simulated"
 	"github.com/sharq-dev/sharq/internal/store/sqlite"
-	"path/filepath"
-	"testing"
-	"time"
 )
 
 // killingExecutor is the simulated executor whose stopped attempts report

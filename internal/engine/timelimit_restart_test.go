@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/sharq-dev/sharq/internal/engine"
+	"github.com/sharq-dev/sharq/internal/record"
 )
 
 // TestJobStateTimeLimitActionAcrossRestart checks that a restart does not
@@ -27,7 +28,7 @@ func TestJobStateTimeLimitActionAcrossRestart(t *testing.T) {
 	h.setupWalkthrough()
 	const reason = "MISCONFIGURATION:QUOTA_MANAGEMENT_LIMIT_EXCEEDED"
 	if _, err := e.UpdateJobQueue(ctx, engine.UpdateJobQueueInput{JobQueue: "my-sm-training-qm-jq",
-		JobStateTimeLimitActions: []engine.JobStateTimeLimitAction{{Action: "TERMINATE", MaxTimeSeconds: 600, Reason: reason, State: "RUNNABLE"}}}); err != nil {
+		JobStateTimeLimitActions: []record.JobStateTimeLimitAction{{Action: "TERMINATE", MaxTimeSeconds: 600, Reason: reason, State: "RUNNABLE"}}}); err != nil {
 		t.Fatal(err)
 	}
 	prio := 1

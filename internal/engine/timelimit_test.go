@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/sharq-dev/sharq/internal/engine"
+	"github.com/sharq-dev/sharq/internal/record"
 	"github.com/sharq-dev/sharq/internal/store/sqlite"
 )
 
@@ -57,7 +58,7 @@ func TestJobStateTimeLimitAction(t *testing.T) {
 	e := h.e
 	const reason = "MISCONFIGURATION:QUOTA_MANAGEMENT_LIMIT_EXCEEDED"
 	if _, err := e.UpdateJobQueue(ctx, engine.UpdateJobQueueInput{JobQueue: "my-sm-training-qm-jq",
-		JobStateTimeLimitActions: []engine.JobStateTimeLimitAction{{Action: "TERMINATE", MaxTimeSeconds: 600, Reason: reason, State: "RUNNABLE"}}}); err != nil {
+		JobStateTimeLimitActions: []record.JobStateTimeLimitAction{{Action: "TERMINATE", MaxTimeSeconds: 600, Reason: reason, State: "RUNNABLE"}}}); err != nil {
 		t.Fatal(err)
 	}
 	submit := func(name, share string, count int) string {
@@ -73,7 +74,7 @@ func TestJobStateTimeLimitAction(t *testing.T) {
 	submit("runs", "QS3", 1)             // QS3's own instance
 	waiting := submit("waits", "QS3", 1) // waits for QS3's instance: not a misconfiguration
 
-	status := func(id string) engine.ServiceJob {
+	status := func(id string) record.Job {
 		j, err := e.DescribeServiceJob(ctx, id)
 		if err != nil {
 			t.Fatal(err)

@@ -29,6 +29,15 @@ type Attempt struct {
 	// Timeout stops the attempt after this long running (0: none); it then
 	// fails with "Attempt duration exceeded".
 	Timeout time.Duration
+	// Grace is the job's grace period: how long its processes get between
+	// SIGTERM (or the backend's equivalent) and a hard kill when it is
+	// stopped. Stop is passed the same.
+	Grace time.Duration
+	// Term is the leadership term of the server that decided the attempt,
+	// when several servers share one store (0 otherwise). A backend whose
+	// state outlives servers can refuse the calls of an older term than it
+	// has seen.
+	Term int64
 }
 
 // Instances is a count of one instance type.
@@ -107,6 +116,16 @@ func (p permanentError) Is(target error) bool { return target == ErrPermanent }
 // kept.
 type LogReader interface {
 	Logs(ctx context.Context, attemptID, host, stream string, offset int64) (io.ReadCloser, error)
+}
+
+// SubmitChecker is implemented by an executor that can tell at submission
+// that a payload cannot run on it, such as the local executor when the
+// command does not exist. The engine asks it before accepting a job, so
+// the submitter is told at once rather than by a job failing later.
+type SubmitChecker interface {
+	// CheckSubmit returns why payload cannot run, or nil when it may run
+	// or the executor cannot tell yet (the attempt then fails as before).
+	CheckSubmit(payload []byte) error
 }
 
 // ErrNoLogs is LogReader's answer for an attempt whose logs it does not

@@ -4,6 +4,7 @@
 package jsonhttp
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"log/slog"
@@ -33,10 +34,18 @@ func WriteError(w http.ResponseWriter, status int, msg string) {
 
 // EngineError answers an engine error: its own message for what the client
 // got wrong, an authorization's refusal (*access.DeniedError) as 403 in
-// AWS's words, "internal error" (and a log line under what) for the rest.
+// AWS's words, an authentication's (*access.AuthError) with its status,
+// "internal error" (and a log line under what) for the rest.
 func EngineError(w http.ResponseWriter, log *slog.Logger, what string, err error) {
 	if de, ok := errors.AsType[*access.DeniedError](err); ok {
 		WriteError(w, http.StatusForbidden, de.Error())
+		return
+	}
+	if ae, ok := errors.AsType[*access.AuthError](err); ok {
+		// The code, as AWS sends it, tells a client (the console) to
+		// sign in.
+		w.Header().Set("X-Amzn-ErrorType", ae.Code)
+		WriteError(w, cmp.Or(ae.Status, http.StatusForbidden), ae.Message)
 		return
 	}
 	switch engine.ErrorCode(err) {

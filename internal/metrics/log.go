@@ -21,7 +21,7 @@ func (l TransitionLogger) ObserveCycle(_ time.Duration, events []engine.JobEvent
 		return
 	}
 	for _, ev := range events {
-		d := ev.Detail
+		d := ev.Job
 		l.Log.Info("job status", "job", d.JobID, "name", d.JobName, "share", d.QuotaShareName,
 			"status", d.Status, "reason", d.StatusReason)
 	}

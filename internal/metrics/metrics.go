@@ -21,6 +21,9 @@
 //	sharq_dispatch_wait_seconds{queue,share}          histogram
 //	sharq_cycle_duration_seconds                      histogram
 //	sharq_api_requests_total{operation,result}        counter
+//	sharq_store_commit_seconds                        histogram
+//	sharq_leader, sharq_lease_term                    gauges (a shared store's leader)
+//	sharq_lease_renewals_total                        counter (a shared store's leader)
 package metrics
 
 import (
@@ -109,7 +112,7 @@ func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
 func (m *Metrics) ObserveCycle(took time.Duration, events []engine.JobEvent, dispatches []engine.DispatchInfo, preempts []engine.PreemptInfo) {
 	m.cycle.Observe(took.Seconds())
 	for _, ev := range events {
-		m.transitions.WithLabelValues(ev.Detail.Status).Inc()
+		m.transitions.WithLabelValues(ev.Job.Status).Inc()
 	}
 	for _, d := range dispatches {
 		m.dispatches.WithLabelValues(d.Queue, d.Share, d.Via, strconv.FormatBool(d.Borrowed)).Inc()

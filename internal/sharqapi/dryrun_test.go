@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/sharq-dev/sharq/internal/batchapi"
 	"github.com/sharq-dev/sharq/internal/clusterconfig"
 	"github.com/sharq-dev/sharq/internal/engine"
 	"github.com/sharq-dev/sharq/internal/sharqapi"
@@ -45,8 +46,8 @@ func TestDryRunMatchesSubmit(t *testing.T) {
 	}
 	srv := httptest.NewServer(sharqapi.New(eng, sharqapi.Options{}))
 	defer srv.Close()
-	req := func(share string, prio int) sharqapi.SubmitRequest {
-		return sharqapi.SubmitRequest{JobName: "j", JobQueue: "my-sm-training-qm-jq", ServiceJobType: "SAGEMAKER_TRAINING", QuotaShareName: share,
+	req := func(share string, prio int) batchapi.SubmitServiceJobRequest {
+		return batchapi.SubmitServiceJobRequest{JobName: "j", JobQueue: "my-sm-training-qm-jq", ServiceJobType: "SAGEMAKER_TRAINING", QuotaShareName: share,
 			SchedulingPriority: &prio, ServiceRequestPayload: `{"ResourceConfig":{"InstanceType":"ml.g5.xlarge","InstanceCount":1}}`}
 	}
 	steps := []struct {
@@ -64,7 +65,7 @@ func TestDryRunMatchesSubmit(t *testing.T) {
 	for i, st := range steps {
 		clk.t = clk.t.Add(time.Second)
 		before := statuses(t, eng)
-		got, err := sharqapi.DryRun(ctx, srv.Client(), srv.URL, req(st.share, st.prio))
+		got, err := sharqapi.RequestDryRun(ctx, srv.Client(), srv.URL, req(st.share, st.prio))
 		if err != nil {
 			t.Fatalf("step %d: dry-run: %v", i, err)
 		}
@@ -74,13 +75,17 @@ func TestDryRunMatchesSubmit(t *testing.T) {
 		if diff := cmp.Diff(before, statuses(t, eng)); diff != "" {
 			t.Fatalf("step %d: the dry-run changed jobs (-before +after):\n%s", i, diff)
 		}
-		sj, err := eng.SubmitServiceJob(ctx, req(st.share, st.prio).Input())
+		in, err := req(st.share, st.prio).Input()
+		if err != nil {
+			t.Fatalf("step %d: %v", i, err)
+		}
+		sj, err := eng.SubmitServiceJob(ctx, in)
 		if err != nil {
 			t.Fatalf("step %d: submit: %v", i, err)
 		}
 		checkOutcome(t, i, eng, sj.JobID, got, before)
 	}
-	_, err = sharqapi.DryRun(ctx, srv.Client(), srv.URL, req("QS9", 1))
+	_, err = sharqapi.RequestDryRun(ctx, srv.Client(), srv.URL, req("QS9", 1))
 	if err == nil || err.Error() != "submission refused: Quota share QS9 does not exist in job queue my-sm-training-qm-jq" {
 		t.Errorf("dry-run to a missing share: err = %v", err)
 	}
@@ -98,7 +103,7 @@ func statuses(t *testing.T, eng *engine.Engine) map[string]string {
 }
 
 // checkOutcome compares what the submission did with the dry-run's answer.
-func checkOutcome(t *testing.T, step int, eng *engine.Engine, id string, dr engine.DryRun, before map[string]string) {
+func checkOutcome(t *testing.T, step int, eng *engine.Engine, id string, dr sharqapi.DryRun, before map[string]string) {
 	t.Helper()
 	after := statuses(t, eng)
 	if dispatched := after[id] == engine.StatusScheduled; dispatched != dr.Dispatched {

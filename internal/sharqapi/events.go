@@ -6,6 +6,7 @@ import (
 
 	"github.com/sharq-dev/sharq/internal/access"
 	"github.com/sharq-dev/sharq/internal/arn"
+	"github.com/sharq-dev/sharq/internal/batchapi"
 	"github.com/sharq-dev/sharq/internal/engine"
 )
 
@@ -15,7 +16,7 @@ type eventFilter struct {
 }
 
 func (f eventFilter) match(ev engine.JobEvent) bool {
-	d := ev.Detail
+	d := ev.Job
 	return (f.job == "" || d.JobID == f.job || d.JobArn == f.job) &&
 		(f.queue == "" || queueName(d.JobQueue) == f.queue || d.JobQueue == f.queue) &&
 		(f.share == "" || d.QuotaShareName == f.share)
@@ -53,7 +54,7 @@ func (h *Handler) events(w http.ResponseWriter, r *http.Request) {
 	for _, ev := range backlog {
 		if f.match(ev) {
 			sent[ev.ID] = true
-			enc.Encode(ev)
+			enc.Encode(batchapi.EventOf(ev, h.base))
 		}
 	}
 	if flusher != nil {
@@ -100,7 +101,7 @@ func (h *Handler) stream(r *http.Request, enc *json.Encoder, flusher http.Flushe
 			if !f.match(ev) || sent[ev.ID] {
 				continue
 			}
-			if err := enc.Encode(ev); err != nil {
+			if err := enc.Encode(batchapi.EventOf(ev, h.base)); err != nil {
 				return
 			}
 			if flusher != nil {

@@ -20,6 +20,7 @@ import (
 	"github.com/sharq-dev/sharq/internal/clusterconfig"
 	"github.com/sharq-dev/sharq/internal/engine"
 	"github.com/sharq-dev/sharq/internal/executor/simulated"
+	"github.com/sharq-dev/sharq/internal/record"
 	"github.com/sharq-dev/sharq/internal/sharqapi"
 	"github.com/sharq-dev/sharq/internal/store/sqlite"
 )
@@ -91,7 +92,7 @@ func (s *server) submit(name, share string, prio int) string {
 }
 
 // wait polls until the job has one of the statuses.
-func (s *server) wait(id string, statuses ...string) engine.ServiceJob {
+func (s *server) wait(id string, statuses ...string) record.Job {
 	s.t.Helper()
 	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(5 * time.Millisecond) {
 		j, err := s.eng.DescribeServiceJob(context.Background(), id)

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/sharq-dev/sharq/internal/access"
+	"github.com/sharq-dev/sharq/internal/batchapi"
 	"github.com/sharq-dev/sharq/internal/engine"
 )
 
@@ -39,6 +40,20 @@ func (h *Handler) positions(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, out)
 }
 
+// match finds the jobs a part of an ID names: the short IDs tables print
+// are the IDs' last 8 characters.
+func (h *Handler) match(w http.ResponseWriter, r *http.Request) {
+	part := r.URL.Query().Get("id")
+	if len(part) < engine.MinIDFragment {
+		writeError(w, http.StatusBadRequest, fmt.Sprintf("id must be at least %d characters of a job ID", engine.MinIDFragment))
+		return
+	}
+	if !h.authorize(w, r, access.ActionGetJobMatches, access.AnyResource) {
+		return
+	}
+	writeJSON(w, Matches{JobIDs: append([]string{}, h.eng.MatchJobIDs(part, MaxMatches)...)})
+}
+
 // position reads one job's standing. The job record gives status and
 // priority for every job; the scheduler's view adds the place of a live one.
 func (h *Handler) position(r *http.Request, id string) (Position, error) {
@@ -48,7 +63,7 @@ func (h *Handler) position(r *http.Request, id string) (Position, error) {
 	}
 	p := Position{
 		JobID: j.JobID, Queue: queueName(j.JobQueue), Share: j.QuotaShareName, Status: j.Status,
-		Priority: j.SchedulingPriority,
+		Priority: j.SchedulingPriority, Owner: j.Owner,
 	}
 	if j.PreemptionSummary != nil {
 		p.Preemptions = j.PreemptionSummary.PreemptedAttemptCount
@@ -78,5 +93,5 @@ func (h *Handler) jobEvents(w http.ResponseWriter, r *http.Request) {
 		h.engineError(w, err)
 		return
 	}
-	writeJSON(w, JobEvents{Events: evs})
+	writeJSON(w, JobEvents{Events: batchapi.EventsOf(evs, h.base)})
 }

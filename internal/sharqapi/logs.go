@@ -65,6 +65,11 @@ func (h *Handler) logs(w http.ResponseWriter, r *http.Request) {
 	// The attempt's ID is its training job's name, the last part of the ARN.
 	id := path.Base(j.Attempts[attempt-1].ServiceResourceID.Value)
 	log, err := h.opts.Logs.Logs(r.Context(), id, host, stream, offset)
+	if errors.Is(err, executor.ErrNoLogs) && j.Attempts[attempt-1].StoppedAt == 0 {
+		// An attempt just dispatched has written nothing yet.
+		w.Header().Set(HeaderNextOffset, strconv.FormatInt(offset, 10))
+		return
+	}
 	if errors.Is(err, executor.ErrNoLogs) {
 		writeError(w, http.StatusNotFound, fmt.Sprintf("the logs of attempt %d of job %s are gone", attempt, j.JobID))
 		return

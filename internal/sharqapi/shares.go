@@ -8,6 +8,7 @@ import (
 	"github.com/sharq-dev/sharq/internal/access"
 	"github.com/sharq-dev/sharq/internal/core"
 	"github.com/sharq-dev/sharq/internal/engine"
+	"github.com/sharq-dev/sharq/internal/record"
 )
 
 func (h *Handler) shares(w http.ResponseWriter, r *http.Request) {
@@ -55,8 +56,8 @@ func (h *Handler) usage(ctx context.Context) (Usage, error) {
 	return out, nil
 }
 
-func (h *Handler) allQueues(ctx context.Context) ([]engine.JobQueue, error) {
-	var all []engine.JobQueue
+func (h *Handler) allQueues(ctx context.Context) ([]record.JobQueue, error) {
+	var all []record.JobQueue
 	p := engine.Page{}
 	for {
 		qs, next, err := h.eng.DescribeJobQueues(ctx, nil, p)

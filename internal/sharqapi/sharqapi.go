@@ -3,14 +3,21 @@
 // where waiting jobs stand in their share and why; a job's state changes;
 // a stream of state-change events; job logs; and what a submission would do
 // now. The sharq CLI and the console read it; it only reads the engine and
-// never changes anything.
+// never changes anything. It also keeps the access policies (Options.Keys).
 //
 //	GET  /sharq/v1/shares                 Usage
 //	POST /sharq/v1/jobs/positions         PositionsRequest -> Positions
+//	GET  /sharq/v1/jobs/match?id=PART     Matches: the jobs whose ID begins or ends with PART
 //	GET  /sharq/v1/jobs/{job}/events      JobEvents
 //	GET  /sharq/v1/jobs/{job}/logs        raw log bytes (see the Header* constants)
-//	GET  /sharq/v1/events                 JSON lines of engine.JobEvent
+//	GET  /sharq/v1/events                 JSON lines of batchapi.Event
 //	POST /sharq/v1/dryrun                 SubmitRequest -> engine.DryRun (errors in AWS's shape)
+//	GET  /sharq/v1/access/policies        []AccessPolicy
+//	PUT  /sharq/v1/access/policies/{name} access.PolicyDocument -> AccessPolicy
+//	GET  /sharq/v1/audit                  JSON lines of access.AuditEntry
+//	GET  /sharq/v1/access/keys            []AccessKey
+//	POST /sharq/v1/access/keys            CreateKeyRequest -> AccessKey (with its secret, once)
+//	POST /sharq/v1/access/keys/{id}/disable, /enable; DELETE /sharq/v1/access/keys/{id}
 //
 // {job} is a job ID or a service-job ARN. Errors answer 400, 403, 404, 501
 // or 500 with an Error body.
@@ -32,6 +39,7 @@ import (
 	"github.com/sharq-dev/sharq/internal/engine"
 	"github.com/sharq-dev/sharq/internal/executor"
 	"github.com/sharq-dev/sharq/internal/jsonhttp"
+	"github.com/sharq-dev/sharq/internal/record"
 )
 
 // Engine is what the handler reads; *engine.Engine implements it.
@@ -39,9 +47,10 @@ type Engine interface {
 	Shares() []engine.ShareState
 	EnvUsage(name string) []core.UnitUsage
 	StatusCounts() map[string]int
-	DescribeJobQueues(ctx context.Context, namesOrArns []string, p engine.Page) ([]engine.JobQueue, string, error)
-	DescribeServiceJob(ctx context.Context, id string) (engine.ServiceJob, error)
+	DescribeJobQueues(ctx context.Context, namesOrArns []string, p engine.Page) ([]record.JobQueue, string, error)
+	DescribeServiceJob(ctx context.Context, id string) (record.Job, error)
 	JobPosition(id string) (core.JobStatus, bool)
+	MatchJobIDs(fragment string, limit int) []string
 	JobEvents(id string) ([]engine.JobEvent, error)
 	RecentEvents() []engine.JobEvent
 	Subscribe(buf int) (<-chan engine.JobEvent, func())
@@ -62,6 +71,12 @@ type Options struct {
 	// Authorizer is asked once per request whether the caller may perform
 	// the route's action. Default: access.AllowAll.
 	Authorizer access.Authorizer
+	// Keys keeps the access policies; nil serves no policy routes.
+	Keys access.KeyStore
+	// Audit is the audit log; nil serves no audit route.
+	Audit access.AuditStore
+	// Keyring issues and changes access keys; nil serves no key routes.
+	Keyring *access.Keyring
 }
 
 // Mux is where routes are registered; *http.ServeMux is one.
@@ -107,10 +122,21 @@ func New(eng Engine, opts Options) *Handler {
 func (h *Handler) Mount(mux Mux) {
 	mux.HandleFunc("GET /sharq/v1/shares", h.shares)
 	mux.HandleFunc("POST /sharq/v1/jobs/positions", h.positions)
+	mux.HandleFunc("GET /sharq/v1/jobs/match", h.match)
 	mux.HandleFunc("GET /sharq/v1/jobs/{job}/events", h.jobEvents)
 	mux.HandleFunc("GET /sharq/v1/jobs/{job}/logs", h.logs)
 	mux.HandleFunc("GET /sharq/v1/events", h.events)
 	mux.HandleFunc("POST "+DryRunPath, h.dryRun)
+	if h.opts.Keyring != nil {
+		h.mountKeys(mux)
+	}
+	if h.opts.Audit != nil {
+		mux.HandleFunc("GET "+AuditPath, h.audit)
+	}
+	if h.opts.Keys != nil {
+		mux.HandleFunc("GET "+PoliciesPath, h.listPolicies)
+		mux.HandleFunc("PUT "+PoliciesPath+"/{name}", h.putPolicy)
+	}
 	mux.HandleFunc("/sharq/v1/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "no such sharq route: "+r.Method+" "+r.URL.Path)
 	})

@@ -18,7 +18,7 @@ import (
 	"github.com/sharq-dev/sharq/internal/access"
 	"github.com/sharq-dev/sharq/internal/access/accesstest"
 	"github.com/sharq-dev/sharq/internal/arn"
-	"github.com/sharq-dev/sharq/internal/engine"
+	"github.com/sharq-dev/sharq/internal/batchapi"
 	"github.com/sharq-dev/sharq/internal/sharqapi"
 )
 
@@ -146,7 +146,7 @@ func TestEvents(t *testing.T) {
 		t.Fatalf("events: %d %v", r.status, r.header)
 	}
 	for line := range strings.Lines(r.body) {
-		var ev engine.JobEvent
+		var ev batchapi.Event
 		if err := json.Unmarshal([]byte(line), &ev); err != nil || ev.Detail.JobID != high {
 			t.Errorf("line %q: %v", line, err)
 		}
@@ -158,13 +158,13 @@ func TestEvents(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	lines := make(chan engine.JobEvent)
+	lines := make(chan batchapi.Event)
 	go func() {
 		defer close(lines)
 		sc := bufio.NewScanner(resp.Body)
 		sc.Buffer(nil, 1<<20)
 		for sc.Scan() {
-			var ev engine.JobEvent
+			var ev batchapi.Event
 			json.Unmarshal(sc.Bytes(), &ev)
 			lines <- ev
 		}
@@ -206,6 +206,7 @@ func routeCases(job string) map[string]routeCase {
 	return map[string]routeCase{
 		"GET /sharq/v1/shares":            {"GET", "/sharq/v1/shares", "", access.ActionGetShareUsage, "*"},
 		"POST /sharq/v1/jobs/positions":   {"POST", "/sharq/v1/jobs/positions", `{"jobIds":["` + job + `"]}`, access.ActionGetJobPositions, "*"},
+		"GET /sharq/v1/jobs/match":        {"GET", "/sharq/v1/jobs/match?id=" + job[len(job)-8:], "", access.ActionGetJobMatches, "*"},
 		"GET /sharq/v1/jobs/{job}/events": {"GET", "/sharq/v1/jobs/" + job + "/events", "", access.ActionGetJobEvents, jobARN},
 		"GET /sharq/v1/jobs/{job}/logs":   {"GET", "/sharq/v1/jobs/" + url.PathEscape(jobARN) + "/logs", "", access.ActionGetLogs, jobARN},
 		"GET /sharq/v1/events":            {"GET", "/sharq/v1/events?queue=" + queue, "", access.ActionGetEvents, base.JobQueue(queue)},
@@ -271,7 +272,7 @@ func TestRoutesAuthorize(t *testing.T) {
 // AWS's shape, which the client reports as such.
 func TestDryRunDenied(t *testing.T) {
 	s := start(t, sharqapi.Options{Authorizer: &accesstest.Recorder{Deny: true}})
-	_, err := sharqapi.DryRun(context.Background(), nil, s.url, sharqapi.SubmitRequest{JobName: "j", JobQueue: queue,
+	_, err := sharqapi.RequestDryRun(context.Background(), nil, s.url, batchapi.SubmitServiceJobRequest{JobName: "j", JobQueue: queue,
 		ServiceJobType: "SAGEMAKER_TRAINING", QuotaShareName: "QS1", ServiceRequestPayload: `{}`})
 	want := "dry-run: AccessDeniedException: User: " + tester.Principal + " is not authorized to perform: sharq:DryRunSubmitServiceJob on resource: " + base.QuotaShare(queue, "QS1")
 	if err == nil || err.Error() != want {

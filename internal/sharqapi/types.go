@@ -1,7 +1,7 @@
 package sharqapi
 
 import (
-	"github.com/sharq-dev/sharq/internal/engine"
+	"github.com/sharq-dev/sharq/internal/batchapi"
 	"github.com/sharq-dev/sharq/internal/jsonhttp"
 )
 
@@ -53,6 +53,16 @@ type PositionsRequest struct {
 	JobIDs []string `json:"jobIds"` // IDs or ARNs, at most MaxPositions
 }
 
+// Matches answers GET /sharq/v1/jobs/match: the IDs of the jobs whose ID
+// begins or ends with the part asked for, at most MaxMatches of them.
+type Matches struct {
+	JobIDs []string `json:"jobIds"`
+}
+
+// MaxMatches caps a match's answer: enough to show an ambiguous part's
+// jobs to a person.
+const MaxMatches = 10
+
 // MaxPositions caps the jobs of one positions request.
 const MaxPositions = 1000
 
@@ -81,12 +91,15 @@ type Position struct {
 	// configuration (a MISCONFIGURATION reason); it does not block its share.
 	Misconfigured bool `json:"misconfigured,omitempty"`
 	Preemptions   int  `json:"preemptions"`
+	// Owner is the principal that submitted the job (empty when the
+	// server checks no signatures).
+	Owner string `json:"owner,omitempty"`
 }
 
 // JobEvents answers GET /sharq/v1/jobs/{job}/events: the job's state
 // changes, oldest first.
 type JobEvents struct {
-	Events []engine.JobEvent `json:"events"`
+	Events []batchapi.Event `json:"events"`
 }
 
 // Error is the body of every non-2xx answer.

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/sharq-dev/sharq/internal/engine"
+	"github.com/sharq-dev/sharq/internal/record"
 )
 
 // Job phases as the collector tracks them.
@@ -77,7 +78,7 @@ func (c *collector) rejected(i int32, reason string) {
 func (c *collector) ObserveCycle(took time.Duration, events []engine.JobEvent, dispatches []engine.DispatchInfo, preempts []engine.PreemptInfo) {
 	d := 0
 	for k := range events {
-		sj := &events[k].Detail
+		sj := &events[k].Job
 		i, ok := c.s.byID[sj.JobID]
 		if !ok {
 			continue
@@ -91,7 +92,7 @@ func (c *collector) ObserveCycle(took time.Duration, events []engine.JobEvent, d
 	}
 }
 
-func (c *collector) transition(i int32, sj *engine.ServiceJob, di *engine.DispatchInfo) {
+func (c *collector) transition(i int32, sj *record.Job, di *engine.DispatchInfo) {
 	st := &c.jobs[i]
 	was := st.phase
 	switch sj.Status {
@@ -170,7 +171,7 @@ func (c *collector) lose(i int32, reason string) {
 	ps.lost += work.Seconds() * float64(c.s.w.Jobs[i].Count)
 }
 
-func (c *collector) ended(i int32, sj *engine.ServiceJob) {
+func (c *collector) ended(i int32, sj *record.Job) {
 	c.s.ended++
 	c.last = max(c.last, c.s.now)
 	outcome := strings.ToLower(sj.Status)

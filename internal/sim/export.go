@@ -12,7 +12,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/sharq-dev/sharq/internal/engine"
+	"github.com/sharq-dev/sharq/internal/batchapi"
+	"github.com/sharq-dev/sharq/internal/record"
 	"github.com/sharq-dev/sharq/internal/store"
 	"github.com/sharq-dev/sharq/internal/trainingjob"
 )
@@ -27,12 +28,12 @@ const DefaultRuntime = time.Hour
 // succeeded, else for the payload's MaxRuntimeInSeconds, else for
 // DefaultRuntime; a terminated job is cancelled when it stopped. guessed
 // counts the jobs whose runtime is DefaultRuntime.
-func FromJobs(jobs []engine.ServiceJob) (w *Workload, guessed int) {
+func FromJobs(jobs []batchapi.ServiceJob) (w *Workload, guessed int) {
 	w = &Workload{Name: "exported"}
 	if len(jobs) == 0 {
 		return w, 0
 	}
-	first := slices.MinFunc(jobs, func(a, b engine.ServiceJob) int { return int(a.CreatedAt - b.CreatedAt) }).CreatedAt
+	first := slices.MinFunc(jobs, func(a, b batchapi.ServiceJob) int { return int(a.CreatedAt - b.CreatedAt) }).CreatedAt
 	for _, sj := range jobs {
 		if len(sj.CapacityUsage) == 0 {
 			continue
@@ -68,8 +69,8 @@ func lastPart(arn, sep string) string {
 }
 
 // runtimeOf tells how long a job runs; ok is false when it is a guess.
-func runtimeOf(sj engine.ServiceJob) (time.Duration, bool) {
-	if sj.Status == engine.StatusSucceeded && len(sj.Attempts) > 0 {
+func runtimeOf(sj batchapi.ServiceJob) (time.Duration, bool) {
+	if sj.Status == record.StatusSucceeded && len(sj.Attempts) > 0 {
 		a := sj.Attempts[len(sj.Attempts)-1]
 		if a.StartedAt > 0 && a.StoppedAt >= a.StartedAt {
 			return ms(a.StoppedAt - a.StartedAt), true
@@ -86,14 +87,14 @@ func runtimeOf(sj engine.ServiceJob) (time.Duration, bool) {
 
 // JobsFromStore reads every job a server's store holds (its data
 // directory's database), ended ones included until retention purged them.
-func JobsFromStore(ctx context.Context, st store.Store) ([]engine.ServiceJob, error) {
-	var out []engine.ServiceJob
+func JobsFromStore(ctx context.Context, st store.Store) ([]batchapi.ServiceJob, error) {
+	var out []batchapi.ServiceJob
 	err := st.Jobs(ctx, func(j store.Job) error {
-		var sj engine.ServiceJob
-		if err := json.Unmarshal(j.Doc, &sj); err != nil {
+		rec, err := record.DecodeJob(j.Doc)
+		if err != nil {
 			return fmt.Errorf("job %s: %w", j.ID, err)
 		}
-		out = append(out, sj)
+		out = append(out, batchapi.ServiceJobOf(*rec))
 		return nil
 	})
 	return out, err
@@ -106,7 +107,7 @@ var jobStatuses = []string{"SUBMITTED", "PENDING", "RUNNABLE", "SCHEDULED", "STA
 // JobsFromServer reads every job of a live server through its AWS Batch
 // API (ListServiceJobs per status, then DescribeServiceJob per job). The
 // requests are unsigned, as a sharq server accepts them.
-func JobsFromServer(ctx context.Context, hc *http.Client, endpoint string) ([]engine.ServiceJob, error) {
+func JobsFromServer(ctx context.Context, hc *http.Client, endpoint string) ([]batchapi.ServiceJob, error) {
 	if hc == nil {
 		hc = http.DefaultClient
 	}
@@ -134,9 +135,9 @@ func JobsFromServer(ctx context.Context, hc *http.Client, endpoint string) ([]en
 			}
 		}
 	}
-	out := make([]engine.ServiceJob, 0, len(ids))
+	out := make([]batchapi.ServiceJob, 0, len(ids))
 	for _, id := range ids {
-		var sj engine.ServiceJob
+		var sj batchapi.ServiceJob
 		if err := api.call(ctx, "describeservicejob", map[string]string{"jobId": id}, &sj); err != nil {
 			return nil, err
 		}

@@ -93,7 +93,7 @@ func TestExport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, jobs := range map[string][]engine.ServiceJob{"api": fromAPI, "store": fromStore} {
+	for name, jobs := range map[string][]batchapi.ServiceJob{"api": fromAPI, "store": fromStore} {
 		w, guessed := sim.FromJobs(jobs)
 		if diff := cmp.Diff(want, w.Jobs); diff != "" || guessed != 2 {
 			t.Errorf("%s: %d guessed runtimes, want 2; jobs (-want +got):\n%s", name, guessed, diff)

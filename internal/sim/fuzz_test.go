@@ -7,7 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sharq-dev/sharq/internal/engine"
+	"github.com/sharq-dev/sharq/internal/batchapi"
+	"github.com/sharq-dev/sharq/internal/record"
 )
 
 // FuzzRuntimeOf feeds arbitrary payloads of a job that has not succeeded
@@ -28,7 +29,7 @@ func FuzzRuntimeOf(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, payload string) {
-		d, ok := runtimeOf(engine.ServiceJob{Status: engine.StatusRunning, ServiceRequestPayload: payload})
+		d, ok := runtimeOf(batchapi.ServiceJob{Status: record.StatusRunning, ServiceRequestPayload: payload})
 		if !ok {
 			if d != DefaultRuntime {
 				t.Fatalf("a guess of %s, not DefaultRuntime", d)

@@ -9,6 +9,7 @@ import (
 	"github.com/sharq-dev/sharq/internal/clusterconfig"
 	"github.com/sharq-dev/sharq/internal/engine"
 	"github.com/sharq-dev/sharq/internal/executor"
+	"github.com/sharq-dev/sharq/internal/record"
 	"github.com/sharq-dev/sharq/internal/sim/memstore"
 	"github.com/sharq-dev/sharq/internal/trainingjob"
 )
@@ -286,7 +287,7 @@ func submitInput(j *Job) engine.SubmitServiceJobInput {
 		in.JobName = j.ID
 	}
 	if j.PreemptionRetries != nil {
-		in.PreemptionConfiguration = &engine.JobPreemptionConfiguration{PreemptionRetriesBeforeTermination: j.PreemptionRetries}
+		in.PreemptionConfiguration = &record.JobPreemptionConfiguration{PreemptionRetriesBeforeTermination: j.PreemptionRetries}
 	}
 	return in
 }

@@ -11,6 +11,11 @@ import (
 // ErrNotFound is returned when a job or resource does not exist.
 var ErrNotFound = errors.New("not found")
 
+// ErrFenced is returned by a Commit of a server that no longer holds the
+// leadership its writes carry: another server took it over, and nothing
+// of the batch was written.
+var ErrFenced = errors.New("leadership lost: another server leads")
+
 // ErrInvalidCursor is returned by ListJobs when After is not a cursor a
 // previous ListJobs returned, so the API can answer with a client error.
 var ErrInvalidCursor = errors.New("invalid cursor")

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -253,6 +254,30 @@ func TestMarshalEmpty(t *testing.T) {
 		}
 		if got, want := string(b), `{"ResourceConfig":{"InstanceType":"ml.g5.xlarge"}}`; got != want {
 			t.Errorf("%s: Marshal = %s, want %s", in, got, want)
+		}
+	}
+}
+
+func TestStopGrace(t *testing.T) {
+	for _, c := range []struct {
+		env  map[string]string
+		want time.Duration
+		ok   bool
+		err  bool
+	}{
+		{nil, 0, false, false},
+		{map[string]string{StopGraceEnv: "30"}, 30 * time.Second, true, false},
+		{map[string]string{StopGraceEnv: " 0.5 "}, 500 * time.Millisecond, true, false},
+		{map[string]string{StopGraceEnv: "0"}, 0, true, false},
+		{map[string]string{StopGraceEnv: "-1"}, 0, false, true},
+		{map[string]string{StopGraceEnv: "NaN"}, 0, false, true},
+		{map[string]string{StopGraceEnv: "1e300"}, 0, false, true},
+		{map[string]string{StopGraceEnv: "soon"}, 0, false, true},
+	} {
+		r := &Request{Environment: c.env}
+		got, ok, err := r.StopGrace()
+		if got != c.want || ok != c.ok || (err != nil) != c.err {
+			t.Errorf("StopGrace(%v) = %v, %v, %v", c.env, got, ok, err)
 		}
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/sharq-dev/sharq/internal/engine"
 	"github.com/sharq-dev/sharq/internal/executor/simulated"
 	"github.com/sharq-dev/sharq/internal/metrics"
+	"github.com/sharq-dev/sharq/internal/record"
 	"github.com/sharq-dev/sharq/internal/store/sqlite"
 	"github.com/sharq-dev/sharq/internal/web"
 )
@@ -46,6 +47,13 @@ func start(t *testing.T) *server {
 
 func startWith(t *testing.T, opts web.Options) *server {
 	t.Helper()
+	authn := access.AuthenticatorFunc(func(*http.Request) (access.Identity, error) { return tester, nil })
+	return startAuth(t, opts, authn)
+}
+
+// startAuth is startWith behind authn instead of the tester's.
+func startAuth(t *testing.T, opts web.Options, authn access.Authenticator) *server {
+	t.Helper()
 	st, err := sqlite.Open(filepath.Join(t.TempDir(), "sharq.db"))
 	if err != nil {
 		t.Fatal(err)
@@ -68,7 +76,6 @@ func startWith(t *testing.T, opts web.Options) *server {
 	met.Watch(eng)
 	mux.Handle("GET /metrics", met.Handler())
 	console.Mount(mux, eng, api)
-	authn := access.AuthenticatorFunc(func(*http.Request) (access.Identity, error) { return tester, nil })
 	srv := httptest.NewServer(access.Middleware(mux, authn, api.WriteError))
 	t.Cleanup(func() {
 		console.Close() // streams end, so Close does not wait for them
@@ -97,22 +104,22 @@ func (s *server) setupWalkthrough() {
 		}
 	}
 	p, err := s.eng.CreateSchedulingPolicy(ctx, engine.CreateSchedulingPolicyInput{Name: "my-qm-scheduling-policy",
-		QuotaSharePolicy: &engine.QuotaSharePolicy{IdleResourceAssignmentStrategy: "FIFO"}})
+		QuotaSharePolicy: &record.QuotaSharePolicy{IdleResourceAssignmentStrategy: "FIFO"}})
 	must(err)
 	_, err = s.eng.CreateServiceEnvironment(ctx, engine.CreateServiceEnvironmentInput{Name: "my-sm-training-qm-se", Type: "SAGEMAKER_TRAINING",
-		CapacityLimits: []engine.CapacityLimit{{CapacityUnit: "ml.g5.xlarge", MaxCapacity: 3}}})
+		CapacityLimits: []record.CapacityLimit{{CapacityUnit: "ml.g5.xlarge", MaxCapacity: 3}}})
 	must(err)
 	_, err = s.eng.CreateJobQueue(ctx, engine.CreateJobQueueInput{Name: queue, Priority: 1, Type: "SAGEMAKER_TRAINING",
-		ServiceEnvironmentOrder: []engine.ServiceEnvironmentOrder{{Order: 1, ServiceEnvironment: "my-sm-training-qm-se"}}, SchedulingPolicyArn: p.Arn})
+		ServiceEnvironmentOrder: []record.ServiceEnvironmentOrder{{Order: 1, ServiceEnvironment: "my-sm-training-qm-se"}}, SchedulingPolicyArn: p.Arn})
 	must(err)
 	for _, sh := range []struct {
 		name, strategy, inShare string
 		borrow                  *int
 	}{{"QS1", "LEND_AND_BORROW", "ENABLED", ptr(200)}, {"QS2", "LEND", "DISABLED", nil}, {"QS3", "RESERVE", "DISABLED", nil}} {
 		_, err = s.eng.CreateQuotaShare(ctx, engine.CreateQuotaShareInput{Name: sh.name, JobQueue: queue,
-			CapacityLimits:               []engine.CapacityLimit{{CapacityUnit: "ml.g5.xlarge", MaxCapacity: 1}},
-			ResourceSharingConfiguration: engine.ResourceSharingConfiguration{Strategy: sh.strategy, BorrowLimit: sh.borrow},
-			PreemptionConfiguration:      engine.QuotaSharePreemptionConfiguration{InSharePreemption: sh.inShare}})
+			CapacityLimits:               []record.CapacityLimit{{CapacityUnit: "ml.g5.xlarge", MaxCapacity: 1}},
+			ResourceSharingConfiguration: record.ResourceSharingConfiguration{Strategy: sh.strategy, BorrowLimit: sh.borrow},
+			PreemptionConfiguration:      record.QuotaSharePreemptionConfiguration{InSharePreemption: sh.inShare}})
 		must(err)
 	}
 }
@@ -134,7 +141,7 @@ func (s *server) submit(name, share string, prio int) string {
 var dispatched = []string{"SCHEDULED", "STARTING", "RUNNING"}
 
 // wait polls until the job has one of the statuses.
-func (s *server) wait(id string, statuses ...string) engine.ServiceJob {
+func (s *server) wait(id string, statuses ...string) record.Job {
 	s.t.Helper()
 	deadline := time.Now().Add(15 * time.Second)
 	for {

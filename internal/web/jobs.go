@@ -7,14 +7,15 @@ import (
 
 	"github.com/sharq-dev/sharq/internal/access"
 	"github.com/sharq-dev/sharq/internal/arn"
+	"github.com/sharq-dev/sharq/internal/batchapi"
 	"github.com/sharq-dev/sharq/internal/engine"
 	"github.com/sharq-dev/sharq/internal/jsonhttp"
 )
 
 // JobDetail is what a job's page shows.
 type JobDetail struct {
-	Job    engine.ServiceJob `json:"job"`
-	Events []engine.JobEvent `json:"events"`
+	Job    batchapi.ServiceJob `json:"job"`
+	Events []batchapi.Event    `json:"events"`
 	// Position and Reason tell where a waiting job stands in its share and
 	// why it waits; Position is 0 for a job that does not wait.
 	Position      int    `json:"position,omitempty"`
@@ -37,7 +38,7 @@ func (c *Console) jobDetail(w http.ResponseWriter, r *http.Request) {
 		c.engineError(w, err)
 		return
 	}
-	d := JobDetail{Job: j, Events: evs}
+	d := JobDetail{Job: batchapi.ServiceJobOf(j), Events: batchapi.EventsOf(evs, c.base)}
 	if p, ok := c.eng.JobPosition(j.JobID); ok && !p.Dispatched && j.Status == engine.StatusRunnable {
 		d.Position, d.Reason, d.Misconfigured = p.Position+1, p.Reason.String(), p.Reason.Misconfiguration()
 	}

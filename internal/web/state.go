@@ -9,6 +9,7 @@ import (
 	"github.com/sharq-dev/sharq/internal/access"
 	"github.com/sharq-dev/sharq/internal/core"
 	"github.com/sharq-dev/sharq/internal/engine"
+	"github.com/sharq-dev/sharq/internal/record"
 )
 
 // State is what the console shows on its main page. It holds no clock
@@ -109,8 +110,8 @@ func (c *Console) build(ctx context.Context) State {
 	return st
 }
 
-func (c *Console) allQueues(ctx context.Context) ([]engine.JobQueue, error) {
-	var out []engine.JobQueue
+func (c *Console) allQueues(ctx context.Context) ([]record.JobQueue, error) {
+	var out []record.JobQueue
 	p := engine.Page{}
 	for {
 		qs, next, err := c.eng.DescribeJobQueues(ctx, nil, p)
@@ -126,7 +127,7 @@ func (c *Console) allQueues(ctx context.Context) ([]engine.JobQueue, error) {
 	}
 }
 
-func (c *Console) buildQueue(ctx context.Context, q engine.JobQueue, shares []engine.ShareState) Queue {
+func (c *Console) buildQueue(ctx context.Context, q record.JobQueue, shares []engine.ShareState) Queue {
 	out := Queue{Name: q.JobQueueName, State: q.State, Quota: q.SchedulingPolicyArn != "",
 		Environments: []Env{}, Shares: []Share{}, Dispatched: []JobLine{}}
 	for _, o := range q.ServiceEnvironmentOrder {
@@ -141,7 +142,7 @@ func (c *Console) buildQueue(ctx context.Context, q engine.JobQueue, shares []en
 	return out
 }
 
-func (c *Console) buildShare(ctx context.Context, q engine.JobQueue, s engine.ShareState) Share {
+func (c *Console) buildShare(ctx context.Context, q record.JobQueue, s engine.ShareState) Share {
 	sh := Share{Name: s.Share, State: s.State, Strategy: s.Strategy, BorrowLimit: s.BorrowLimit,
 		InSharePreemption: s.InSharePreemption, Runnable: s.Runnable, Units: units(s.Units), Front: []JobLine{}}
 	switch {
@@ -166,20 +167,17 @@ func (c *Console) buildShare(ctx context.Context, q engine.JobQueue, s engine.Sh
 
 // head is a share's first waiting job alone, from the queue snapshot, for
 // a share with too many waiting jobs to order them here.
-func (c *Console) head(ctx context.Context, q engine.JobQueue, share string) []JobLine {
+func (c *Console) head(ctx context.Context, q record.JobQueue, share string) []JobLine {
 	snap, err := c.eng.GetJobQueueSnapshot(ctx, q.JobQueueName)
 	if err != nil {
 		c.log.Error("console: queue snapshot", "queue", q.JobQueueName, "err", err)
 		return []JobLine{}
 	}
-	var front []engine.FrontOfQueueJob
-	switch {
-	case snap.FrontOfQuotaShares != nil:
-		front = snap.FrontOfQuotaShares.QuotaShares[share]
-	case snap.FrontOfQueue != nil:
-		front = snap.FrontOfQueue.Jobs
+	front := snap.Front
+	if snap.Quota {
+		front = snap.ShareFronts[share]
 	}
-	var jobs []engine.ServiceJob
+	var jobs []record.Job
 	for _, f := range front[:min(1, len(front))] {
 		if j, err := c.eng.DescribeServiceJob(ctx, f.JobArn); err == nil {
 			jobs = append(jobs, j)
@@ -189,7 +187,7 @@ func (c *Console) head(ctx context.Context, q engine.JobQueue, share string) []J
 }
 
 // order gives waiting jobs their positions and sorts them by position.
-func (c *Console) order(jobs []engine.ServiceJob) []JobLine {
+func (c *Console) order(jobs []record.Job) []JobLine {
 	out := make([]JobLine, 0, len(jobs))
 	for _, j := range jobs {
 		l := line(j)
@@ -225,7 +223,7 @@ func (c *Console) dispatched(ctx context.Context, queue string) []JobLine {
 
 // list pages through a listing up to limit jobs; complete is false when
 // there were more.
-func (c *Console) list(ctx context.Context, in engine.ListServiceJobsInput, limit int) (jobs []engine.ServiceJob, complete bool) {
+func (c *Console) list(ctx context.Context, in engine.ListServiceJobsInput, limit int) (jobs []record.Job, complete bool) {
 	for {
 		page, next, err := c.eng.ListServiceJobs(ctx, in)
 		if err != nil {
@@ -243,7 +241,7 @@ func (c *Console) list(ctx context.Context, in engine.ListServiceJobsInput, limi
 	}
 }
 
-func line(j engine.ServiceJob) JobLine {
+func line(j record.Job) JobLine {
 	l := JobLine{ID: j.JobID, Name: j.JobName, Share: j.QuotaShareName, Status: j.Status, Priority: j.SchedulingPriority,
 		CreatedAt: j.CreatedAt, StartedAt: j.StartedAt}
 	if j.PreemptionSummary != nil {

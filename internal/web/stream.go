@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/sharq-dev/sharq/internal/access"
+	"github.com/sharq-dev/sharq/internal/batchapi"
 	"github.com/sharq-dev/sharq/internal/engine"
 )
 
@@ -91,7 +92,7 @@ func (c *Console) push() {
 const recentOnConnect = 50
 
 // stream serves server-sent events: "state" with a State whenever it
-// changes, and "job" with each engine.JobEvent, starting with the latest
+// changes, and "job" with each batchapi.Event, starting with the latest
 // ones. A comment line every 15 s keeps proxies from closing an idle
 // stream.
 func (c *Console) stream(w http.ResponseWriter, r *http.Request) {
@@ -119,7 +120,7 @@ func (c *Console) stream(w http.ResponseWriter, r *http.Request) {
 	recent := c.eng.RecentEvents()
 	for _, ev := range recent[max(0, len(recent)-recentOnConnect):] {
 		sent[ev.ID] = true
-		writeEvent(w, "job", ev)
+		writeEvent(w, "job", batchapi.EventOf(ev, c.base))
 	}
 	flusher.Flush()
 	c.relay(r.Context(), w, flusher, states, events, sent)
@@ -144,7 +145,7 @@ func (c *Console) relay(ctx context.Context, w http.ResponseWriter, flusher http
 				delete(sent, ev.ID)
 				continue
 			}
-			writeEvent(w, "job", ev)
+			writeEvent(w, "job", batchapi.EventOf(ev, c.base))
 		case <-keepAlive.C:
 			fmt.Fprint(w, ": keep-alive\n\n")
 		}

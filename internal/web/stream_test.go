@@ -10,7 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sharq-dev/sharq/internal/engine"
+	"github.com/sharq-dev/sharq/internal/arn"
+	"github.com/sharq-dev/sharq/internal/batchapi"
 	"github.com/sharq-dev/sharq/internal/web"
 )
 
@@ -62,7 +63,7 @@ func openStream(t *testing.T, url string) <-chan sse {
 type collector struct {
 	t      *testing.T
 	in     <-chan sse
-	jobs   []engine.JobEvent
+	jobs   []batchapi.Event
 	states []web.State
 }
 
@@ -87,7 +88,7 @@ func (c *collector) add(ev sse) {
 	c.t.Helper()
 	switch ev.name {
 	case "job":
-		var je engine.JobEvent
+		var je batchapi.Event
 		if err := json.Unmarshal([]byte(ev.data), &je); err != nil {
 			c.t.Fatalf("job event %q: %v", ev.data, err)
 		}
@@ -180,7 +181,7 @@ func TestStreamCarriesEveryTransition(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var streamed []engine.JobEvent
+		var streamed []batchapi.Event
 		for _, ev := range c.jobs {
 			if ev.Detail.JobID == id {
 				streamed = append(streamed, ev)
@@ -190,9 +191,10 @@ func TestStreamCarriesEveryTransition(t *testing.T) {
 			t.Fatalf("job %s: %d events in its history, %d streamed", id, len(history), len(streamed))
 		}
 		for i := range history {
-			if history[i].ID != streamed[i].ID || history[i].Time != streamed[i].Time || history[i].Detail.Status != streamed[i].Detail.Status {
+			h := batchapi.EventOf(history[i], arn.Base{Partition: "aws", Region: region, AccountID: acct})
+			if h.ID != streamed[i].ID || h.Time != streamed[i].Time || h.Detail.Status != streamed[i].Detail.Status {
 				t.Errorf("job %s event %d: streamed %s %s %s, history %s %s %s", id, i, streamed[i].ID, streamed[i].Time,
-					streamed[i].Detail.Status, history[i].ID, history[i].Time, history[i].Detail.Status)
+					streamed[i].Detail.Status, h.ID, h.Time, h.Detail.Status)
 			}
 		}
 	}
@@ -218,7 +220,7 @@ func TestStreamCarriesEveryTransition(t *testing.T) {
 
 // checkShape checks an event has the EventBridge envelope of AWS Batch's
 // "Batch Service Job State Change".
-func checkShape(t *testing.T, ev engine.JobEvent) {
+func checkShape(t *testing.T, ev batchapi.Event) {
 	t.Helper()
 	if ev.DetailType != "Batch Service Job State Change" || ev.Source != "aws.batch" || ev.Version != "0" ||
 		ev.Account != acct || ev.Region != region || len(ev.Resources) != 1 || ev.Resources[0] != ev.Detail.JobArn {

@@ -10,10 +10,10 @@
 //	GET  /                                    the console
 //	GET  /jobs/{job}                          a job's page
 //	GET  /assets/...                          its scripts and styles
-//	GET  /sharq/v1/stream                     server-sent events: "state" (State) and "job" (engine.JobEvent)
+//	GET  /sharq/v1/stream                     server-sent events: "state" (State) and "job" (batchapi.Event)
 //	GET  /sharq/v1/console/state              State, once
 //	GET  /sharq/v1/console/jobs/{job}         JobDetail
-//	POST /sharq/v1/jobs/{job}/priority        {"schedulingPriority": N} -> engine.ServiceJob
+//	POST /sharq/v1/jobs/{job}/priority        {"schedulingPriority": N} -> batchapi.ServiceJob
 //	POST /sharq/v1/jobs/{job}/terminate       {"reason": "..."} -> {}
 //
 // The POST routes take only application/json: a page of another origin
@@ -26,7 +26,10 @@
 // The data routes ask Options.Authorizer once per request whether the
 // caller (the access.Identity in the request's context) may read what they
 // show (package access lists the actions); the page and its assets hold no
-// data and are not authorized.
+// data and are not authorized. When the server answers that a request needs
+// a signature, the page asks for an access key and signs with it in the
+// browser (assets/sigv4.js): its requests in the Authorization header, its
+// stream with a presigned URL, since EventSource sends no headers.
 package web
 
 import (
@@ -38,8 +41,10 @@ import (
 
 	"github.com/sharq-dev/sharq/internal/access"
 	"github.com/sharq-dev/sharq/internal/arn"
+	"github.com/sharq-dev/sharq/internal/batchapi"
 	"github.com/sharq-dev/sharq/internal/core"
 	"github.com/sharq-dev/sharq/internal/engine"
+	"github.com/sharq-dev/sharq/internal/record"
 )
 
 // Engine is what the console reads and changes; *engine.Engine implements
@@ -48,10 +53,10 @@ type Engine interface {
 	Shares() []engine.ShareState
 	EnvUsage(name string) []core.UnitUsage
 	StatusCounts() map[string]int
-	DescribeJobQueues(ctx context.Context, namesOrArns []string, p engine.Page) ([]engine.JobQueue, string, error)
-	ListServiceJobs(ctx context.Context, in engine.ListServiceJobsInput) ([]engine.ServiceJob, string, error)
+	DescribeJobQueues(ctx context.Context, namesOrArns []string, p engine.Page) ([]record.JobQueue, string, error)
+	ListServiceJobs(ctx context.Context, in engine.ListServiceJobsInput) ([]record.Job, string, error)
 	GetJobQueueSnapshot(ctx context.Context, jobQueue string) (engine.QueueSnapshot, error)
-	DescribeServiceJob(ctx context.Context, id string) (engine.ServiceJob, error)
+	DescribeServiceJob(ctx context.Context, id string) (record.Job, error)
 	JobPosition(id string) (core.JobStatus, bool)
 	JobEvents(id string) ([]engine.JobEvent, error)
 	RecentEvents() []engine.JobEvent
@@ -65,7 +70,7 @@ var _ Engine = (*engine.Engine)(nil)
 // and calls the engine, as the API's UpdateServiceJob and
 // TerminateServiceJob do.
 type JobOperations interface {
-	UpdateServiceJob(ctx context.Context, jobID string, priority *int) (engine.ServiceJob, error)
+	UpdateServiceJob(ctx context.Context, jobID string, priority *int) (batchapi.ServiceJob, error)
 	TerminateServiceJob(ctx context.Context, jobID, reason string) error
 }
 

@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/sharq-dev/sharq/internal/executor"
+	"github.com/sharq-dev/sharq/internal/trainingjob"
 )
 
 const wait = 60 * time.Second
@@ -277,7 +278,7 @@ func TestStartRefusesWhatCannotRun(t *testing.T) {
 // Ensure the record on the Service reads back as written.
 func TestAttemptRecordRoundTrips(t *testing.T) {
 	o := Options{Namespace: "ns", Table: testTable(), DefaultGrace: time.Second}
-	a := newAttempt("rec", "ml.g5.xlarge", 1, map[string]string{graceEnv: "7"})
+	a := newAttempt("rec", "ml.g5.xlarge", 1, map[string]string{trainingjob.StopGraceEnv: "7"})
 	a.Timeout = time.Minute
 	s, err := o.build(a)
 	if err != nil {

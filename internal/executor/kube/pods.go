@@ -31,7 +31,6 @@ const (
 	annotAttempt   = "sharq.dev/attempt"  // the record: attemptRecord as JSON
 	annotEnding    = "sharq.dev/ending"   // why the attempt is being ended: ending as JSON
 	containerName  = "algo"
-	graceEnv       = "SHARQ_STOP_GRACE_SECONDS"
 	checkpointPath = "/opt/ml/checkpoints"
 )
 
@@ -76,9 +75,15 @@ func (o Options) build(a executor.Attempt) (*spec, error) {
 	if image == "" {
 		return nil, fmt.Errorf("no AlgorithmSpecification.TrainingImage in the payload")
 	}
-	grace, graceSet, err := graceOf(j, o.DefaultGrace)
+	grace, graceSet, err := j.StopGrace()
 	if err != nil {
 		return nil, err
+	}
+	if !graceSet {
+		grace = o.DefaultGrace
+		if a.Grace > 0 {
+			grace = a.Grace
+		}
 	}
 	types := hostTypes(a, j)
 	if len(types) == 0 {
@@ -261,19 +266,6 @@ func checkpointDir(j *trainingjob.Request) string {
 		return j.CheckpointConfig.LocalPath
 	}
 	return checkpointPath
-}
-
-// graceOf is the payload's SHARQ_STOP_GRACE_SECONDS, else def.
-func graceOf(j *trainingjob.Request, def time.Duration) (time.Duration, bool, error) {
-	v, ok := j.Environment[graceEnv]
-	if !ok {
-		return def, false, nil
-	}
-	secs, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
-	if err != nil || !(secs >= 0) || secs > 365*24*3600 {
-		return 0, false, fmt.Errorf("%s=%q is not a number of seconds", graceEnv, v)
-	}
-	return time.Duration(secs * float64(time.Second)), true, nil
 }
 
 // hostTypes lists each host's instance type: the dispatched capacity, else

@@ -18,7 +18,7 @@ import (
 // capacity accounting, not this queue, decides who runs.
 func (e *Executor) admit() {
 	e.mu.Lock()
-	if e.closed || !e.loaded {
+	if e.closed || !e.loaded || e.opts.Held != nil && !e.opts.Held() {
 		e.mu.Unlock()
 		return
 	}

@@ -45,6 +45,10 @@ type Options struct {
 	Retention time.Duration
 	// Logger receives the executor's own diagnostics. Default: discarded.
 	Logger *slog.Logger
+	// Held, when set, tells whether this server may still act: it leads
+	// on a store shared with others. Queued attempts are launched only
+	// while it does; another server, leading now, adopts them.
+	Held func() bool
 }
 
 // DefaultGPUsPerInstance is the GPU count of common SageMaker instance types.

@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
@@ -17,7 +16,7 @@ import (
 
 // graceEnv is the payload environment variable that overrides the caller's
 // grace period.
-const graceEnv = "SHARQ_STOP_GRACE_SECONDS"
+const graceEnv = trainingjob.StopGraceEnv
 
 // errCannotStart marks payloads that cannot run; the attempt fails with a
 // reason instead of Start returning an error.
@@ -38,6 +37,35 @@ func parseJob(payload []byte) (*trainingjob.Request, error) {
 		return nil, cannotStart("no AlgorithmSpecification.ContainerEntrypoint in the payload (the local executor runs commands, not images)")
 	}
 	return j, nil
+}
+
+// CheckSubmit refuses a payload whose command does not exist where this
+// executor would look for it: an absolute path that is not an executable
+// file, or a name on none of the job's PATH (the server's, or the
+// payload's Environment.PATH). A relative path depends on the directory
+// the attempt runs in, and a payload the engine refuses anyway (or one
+// without a command) is left to the engine and to Start.
+func (e *Executor) CheckSubmit(payload []byte) error {
+	j, err := trainingjob.Parse(payload)
+	if err != nil || len(j.AlgorithmSpecification.ContainerEntrypoint) == 0 {
+		return nil
+	}
+	cmd := j.AlgorithmSpecification.ContainerEntrypoint[0]
+	if !filepath.IsAbs(cmd) && strings.Contains(cmd, "/") {
+		return nil
+	}
+	env := newEnvList(e.opts.Env)
+	for _, k := range sortedKeys(j.Environment) {
+		env.set(k, j.Environment[k])
+	}
+	if _, err := lookPath(cmd, env.vars); err != nil {
+		where := "on the job's PATH"
+		if filepath.IsAbs(cmd) {
+			where = "on the server"
+		}
+		return fmt.Errorf("AlgorithmSpecification.ContainerEntrypoint[0] %q is not an executable file %s", cmd, where)
+	}
+	return nil
 }
 
 // channels maps channel names to local directories: file:// URIs, plain
@@ -72,17 +100,13 @@ func localPath(uri string) (string, bool) {
 
 // graceOverride returns the payload's grace override, if any.
 func graceOverride(j *trainingjob.Request) (*time.Duration, error) {
-	v, ok := j.Environment[graceEnv]
+	d, ok, err := j.StopGrace()
+	if err != nil {
+		return nil, cannotStart("%s=%q is not a number of seconds", graceEnv, j.Environment[graceEnv])
+	}
 	if !ok {
 		return nil, nil
 	}
-	// NaN, infinities and values beyond a time.Duration would convert to
-	// a negative duration.
-	secs, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
-	if err != nil || !(secs >= 0) || secs > float64(maxDurationSeconds) {
-		return nil, cannotStart("%s=%q is not a number of seconds", graceEnv, v)
-	}
-	d := time.Duration(secs * float64(time.Second))
 	return &d, nil
 }
 

@@ -180,7 +180,7 @@ func BenchmarkListJobs(b *testing.B) {
 	const n = 100_000
 	s := benchStore(b, n, benchJob)
 	deep := benchJob(n / 2)
-	after := encodeCursor(deep.CreatedAt, deep.ID)
+	after := store.EncodeCursor(deep.CreatedAt, deep.ID)
 	cases := []struct {
 		name string
 		f    store.JobFilter

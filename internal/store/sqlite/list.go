@@ -2,24 +2,17 @@ package sqlite
 
 import (
 	"context"
-	"encoding/base64"
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/sharq-dev/sharq/internal/store"
-)
-
-const (
-	defaultLimit = 100
-	maxLimit     = 1000
 )
 
 // ListJobs returns one page of the jobs matching f, newest first. It reads
 // one row past the page to know whether another page follows, so the last
 // page never returns a cursor to an empty page.
 func (s *Store) ListJobs(ctx context.Context, f store.JobFilter) ([]store.Job, string, error) {
-	limit := pageLimit(f.Limit)
+	limit := store.PageLimit(f.Limit)
 	query, args, err := listQuery(f, limit+1)
 	if err != nil {
 		return nil, "", fmt.Errorf("list jobs: %w", err)
@@ -45,17 +38,7 @@ func (s *Store) ListJobs(ctx context.Context, f store.JobFilter) ([]store.Job, s
 	}
 	page = page[:limit]
 	last := page[limit-1]
-	return page, encodeCursor(last.CreatedAt, last.ID), nil
-}
-
-func pageLimit(n int) int {
-	switch {
-	case n <= 0:
-		return defaultLimit
-	case n > maxLimit:
-		return maxLimit
-	}
-	return n
+	return page, store.EncodeCursor(last.CreatedAt, last.ID), nil
 }
 
 // listQuery builds the page query. Every condition is a range or equality
@@ -87,7 +70,7 @@ func listQuery(f store.JobFilter, limit int) (string, []any, error) {
 		add("created_at < ?", f.CreatedBefore)
 	}
 	if f.After != "" {
-		createdAt, id, err := decodeCursor(f.After)
+		createdAt, id, err := store.DecodeCursor(f.After)
 		if err != nil {
 			return "", nil, err
 		}
@@ -110,24 +93,11 @@ func addNameFilter(add func(string, ...any), name string, exact bool) {
 		add("name_lower = ?", p)
 		return
 	}
-	if end, ok := prefixEnd(p); ok {
+	if end, ok := store.PrefixEnd(p); ok {
 		add("name_lower >= ? AND name_lower < ?", p, end)
 		return
 	}
 	add("name_lower >= ?", p)
-}
-
-// prefixEnd returns the smallest string greater than every string with
-// prefix p, or false when there is none (p is all 0xff bytes).
-func prefixEnd(p string) (string, bool) {
-	b := []byte(p)
-	for i := len(b) - 1; i >= 0; i-- {
-		if b[i] < 0xff {
-			b[i]++
-			return string(b[:i+1]), true
-		}
-	}
-	return "", false
 }
 
 func anys(ss []string) []any {
@@ -136,27 +106,4 @@ func anys(ss []string) []any {
 		out[i] = s
 	}
 	return out
-}
-
-// encodeCursor names the last job of a page by its sort key, so the next
-// page starts strictly after it even when other jobs share its CreatedAt,
-// and jobs committed meanwhile do not shift the pages.
-func encodeCursor(createdAt int64, id string) string {
-	return base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(createdAt, 10) + ":" + id))
-}
-
-func decodeCursor(c string) (int64, string, error) {
-	raw, err := base64.RawURLEncoding.DecodeString(c)
-	if err != nil {
-		return 0, "", fmt.Errorf("decode cursor: %w", store.ErrInvalidCursor)
-	}
-	ts, id, ok := strings.Cut(string(raw), ":")
-	if !ok || id == "" {
-		return 0, "", fmt.Errorf("decode cursor: %w", store.ErrInvalidCursor)
-	}
-	createdAt, err := strconv.ParseInt(ts, 10, 64)
-	if err != nil {
-		return 0, "", fmt.Errorf("decode cursor: %w", store.ErrInvalidCursor)
-	}
-	return createdAt, id, nil
 }

@@ -73,7 +73,7 @@ func TestOpenMigrations(t *testing.T) {
 func TestQueryPlans(t *testing.T) {
 	s := mustOpen(t, filepath.Join(t.TempDir(), "sharq.db"))
 	defer s.Close()
-	cursor := encodeCursor(5, "x")
+	cursor := store.EncodeCursor(5, "x")
 	cases := map[string]struct {
 		f     store.JobFilter
 		index string
@@ -118,25 +118,6 @@ func queryPlan(t *testing.T, s *Store, f store.JobFilter) string {
 		b.WriteString(detail + "\n")
 	}
 	return b.String()
-}
-
-// Ensure prefixEnd bounds exactly the strings with the prefix.
-func TestPrefixEnd(t *testing.T) {
-	cases := map[string]struct {
-		p, end string
-		ok     bool
-	}{
-		"Simple":     {"abc", "abd", true},
-		"TrailingFF": {"a\xff\xff", "b", true},
-		"AllFF":      {"\xff", "", false},
-		"Multibyte":  {"é", "\xc3\xaa", true},
-	}
-	for name, c := range cases {
-		end, ok := prefixEnd(c.p)
-		if end != c.end || ok != c.ok {
-			t.Errorf("%s: prefixEnd(%q) = %q, %v; want %q, %v", name, c.p, end, ok, c.end, c.ok)
-		}
-	}
 }
 
 // Ensure a row of unexpected types is an error, not a panic or a zero job.

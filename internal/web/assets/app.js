@@ -52,14 +52,29 @@
     return n === 0 ? 'never' : n === 1 ? 'once' : n + ' times';
   }
 
-  function jobLink(id, name) {
-    return el('a', { href: '/jobs/' + encodeURIComponent(id), 'data-job-link': id }, name || id);
+  // shortID is the last 8 characters of a job ID, as the CLI prints it
+  // (IDs begin with their time, so the end tells jobs apart).
+  function shortID(id) {
+    return id.length > 8 ? id.slice(-8) : id;
   }
 
-  // reasonText replaces the job IDs a reason names with the jobs' names.
+  // jobLabel names a job as the CLI does: "train (0e5a91c2)".
+  function jobLabel(id, name) {
+    return name ? name + ' (' + shortID(id) + ')' : id;
+  }
+
+  // jobLink shows the name, cut with an ellipsis where it is long (the
+  // whole of it on hover), and the short ID.
+  function jobLink(id, name) {
+    return el('a', { href: '/jobs/' + encodeURIComponent(id), 'data-job-link': id, class: 'job-link', title: jobLabel(id, name) },
+      el('span', { class: 'job-name', text: name || id }), name ? el('span', { class: 'short-id', text: ' (' + shortID(id) + ')' }) : null);
+  }
+
+  // reasonText replaces the job IDs a reason names with the jobs' names
+  // and short IDs.
   function reasonText(r) {
     if (!r) return '';
-    return r.replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g, (id) => names.get(id) || id);
+    return r.replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g, (id) => names.has(id) ? jobLabel(id, names.get(id)) : id);
   }
 
   function statusBadge(s) {
@@ -80,29 +95,89 @@
     }
   }
 
-  // connect opens the stream; EventSource reconnects by itself and the
-  // server starts each connection with a full state.
-  function connect(onState, onJob) {
-    const es = new EventSource('/sharq/v1/stream');
+  // connect opens the stream; the server starts each connection with a
+  // full state. EventSource reconnects by itself after a network error; a
+  // refusal closes it, and it is opened again with a new signature.
+  async function connect(onState, onJob) {
+    const key = sharqSigV4.key();
+    const url = key ? await sharqSigV4.presign(key, '/sharq/v1/stream', 3600) : '/sharq/v1/stream';
+    const es = new EventSource(url);
     es.addEventListener('state', (e) => onState(JSON.parse(e.data)));
     es.addEventListener('job', (e) => onJob(JSON.parse(e.data)));
     es.onopen = () => setConn('live', 'live');
-    es.onerror = () => setConn('down', 'reconnecting…');
+    es.onerror = async () => {
+      setConn('down', 'reconnecting…');
+      if (es.readyState !== EventSource.CLOSED) return;
+      if (await needsSignIn()) return;
+      setTimeout(() => connect(onState, onJob), 2000);
+    };
     return es;
   }
 
-  async function api(method, path, body) {
+  // send makes a request to this server, signed with the key signed in
+  // with, if any.
+  async function send(method, path, body) {
     const opts = { method, headers: {} };
-    if (body !== undefined) {
-      opts.headers['Content-Type'] = 'application/json';
-      opts.body = JSON.stringify(body);
-    }
-    const resp = await fetch(path, opts);
+    const key = sharqSigV4.key();
+    if (body !== undefined) opts.body = JSON.stringify(body);
+    if (key) opts.headers = await sharqSigV4.headers(key, method, path, opts.body, body !== undefined ? 'application/json' : '');
+    else if (body !== undefined) opts.headers['Content-Type'] = 'application/json';
+    return fetch(path, opts);
+  }
+
+  async function api(method, path, body) {
+    const resp = await send(method, path, body);
     const text = await resp.text();
     let data = null;
     try { data = text ? JSON.parse(text) : null; } catch (_) { data = null; }
-    if (!resp.ok) throw new Error((data && data.message) || resp.status + ' ' + resp.statusText);
+    if (!resp.ok) {
+      const err = new Error((data && data.message) || resp.status + ' ' + resp.statusText);
+      err.status = resp.status;
+      throw err;
+    }
     return data;
+  }
+
+  // ---- signing in
+
+  const AUTH_CODES = ['MissingAuthenticationTokenException', 'UnrecognizedClientException',
+    'InvalidSignatureException', 'IncompleteSignatureException'];
+
+  // needsSignIn asks the server whether this tab may read; when it says
+  // the request needs (other) credentials, it shows the sign-in form.
+  async function needsSignIn() {
+    let resp;
+    try { resp = await send('GET', '/sharq/v1/console/state'); } catch (_) { return false; }
+    if (resp.status !== 403 && resp.status !== 400) return false;
+    const code = resp.headers.get('X-Amzn-ErrorType') || '';
+    let msg = '';
+    try { msg = (await resp.json()).message || ''; } catch (_) { /* not JSON */ }
+    if (!AUTH_CODES.includes(code)) return false;
+    signInForm(sharqSigV4.key() ? msg : 'This server checks who is calling: sign in with an access key.');
+    return true;
+  }
+
+  function signInForm(msg) {
+    setConn('down', 'signed out');
+    const id = el('input', { id: 'login-id', autocomplete: 'username', placeholder: 'SKIA…', size: 24 });
+    const secret = el('input', { id: 'login-secret', type: 'password', autocomplete: 'current-password', size: 44 });
+    const region = el('input', { id: 'login-region', value: (sharqSigV4.key() || {}).region || 'us-east-1', size: 12 });
+    const form = el('form', { class: 'panel login', id: 'login', onsubmit: (e) => {
+      e.preventDefault();
+      sharqSigV4.signIn(id.value.trim(), secret.value, region.value.trim());
+      location.reload();
+    } },
+    el('h2', { text: 'Sign in' }), el('p', { class: 'msg err', id: 'login-msg', text: msg }),
+    el('label', {}, 'Access key ID ', id), el('label', {}, 'Secret access key ', secret), el('label', {}, 'Region ', region),
+    el('button', { type: 'submit', id: 'login-submit', text: 'Sign in' }));
+    main.replaceChildren(form);
+  }
+
+  function authControl() {
+    const key = sharqSigV4.key();
+    if (!key) return;
+    document.querySelector('header.top').append(el('span', { class: 'auth', id: 'auth' }, key.id + ' ',
+      el('button', { id: 'sign-out', text: 'sign out', onclick: () => { sharqSigV4.signOut(); location.reload(); } })));
   }
 
   // ---- the overview
@@ -285,6 +360,8 @@
         logsFollower.kick(d.job);
       } catch (e) {
         head.replaceChildren(el('h2', { text: 'Job ' + id }), el('p', { class: 'msg err', text: e.message }));
+        // Nothing to change or show of a job that does not exist.
+        if (e.status === 404) for (const n of [actions.node, timeline, logs]) n.remove();
       } finally {
         pending = false;
       }
@@ -316,7 +393,8 @@
     const reason = d.reason || j.statusReason;
     if (reason) kv.push([j.status === 'RUNNABLE' ? 'waiting because' : 'reason', el('span', { class: d.misconfigured ? 'msg err' : '', text: reasonText(reason) })]);
     box.replaceChildren(
-      el('div', { class: 'job-head' }, el('h2', { text: j.jobName }), el('span', { id: 'job-status' }, statusBadge(j.status)),
+      el('div', { class: 'job-head' }, el('h2', { class: 'job-title', text: j.jobName }, el('span', { class: 'short-id', text: ' (' + shortID(j.jobId) + ')' })),
+        el('span', { id: 'job-status' }, statusBadge(j.status)),
         j.isTerminated ? el('span', { class: 'badge off', text: 'terminated' }) : null),
       el('dl', { class: 'kv' }, kv.map(([k, v]) => [el('dt', { text: k }), el('dd', {}, v)])));
   }
@@ -419,7 +497,7 @@
       try {
         const q = new URLSearchParams({ offset: String(offset) });
         if (attempt) q.set('attempt', String(attempt));
-        resp = await fetch('/sharq/v1/jobs/' + encodeURIComponent(id) + '/logs?' + q);
+        resp = await send('GET', '/sharq/v1/jobs/' + encodeURIComponent(id) + '/logs?' + q);
       } catch (_) { schedule(); return; }
       if (!resp.ok) {
         stopped = true;
@@ -459,6 +537,7 @@
     };
   }
 
+  authControl();
   const m = location.pathname.match(/^\/jobs\/([^/]+)$/);
   if (m) jobPage(decodeURIComponent(m[1]));
   else overview();

@@ -1,10 +1,17 @@
-package engine
+package batchapi
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"time"
 
-// The resource and job records, in AWS Batch's wire shapes (lowerCamelCase
-// JSON, timestamps as epoch milliseconds). The engine stores them as JSON
-// and the API encodes them as they are.
+	"github.com/sharq-dev/sharq/internal/arn"
+	"github.com/sharq-dev/sharq/internal/engine"
+	"github.com/sharq-dev/sharq/internal/record"
+)
+
+// The AWS Batch API's output shapes (lowerCamelCase JSON, timestamps as
+// epoch milliseconds), made from the stored records. Lists and maps that
+// AWS always sends are never null.
 
 // CapacityLimit is a maxCapacity of one capacity unit (an instance type).
 type CapacityLimit struct {
@@ -23,7 +30,7 @@ type QuotaSharePolicy struct {
 	IdleResourceAssignmentStrategy string `json:"idleResourceAssignmentStrategy"`
 }
 
-// SchedulingPolicy is a scheduling policy (SchedulingPolicyDetail).
+// SchedulingPolicy is SchedulingPolicyDetail.
 type SchedulingPolicy struct {
 	Arn              string            `json:"arn"`
 	Name             string            `json:"name"`
@@ -32,7 +39,7 @@ type SchedulingPolicy struct {
 	Tags             map[string]string `json:"tags,omitempty"`
 }
 
-// ServiceEnvironment is a pool of capacity (ServiceEnvironmentDetail).
+// ServiceEnvironment is ServiceEnvironmentDetail.
 type ServiceEnvironment struct {
 	ServiceEnvironmentName string            `json:"serviceEnvironmentName"`
 	ServiceEnvironmentArn  string            `json:"serviceEnvironmentArn"`
@@ -57,7 +64,7 @@ type JobStateTimeLimitAction struct {
 	State          string `json:"state"`
 }
 
-// JobQueue is a job queue (JobQueueDetail).
+// JobQueue is JobQueueDetail.
 type JobQueue struct {
 	JobQueueName             string                    `json:"jobQueueName"`
 	JobQueueArn              string                    `json:"jobQueueArn"`
@@ -84,7 +91,7 @@ type QuotaSharePreemptionConfiguration struct {
 	InSharePreemption string `json:"inSharePreemption"`
 }
 
-// QuotaShare is a quota share of a job queue.
+// QuotaShare is DescribeQuotaShare's output.
 type QuotaShare struct {
 	QuotaShareName               string                            `json:"quotaShareName"`
 	QuotaShareArn                string                            `json:"quotaShareArn"`
@@ -144,7 +151,7 @@ type PreemptionSummary struct {
 	RecentPreemptedAttempts []Attempt `json:"recentPreemptedAttempts"`
 }
 
-// ServiceJob is a service job (DescribeServiceJob's output).
+// ServiceJob is DescribeServiceJob's output.
 type ServiceJob struct {
 	JobID                   string                      `json:"jobId"`
 	JobName                 string                      `json:"jobName"`
@@ -170,6 +177,146 @@ type ServiceJob struct {
 	Attempts                []Attempt                   `json:"attempts,omitempty"`
 	LatestAttempt           *LatestAttempt              `json:"latestAttempt,omitempty"`
 	PreemptionSummary       *PreemptionSummary          `json:"preemptionSummary,omitempty"`
+}
+
+// Event is the "Batch Service Job State Change" event: an EventBridge
+// event whose detail is the job as DescribeServiceJob shows it.
+type Event struct {
+	Version    string     `json:"version"`
+	ID         string     `json:"id"`
+	DetailType string     `json:"detail-type"`
+	Source     string     `json:"source"`
+	Account    string     `json:"account"`
+	Time       string     `json:"time"`
+	Region     string     `json:"region"`
+	Resources  []string   `json:"resources"`
+	Detail     ServiceJob `json:"detail"`
+}
+
+// EventOf is ev as AWS Batch sends it, from the account and region of b.
+func EventOf(ev engine.JobEvent, b arn.Base) Event {
+	return Event{
+		Version: "0", ID: ev.ID, DetailType: "Batch Service Job State Change", Source: "aws.batch",
+		Account: b.AccountID, Region: b.Region, Time: time.UnixMilli(ev.At).UTC().Format(time.RFC3339Nano),
+		Resources: []string{ev.Job.JobArn}, Detail: ServiceJobOf(ev.Job),
+	}
+}
+
+// EventsOf is EventOf for each of evs.
+func EventsOf(evs []engine.JobEvent, b arn.Base) []Event {
+	out := make([]Event, len(evs))
+	for i, ev := range evs {
+		out[i] = EventOf(ev, b)
+	}
+	return out
+}
+
+func each[From, To any](in []From, f func(From) To) []To {
+	if in == nil {
+		return nil
+	}
+	out := make([]To, len(in))
+	for i, v := range in {
+		out[i] = f(v)
+	}
+	return out
+}
+
+func capacityLimitsOf(ls []record.CapacityLimit) []CapacityLimit {
+	return orEmpty(each(ls, func(l record.CapacityLimit) CapacityLimit { return CapacityLimit(l) }))
+}
+
+// CapacityUsageOf is a record's capacity in use, never nil.
+func CapacityUsageOf(us []record.CapacityUsage) []CapacityUsage {
+	return orEmpty(each(us, func(u record.CapacityUsage) CapacityUsage { return CapacityUsage(u) }))
+}
+
+func schedulingPolicyOf(p record.SchedulingPolicy) SchedulingPolicy {
+	out := SchedulingPolicy{Arn: p.Arn, Name: p.Name, FairsharePolicy: p.FairsharePolicy, Tags: p.Tags}
+	if qp := p.QuotaSharePolicy; qp != nil {
+		out.QuotaSharePolicy = &QuotaSharePolicy{IdleResourceAssignmentStrategy: qp.IdleResourceAssignmentStrategy}
+	}
+	return out
+}
+
+func serviceEnvironmentOf(se record.ServiceEnvironment) ServiceEnvironment {
+	return ServiceEnvironment{
+		ServiceEnvironmentName: se.ServiceEnvironmentName, ServiceEnvironmentArn: se.ServiceEnvironmentArn,
+		ServiceEnvironmentType: se.ServiceEnvironmentType, State: se.State, Status: se.Status,
+		CapacityLimits: capacityLimitsOf(se.CapacityLimits), Tags: se.Tags,
+	}
+}
+
+// JobQueueOf is JobQueueDetail, with the lists and map AWS always sends
+// (computeEnvironmentOrder is even required by clients).
+func JobQueueOf(q record.JobQueue) JobQueue {
+	tags := q.Tags
+	if tags == nil {
+		tags = map[string]string{}
+	}
+	return JobQueue{
+		JobQueueName: q.JobQueueName, JobQueueArn: q.JobQueueArn, State: q.State,
+		SchedulingPolicyArn: q.SchedulingPolicyArn, Status: q.Status, StatusReason: q.StatusReason, Priority: q.Priority,
+		ComputeEnvironmentOrder: orEmpty(q.ComputeEnvironmentOrder),
+		ServiceEnvironmentOrder: orEmpty(each(q.ServiceEnvironmentOrder, func(o record.ServiceEnvironmentOrder) ServiceEnvironmentOrder {
+			return ServiceEnvironmentOrder(o)
+		})),
+		JobQueueType: q.JobQueueType, Tags: tags,
+		JobStateTimeLimitActions: orEmpty(each(q.JobStateTimeLimitActions, func(a record.JobStateTimeLimitAction) JobStateTimeLimitAction {
+			return JobStateTimeLimitAction(a)
+		})),
+	}
+}
+
+func quotaShareOf(s record.QuotaShare) QuotaShare {
+	return QuotaShare{
+		QuotaShareName: s.QuotaShareName, QuotaShareArn: s.QuotaShareArn, JobQueueArn: s.JobQueueArn,
+		CapacityLimits:               capacityLimitsOf(s.CapacityLimits),
+		ResourceSharingConfiguration: ResourceSharingConfiguration(s.ResourceSharingConfiguration),
+		PreemptionConfiguration:      QuotaSharePreemptionConfiguration(s.PreemptionConfiguration),
+		State:                        s.State, Status: s.Status, Tags: s.Tags,
+	}
+}
+
+func attemptOf(a record.Attempt) Attempt {
+	return Attempt{ServiceResourceID: ServiceResourceID(a.ServiceResourceID), StartedAt: a.StartedAt, StoppedAt: a.StoppedAt, StatusReason: a.StatusReason}
+}
+
+// ServiceJobOf is DescribeServiceJob's output for a job.
+func ServiceJobOf(j record.Job) ServiceJob {
+	out := ServiceJob{
+		JobID: j.JobID, JobName: j.JobName, JobArn: j.JobArn, JobQueue: j.JobQueue, ServiceJobType: j.ServiceJobType,
+		Status: j.Status, StatusReason: j.StatusReason, CreatedAt: j.CreatedAt, ScheduledAt: j.ScheduledAt,
+		StartedAt: j.StartedAt, StoppedAt: j.StoppedAt, SchedulingPriority: j.SchedulingPriority,
+		QuotaShareName: j.QuotaShareName, ShareIdentifier: j.ShareIdentifier, IsTerminated: j.IsTerminated,
+		ServiceRequestPayload: j.ServiceRequestPayload, Tags: j.Tags, CapacityUsage: CapacityUsageOf(j.CapacityUsage),
+		Attempts: each(j.Attempts, attemptOf), LatestAttempt: latestAttemptOf(j.LatestAttempt),
+	}
+	if rs := j.RetryStrategy; rs != nil {
+		out.RetryStrategy = &RetryStrategy{Attempts: rs.Attempts, EvaluateOnExit: each(rs.EvaluateOnExit, func(e record.EvaluateOnExit) EvaluateOnExit {
+			return EvaluateOnExit(e)
+		})}
+	}
+	if tc := j.TimeoutConfig; tc != nil {
+		out.TimeoutConfig = &TimeoutConfig{AttemptDurationSeconds: tc.AttemptDurationSeconds}
+	}
+	if pc := j.PreemptionConfiguration; pc != nil {
+		out.PreemptionConfiguration = &JobPreemptionConfiguration{PreemptionRetriesBeforeTermination: pc.PreemptionRetriesBeforeTermination}
+	}
+	if ps := j.PreemptionSummary; ps != nil {
+		out.PreemptionSummary = &PreemptionSummary{
+			PreemptedAttemptCount:   ps.PreemptedAttemptCount,
+			RecentPreemptedAttempts: orEmpty(each(ps.RecentPreemptedAttempts, attemptOf)),
+		}
+	}
+	return out
+}
+
+func latestAttemptOf(la *record.LatestAttempt) *LatestAttempt {
+	if la == nil {
+		return nil
+	}
+	return &LatestAttempt{ServiceResourceID: ServiceResourceID(la.ServiceResourceID)}
 }
 
 // QueueSnapshot is GetJobQueueSnapshot's output.
@@ -208,4 +355,31 @@ type QuotaShareUtilization struct {
 type QuotaShareCapacity struct {
 	QuotaShareName string          `json:"quotaShareName"`
 	CapacityUsage  []CapacityUsage `json:"capacityUsage"`
+}
+
+// SnapshotOf is GetJobQueueSnapshot's output; a share with no RUNNABLE
+// job shows as [], as in AWS's example.
+func SnapshotOf(s engine.QueueSnapshot) QueueSnapshot {
+	front := func(js []engine.FrontJob) []FrontOfQueueJob {
+		return orEmpty(each(js, func(j engine.FrontJob) FrontOfQueueJob {
+			return FrontOfQueueJob{JobArn: j.JobArn, EarliestTimeAtPosition: j.CreatedAt}
+		}))
+	}
+	out := QueueSnapshot{
+		FrontOfQueue:     &FrontOfQueue{Jobs: front(s.Front), LastUpdatedAt: s.At},
+		QueueUtilization: &QueueUtilization{TotalCapacityUsage: CapacityUsageOf(s.Total), LastUpdatedAt: s.At},
+	}
+	if s.Quota {
+		fq := &FrontOfQuotaShares{QuotaShares: map[string][]FrontOfQueueJob{}, LastUpdatedAt: s.At}
+		for name, js := range s.ShareFronts {
+			fq.QuotaShares[name] = front(js)
+		}
+		out.FrontOfQuotaShares = fq
+		out.QueueUtilization.QuotaShareUtilization = &QuotaShareUtilization{
+			TopCapacityUtilization: orEmpty(each(s.Shares, func(c engine.ShareCapacity) QuotaShareCapacity {
+				return QuotaShareCapacity{QuotaShareName: c.Share, CapacityUsage: CapacityUsageOf(c.Usage)}
+			})),
+		}
+	}
+	return out
 }

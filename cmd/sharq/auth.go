@@ -1,0 +1,188 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/sharq-dev/sharq/internal/access"
+	"github.com/sharq-dev/sharq/internal/access/sigv4"
+	"github.com/sharq-dev/sharq/internal/arn"
+	"github.com/sharq-dev/sharq/internal/engine"
+)
+
+// authConfig is how sharq serve authenticates and authorizes.
+type authConfig struct {
+	// mode is auto (sigv4 once an access key exists, else none), none or
+	// sigv4.
+	mode         string
+	serverKey    string // file of the key that seals secrets; default <data-dir>/server.key
+	insecureOpen bool   // serve without authentication on a non-loopback address
+	anonRead     bool   // under sigv4, let unsigned callers read
+	// auditRetention is how long audit entries are kept (0: for ever).
+	auditRetention time.Duration
+}
+
+func (c *authConfig) register(fs *flag.FlagSet) {
+	fs.StringVar(&c.mode, "auth", "auto", "auto (sigv4 once an access key exists, else none), none (anyone may do anything) or sigv4 (requests signed with sharq's access keys, authorized by their policies)")
+	fs.StringVar(&c.serverKey, "server-key", "", "file of the key that seals access keys' secrets (default <data-dir>/server.key, created if missing)")
+	fs.BoolVar(&c.insecureOpen, "insecure-open", false, "serve without authentication on an address other than loopback (warns every minute)")
+	fs.BoolVar(&c.anonRead, "anonymous-read", false, "with sigv4: unsigned callers may read (ReadOnlyAccess), e.g. the console")
+	fs.DurationVar(&c.auditRetention, "audit-retention", 90*24*time.Hour, "how long audit log entries are kept (0: for ever)")
+}
+
+func (c *authConfig) serverKeyPath(dataDir string) string {
+	if c.serverKey != "" {
+		return c.serverKey
+	}
+	return filepath.Join(dataDir, "server.key")
+}
+
+// loadServerKey reads the server key at path, or creates one there (mode
+// 0600) when there is no file.
+func loadServerKey(path string) ([]byte, error) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		b = make([]byte, access.ServerKeySize)
+		rand.Read(b)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			return nil, fmt.Errorf("server key: %w", err)
+		}
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		if err != nil {
+			return nil, fmt.Errorf("server key: %w", err)
+		}
+		if _, err := f.Write(b); err != nil {
+			f.Close()
+			return nil, fmt.Errorf("server key: %w", err)
+		}
+		return b, f.Close()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("server key: %w", err)
+	}
+	if len(b) != access.ServerKeySize {
+		return nil, fmt.Errorf("server key %s: %d bytes, want %d", path, len(b), access.ServerKeySize)
+	}
+	return b, nil
+}
+
+// accessGate is the request path's two halves, and a hook that gives the
+// authorizer the engine once it exists.
+type accessGate struct {
+	authn     access.Authenticator
+	authz     access.Authorizer
+	keyring   *access.Keyring // issues keys through sharq's routes
+	setEngine func(*engine.Engine)
+}
+
+// openGate decides the mode (logging it) and builds the gate for it. keys
+// is nil for a store that keeps no access keys: the server can then only
+// be open.
+func openGate(ctx context.Context, cfg serveConfig, keys access.KeyStore, log *slog.Logger) (accessGate, error) {
+	open := accessGate{authn: access.AnonymousAuthenticator{}, authz: access.AllowAll{}, setEngine: func(*engine.Engine) {}}
+	var ring *access.Keyring
+	if keys != nil {
+		serverKey, err := loadServerKey(cfg.auth.serverKeyPath(cfg.dataDir))
+		if err != nil {
+			return accessGate{}, err
+		}
+		// NB: every request reads its key and policies; a second's cache
+		// keeps that off the database.
+		keys = access.NewCachedKeys(keys, time.Second)
+		if ring, err = access.NewKeyring(keys, serverKey, cfg.accountID); err != nil {
+			return accessGate{}, err
+		}
+		open.keyring = ring
+	}
+	mode := cfg.auth.mode
+	switch {
+	case mode == "sigv4" && keys == nil:
+		return accessGate{}, errors.New("--auth sigv4: this store keeps no access keys")
+	case mode == "auto" && keys == nil:
+		mode = "none"
+	case mode == "auto":
+		ks, err := keys.Keys(ctx)
+		if err != nil {
+			return accessGate{}, err
+		}
+		mode = "none"
+		if len(ks) > 0 {
+			mode = "sigv4"
+		}
+	case mode == "none", mode == "sigv4":
+	default:
+		return accessGate{}, fmt.Errorf("--auth %q: want auto, none or sigv4", mode)
+	}
+	if mode == "none" {
+		if !isLoopback(cfg.listen) && !cfg.auth.insecureOpen {
+			return accessGate{}, fmt.Errorf("refusing to serve %s without authentication: create an access key (sharq admin keys create) "+
+				"and serve with --auth sigv4, or pass --insecure-open", cfg.listen)
+		}
+		how := "create an access key with `sharq admin keys create` to turn it on"
+		if keys == nil {
+			how = "this store keeps no access keys"
+		}
+		log.Warn("authentication is off: every caller may do anything (" + how + ")")
+		if cfg.auth.insecureOpen {
+			go warnEvery(ctx, time.Minute, log, "serving without authentication on "+cfg.listen+" (--insecure-open)")
+		}
+		return open, nil
+	}
+	authz := &access.PolicyAuthorizer{Keys: keys, AnonymousRead: cfg.auth.anonRead}
+	log.Info("authentication: SigV4 with sharq's access keys", "anonymous_read", cfg.auth.anonRead)
+	base := arn.NewBase(cfg.region, cfg.accountID)
+	return accessGate{
+		authn:   sigv4.New(sigv4.Options{Credentials: ring, Region: cfg.region, AllowUnsigned: true}),
+		authz:   authz,
+		keyring: ring,
+		setEngine: func(eng *engine.Engine) {
+			authz.JobShare = func(ctx context.Context, jobARN string) (string, error) {
+				j, err := eng.DescribeServiceJob(ctx, jobARN)
+				if engine.ErrorCode(err) == engine.NotFound {
+					return "", fmt.Errorf("%w: %w", access.ErrNotFound, err)
+				}
+				if err != nil {
+					return "", err
+				}
+				if j.QuotaShareName != "" {
+					return base.QuotaShareIn(j.JobQueue, j.QuotaShareName), nil
+				}
+				return base.Of(arn.JobQueue, j.JobQueue), nil
+			}
+		},
+	}, nil
+}
+
+// isLoopback tells whether a listen address is on loopback only.
+func isLoopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+func warnEvery(ctx context.Context, d time.Duration, log *slog.Logger, msg string) {
+	t := time.NewTicker(d)
+	defer t.Stop()
+	for {
+		log.Warn(msg)
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}

@@ -1,0 +1,161 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/sharq-dev/sharq/internal/store"
+	"github.com/sharq-dev/sharq/internal/store/postgres"
+	"github.com/sharq-dev/sharq/internal/store/sqlite"
+)
+
+// openStore opens the store cfg.store names: a postgres:// URL, shared by
+// several servers of which one leads, or else the SQLite file in the data
+// directory, this server's alone. shared is nil for SQLite.
+func openStore(ctx context.Context, cfg serveConfig, log *slog.Logger) (st store.Store, shared *postgres.Store, err error) {
+	if isPostgresURL(cfg.store) {
+		pg, err := postgres.Open(ctx, cfg.store, postgres.WithLogger(log))
+		if err != nil {
+			return nil, nil, err
+		}
+		return pg, pg, nil
+	}
+	if cfg.store != "" {
+		return nil, nil, fmt.Errorf("--store %q: want a postgres:// URL (or nothing, for the SQLite file in --data-dir)", cfg.store)
+	}
+	s, err := sqlite.Open(filepath.Join(cfg.dataDir, "sharq.db"))
+	return s, nil, err
+}
+
+func isPostgresURL(s string) bool {
+	return strings.HasPrefix(s, "postgres://") || strings.HasPrefix(s, "postgresql://")
+}
+
+// holderName names this server process in the lease: its host, its
+// process and a random part, so a restarted server is a new holder.
+func holderName() string {
+	host, _ := os.Hostname()
+	var b [4]byte
+	rand.Read(b[:])
+	return fmt.Sprintf("%s/%d/%s", host, os.Getpid(), hex.EncodeToString(b[:]))
+}
+
+// frontDoor serves whatever handler is current: a follower's while the
+// server waits for the lease, the leader's API once it leads.
+type frontDoor struct{ h atomic.Pointer[http.Handler] }
+
+func (f *frontDoor) set(h http.Handler) { f.h.Store(&h) }
+
+func (f *frontDoor) ServeHTTP(w http.ResponseWriter, r *http.Request) { (*f.h.Load()).ServeHTTP(w, r) }
+
+// follower serves a server that does not lead: /healthz answers, /readyz
+// says it is a follower (503), and every other request goes to the leader
+// as it came (the Host header too, which a SigV4 signature covers). With
+// no leader to reach it answers 503 ServiceUnavailableException, which the
+// AWS SDKs retry.
+type follower struct {
+	st  *postgres.Store
+	log *slog.Logger
+
+	mu      sync.Mutex
+	leader  postgres.LeaderInfo
+	readAt  time.Time
+	proxies map[string]*httputil.ReverseProxy
+}
+
+func newFollower(st *postgres.Store, log *slog.Logger) *follower {
+	return &follower{st: st, log: log, proxies: map[string]*httputil.ReverseProxy{}}
+}
+
+func (f *follower) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	li, err := f.currentLeader(r.Context())
+	switch r.URL.Path {
+	case "/healthz":
+		w.Header().Set("Sharq-Role", "follower")
+		io.WriteString(w, "ok\n")
+		return
+	case "/readyz":
+		w.Header().Set("Sharq-Role", "follower")
+		w.WriteHeader(http.StatusServiceUnavailable)
+		fmt.Fprintf(w, "follower: the leader is %s (term %d)\n", orNone(li.Address), li.Term)
+		return
+	}
+	if err != nil || li.Address == "" || !li.Expires.After(time.Now()) {
+		if err != nil {
+			f.log.Warn("follower: read the lease", "err", err)
+		}
+		unavailable(w, "no leader is serving at the moment; retry")
+		return
+	}
+	f.proxy(li.Address).ServeHTTP(w, r)
+}
+
+// currentLeader reads the lease at most every 500 ms.
+func (f *follower) currentLeader(ctx context.Context) (postgres.LeaderInfo, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if time.Since(f.readAt) < 500*time.Millisecond {
+		return f.leader, nil
+	}
+	li, err := f.st.Leader(ctx)
+	if err != nil {
+		return postgres.LeaderInfo{}, err
+	}
+	f.leader, f.readAt = li, time.Now()
+	return li, nil
+}
+
+func (f *follower) proxy(address string) *httputil.ReverseProxy {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if p := f.proxies[address]; p != nil {
+		return p
+	}
+	target := &url.URL{Scheme: "http", Host: address}
+	if u, err := url.Parse(address); err == nil && u.Scheme != "" && u.Host != "" {
+		target = u
+	}
+	p := &httputil.ReverseProxy{
+		Rewrite: func(pr *httputil.ProxyRequest) {
+			pr.SetURL(target)
+			pr.Out.Host = pr.In.Host
+		},
+		FlushInterval: -1, // event streams go through as they are written
+		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
+			f.log.Warn("follower: forward to the leader", "leader", address, "err", err)
+			f.mu.Lock()
+			f.readAt = time.Time{} // read the lease again: the leader may have changed
+			f.mu.Unlock()
+			unavailable(w, "the leader did not answer; retry")
+		},
+	}
+	f.proxies[address] = p
+	return p
+}
+
+func unavailable(w http.ResponseWriter, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", "1")
+	w.WriteHeader(http.StatusServiceUnavailable)
+	fmt.Fprintf(w, `{"__type":"ServiceUnavailableException","message":%q}`+"\n", msg)
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "unknown"
+	}
+	return s
+}

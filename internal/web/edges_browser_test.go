@@ -1,0 +1,74 @@
+package web_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+)
+
+// longName is a job name of AWS's maximum length with no break in it.
+var longName = strings.Repeat("llama3-70b-finetune-", 5) + "instruct-lr3e-5-warmup-run07"
+
+// TestConsoleEdges checks in Chromium what a first day trips over: long
+// names stay inside their cards and table cells (cut with an ellipsis, the
+// whole name on hover) and wrap on the job's page; jobs are named as the
+// CLI names them, name and short ID, in links and reasons; the page of a
+// job that does not exist shows no controls.
+func TestConsoleEdges(t *testing.T) {
+	s := start(t)
+	s.setupWalkthrough()
+	w := s.step1()
+	waiting := s.submit(longName, "QS1", 0)
+	running := s.submit(longName, "QS3", 0)
+	s.wait(waiting, "RUNNABLE")
+	s.wait(running, "RUNNING")
+	ctx := browser(t)
+
+	do(t, ctx, "load the console", chromedp.Navigate(s.url+"/"))
+	waitFor(t, ctx, "both long-named jobs", `document.querySelector('.front a[data-job-link="`+waiting+`"]') !== null &&
+		document.querySelector('table a[data-job-link="`+running+`"]') !== null`)
+	screenshot(t, ctx, "console-long-names")
+	for _, sel := range []string{`.front li[data-job="` + waiting + `"]`, `tr[data-job="` + running + `"]`} {
+		fits := eval[bool](t, ctx, `(() => {
+			const row = document.querySelector('`+sel+`');
+			const link = row.querySelector('a.job-link'), name = link.querySelector('.job-name');
+			const box = row.closest('.front, section').getBoundingClientRect(), r = link.getBoundingClientRect();
+			return name.scrollWidth > name.clientWidth && r.right <= box.right && row.scrollWidth <= row.clientWidth + 1;
+		})()`)
+		if !fits {
+			t.Errorf("%s: the long name is not cut inside its box", sel)
+		}
+		title := eval[string](t, ctx, `document.querySelector('`+sel+` a.job-link').title`)
+		if want := longName + " (" + running[len(running)-8:] + ")"; sel[0] == 't' && title != want {
+			t.Errorf("title %q, want %q", title, want)
+		}
+	}
+	label := eval[string](t, ctx, `document.querySelector('.front a[data-job-link="`+w.low+`"]').textContent`)
+	if want := "qs1_job_low (" + w.low[len(w.low)-8:] + ")"; label != want {
+		t.Errorf("link %q, want %q", label, want)
+	}
+	reason := eval[string](t, ctx, `document.querySelector('.front li[data-job="`+waiting+`"] .reason').textContent`)
+	if want := "qs1_job_low (" + w.low[len(w.low)-8:] + ")"; !strings.Contains(reason, want) {
+		t.Errorf("reason %q does not name %q", reason, want)
+	}
+
+	do(t, ctx, "open the long-named job", chromedp.Navigate(s.url+"/jobs/"+running))
+	waitFor(t, ctx, "its page", `document.querySelector('#job-status') !== null`)
+	if !eval[bool](t, ctx, `(() => { const h = document.querySelector('#job-head');
+		return h.scrollWidth <= h.clientWidth && document.querySelector('.job-title').textContent.includes('`+longName+`'); })()`) {
+		t.Error("the job page's title overflows or lacks the whole name")
+	}
+	screenshot(t, ctx, "job-long-name")
+
+	unknown := "01a22d8d-0000-7000-8000-000000000000"
+	do(t, ctx, "open a job that does not exist", chromedp.Navigate(s.url+"/jobs/"+unknown))
+	waitFor(t, ctx, "the error", `document.querySelector('#job-head .msg.err') !== null`)
+	screenshot(t, ctx, "job-unknown")
+	if n := eval[int](t, ctx, `document.querySelectorAll('#job-actions, #priority-input, #terminate, #timeline, #logs').length`); n != 0 {
+		t.Errorf("the page of an unknown job shows %d controls or panels", n)
+	}
+	if text := eval[string](t, ctx, `document.querySelector('#job-head').textContent`); !strings.Contains(text, "does not exist") {
+		t.Errorf("the page says %q", text)
+	}
+}
