@@ -44,9 +44,13 @@ func openKube(cfg serveConfig, log *slog.Logger) (executor.Executor, error) {
 	if err != nil {
 		return nil, err
 	}
+	var held func() bool
+	if cfg.lease != nil {
+		held = cfg.lease.Held
+	}
 	return kube.New(context.Background(), kube.Options{
 		Config: rc, Instance: cfg.kube.instance, Namespace: cfg.kube.namespace, Table: table, DefaultGrace: cfg.grace,
 		Unschedulable: cfg.kube.unschedulable, ForceAfter: cfg.kube.forceAfter, KeepEnded: cfg.kube.keepEnded,
-		Logger: log,
+		Logger: log, Held: held,
 	})
 }

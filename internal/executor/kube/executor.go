@@ -27,6 +27,9 @@ import (
 // ErrClosed is returned by Start after Close.
 var ErrClosed = errors.New("kube executor closed")
 
+// errNotHeld is returned by Start and Stop while this server does not lead.
+var errNotHeld = errors.New("kube executor: this server does not hold the lease")
+
 // Executor runs attempts as pods. It implements executor.Executor and
 // executor.LogReader.
 type Executor struct {
@@ -190,6 +193,9 @@ func (e *Executor) Start(ctx context.Context, ea executor.Attempt) error {
 	if err != nil {
 		return executor.Permanent(err)
 	}
+	if !e.mayAct() {
+		return errNotHeld
+	}
 	key := s.ns + "/" + s.name
 	e.mu.Lock()
 	if e.closed {
@@ -279,6 +285,9 @@ func (e *Executor) Stop(ctx context.Context, attemptID string, grace time.Durati
 	if a == nil {
 		return nil
 	}
+	if !e.mayAct() {
+		return errNotHeld
+	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.reported.Terminal() {
@@ -343,6 +352,8 @@ func (e *Executor) podsOf(a *attempt) []*corev1.Pod {
 	}
 	return pods
 }
+
+func (e *Executor) mayAct() bool { return e.opts.Held == nil || e.opts.Held() }
 
 // Updates delivers the attempts' changes of state.
 func (e *Executor) Updates() <-chan executor.Update { return e.out.ch }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -292,4 +293,20 @@ func TestAttemptRecordRoundTrips(t *testing.T) {
 	if rec != want {
 		t.Errorf("record %+v, want %+v", rec, want)
 	}
+}
+
+// Ensure an executor whose server does not lead creates and deletes
+// nothing.
+func TestNotHeldActsNot(t *testing.T) {
+	var held atomic.Bool
+	h := newHarness(t, func(o *Options) { o.Held = held.Load })
+	if err := h.ex.Start(context.Background(), newAttempt("follower", "ml.g5.xlarge", 1, nil)); err == nil {
+		t.Fatal("Start succeeded on a server that does not lead")
+	}
+	if n := len(h.pods("follower")); n != 0 {
+		t.Errorf("%d pods, want none", n)
+	}
+	held.Store(true)
+	h.start(newAttempt("follower", "ml.g5.xlarge", 1, nil))
+	h.wait("follower", executor.Running, wait)
 }

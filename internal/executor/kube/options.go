@@ -42,6 +42,10 @@ type Options struct {
 	// Resync re-examines every attempt this often (default 1 min).
 	Resync time.Duration
 	Logger *slog.Logger
+	// Held, when set, tells whether this server may still act: it leads
+	// on a store shared with others. While it does not, the executor
+	// creates and deletes nothing; the leader's executor does.
+	Held func() bool
 }
 
 // Table is the instance-type table: what each instance of a type gets.

@@ -40,6 +40,9 @@ func (e *Executor) work() {
 func (e *Executor) sync(key string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
+	if !e.mayAct() {
+		return nil // the leader's executor acts
+	}
 	e.mu.Lock()
 	a := e.attempts[key]
 	e.mu.Unlock()
