@@ -14,11 +14,15 @@ import (
 // offset, and that a failure's reason ends with its last lines.
 func TestLogsThroughTheAPIServer(t *testing.T) {
 	h := newHarness(t)
-	h.start(newAttempt("talks", "ml.g5.xlarge", 2, map[string]string{"KWOK_RUN": "500ms", "KWOK_EXIT_CODE": "2"}))
-	u := h.wait("talks", executor.Failed, wait)
+	// One instance: a failure deletes the other instances' pods, and
+	// which of two exits first is the scheduler's.
+	h.start(newAttempt("fails", "ml.g5.xlarge", 1, map[string]string{"KWOK_RUN": "500ms", "KWOK_EXIT_CODE": "2"}))
+	h.start(newAttempt("talks", "ml.g5.xlarge", 2, map[string]string{"KWOK_RUN": "500ms"}))
+	u := h.wait("fails", executor.Failed, wait)
 	if !strings.HasSuffix(u.Reason, "epoch 1 loss 0.9\nepoch 2 loss 0.5") {
 		t.Errorf("reason %q, want it to end with the log's last lines", u.Reason)
 	}
+	h.wait("talks", executor.Succeeded, wait)
 	read := func(host, stream string, offset int64) string {
 		t.Helper()
 		r, err := h.ex.Logs(context.Background(), "talks", host, stream, offset)
