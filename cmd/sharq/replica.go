@@ -74,10 +74,16 @@ type follower struct {
 	leader  postgres.LeaderInfo
 	readAt  time.Time
 	proxies map[string]*httputil.ReverseProxy
+	// transport keeps as many connections to the leader open as requests
+	// are in flight: net/http's default keeps 2, and opens a new one for
+	// every other request under load.
+	transport *http.Transport
 }
 
 func newFollower(st *postgres.Store, log *slog.Logger) *follower {
-	return &follower{st: st, log: log, proxies: map[string]*httputil.ReverseProxy{}}
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxIdleConns, t.MaxIdleConnsPerHost = 1024, 1024
+	return &follower{st: st, log: log, proxies: map[string]*httputil.ReverseProxy{}, transport: t}
 }
 
 func (f *follower) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -129,6 +135,7 @@ func (f *follower) proxy(address string) *httputil.ReverseProxy {
 		target = u
 	}
 	p := &httputil.ReverseProxy{
+		Transport: f.transport,
 		Rewrite: func(pr *httputil.ProxyRequest) {
 			pr.SetURL(target)
 			pr.Out.Host = pr.In.Host
