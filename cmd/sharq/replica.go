@@ -99,6 +99,12 @@ func (f *follower) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(w, "follower: the leader is %s (term %d)\n", orNone(li.Address), li.Term)
 		return
 	}
+	if r.Header.Get(forwardedHeader) != "" {
+		// The lease names this server, or one that forwards back: a
+		// leader that has just gone, whose address this server now has.
+		unavailable(w, "no leader is serving at the moment; retry")
+		return
+	}
 	if err != nil || li.Address == "" || !li.Expires.After(time.Now()) {
 		if err != nil {
 			f.log.Warn("follower: read the lease", "err", err)
@@ -139,6 +145,7 @@ func (f *follower) proxy(address string) *httputil.ReverseProxy {
 		Rewrite: func(pr *httputil.ProxyRequest) {
 			pr.SetURL(target)
 			pr.Out.Host = pr.In.Host
+			pr.Out.Header.Set(forwardedHeader, "1")
 		},
 		FlushInterval: -1, // event streams go through as they are written
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
@@ -152,6 +159,10 @@ func (f *follower) proxy(address string) *httputil.ReverseProxy {
 	f.proxies[address] = p
 	return p
 }
+
+// forwardedHeader marks a request a follower forwarded: another follower
+// does not forward it again, so no request goes round in a loop.
+const forwardedHeader = "Sharq-Forwarded"
 
 func unavailable(w http.ResponseWriter, msg string) {
 	w.Header().Set("Content-Type", "application/json")

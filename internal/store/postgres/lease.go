@@ -90,7 +90,9 @@ type LeaderInfo struct {
 // Leader reads who holds the lease; Holder is empty before anyone took it.
 func (s *Store) Leader(ctx context.Context) (LeaderInfo, error) {
 	var li LeaderInfo
-	err := s.pool.QueryRow(ctx, `SELECT term, holder, address, expires_at FROM leader WHERE id = 1`).
+	// A resigned or never taken lease expires at -infinity, which no
+	// time.Time holds: it reads as the epoch, long past.
+	err := s.pool.QueryRow(ctx, `SELECT term, holder, address, GREATEST(expires_at, 'epoch') FROM leader WHERE id = 1`).
 		Scan(&li.Term, &li.Holder, &li.Address, &li.Expires)
 	if err != nil {
 		return LeaderInfo{}, fmt.Errorf("read the lease: %w", err)

@@ -35,6 +35,9 @@ func TestLeaseHandover(t *testing.T) {
 	a, b := mustOpen(t, url), mustOpen(t, url)
 	defer a.Close()
 	defer b.Close()
+	if li, err := a.Leader(t.Context()); err != nil || li.Holder != "" || li.Expires.After(time.Now()) {
+		t.Errorf("Leader() of a lease never taken = %+v, %v", li, err)
+	}
 	la := campaign(t, a, "a", 10*time.Second)
 	if !la.Held() {
 		t.Error("a new lease is not Held")
@@ -57,6 +60,9 @@ func TestLeaseHandover(t *testing.T) {
 		t.Fatal(err)
 	}
 	lb := <-got
+	if li, err := b.Leader(t.Context()); err != nil || li.Holder != "b" {
+		t.Errorf("Leader() after a handover = %+v, %v", li, err)
+	}
 	if la.Held() {
 		t.Error("a resigned lease is still Held")
 	}
