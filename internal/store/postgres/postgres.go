@@ -75,6 +75,11 @@ func Open(ctx context.Context, url string, opts ...Option) (*Store, error) {
 		return nil, fmt.Errorf("open store: %w", err)
 	}
 	cfg.MaxConns = o.maxConns
+	// A leader paused (or cut off) inside a commit holds a lock on the
+	// lease row, and a takeover waits for it: the database ends such a
+	// transaction, and its lock, once it has been idle this long. No
+	// transaction of a live server is idle for more than a round trip.
+	cfg.ConnConfig.RuntimeParams["idle_in_transaction_session_timeout"] = "3000"
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("open store: %w", err)
