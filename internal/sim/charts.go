@@ -208,17 +208,12 @@ func (r *Report) capacityChart(b *strings.Builder, p *pool) {
 }
 
 // timelineChart draws a pool's lanes of dispatches (up) and preemptions
-// (down) per time bucket, on one scale for all lanes.
+// (down) per time bucket, each lane on a scale of its own, as the lane of
+// the shares beyond maxLanes holds many more.
 func (r *Report) timelineChart(b *strings.Builder, p *pool) {
 	sd := r.series
 	c := &chart{b: b, n: max(1, sd.n), span: sd.width.Seconds() * float64(max(1, sd.n)), drawn: map[string]bool{}}
 	lanes := eventLanes(p, c.n)
-	scale := 1.0
-	for _, l := range lanes {
-		for k := 0; k < c.n; k++ {
-			scale = max(scale, l.at(0, k), l.at(1, k)+l.at(2, k))
-		}
-	}
 	height := lanesHeight(len(lanes))
 	c.open("timeline", height, "Jobs dispatched and preempted over time, per share")
 	c.yTitle("jobs per " + secs(sd.width.Seconds()) + ": dispatched up, preempted down")
@@ -226,6 +221,10 @@ func (r *Report) timelineChart(b *strings.Builder, p *pool) {
 	for i, l := range lanes {
 		top := laneTop(i)
 		mid := top + laneH/2
+		scale := 1.0
+		for k := 0; k < c.n; k++ {
+			scale = max(scale, l.at(0, k), l.at(1, k)+l.at(2, k))
+		}
 		up := func(v float64) float64 { return mid - laneH/2*v/scale }
 		down := func(v float64) float64 { return mid + laneH/2*v/scale }
 		c.laneStart(l.name, top)
@@ -274,8 +273,8 @@ func (c *chart) laneStart(name string, top float64) {
 	if r := []rune(name); len(r) > nameMax {
 		short = string(r[:nameMax-1]) + "…"
 	}
-	fmt.Fprintf(c.b, "<g class=\"lane\" data-share=%q>\n<text class=\"lane-name\" x=\"%d\" y=\"%.1f\" text-anchor=\"end\" font-size=\"12\">%s<title>%s</title></text>\n",
-		name, plotL-36, top+laneH/2+4, esc(short), esc(name))
+	fmt.Fprintf(c.b, "<g class=\"lane\" data-share=\"%s\">\n<text class=\"lane-name\" x=\"%d\" y=\"%.1f\" text-anchor=\"end\" font-size=\"12\">%s<title>%s</title></text>\n",
+		esc(name), plotL-36, top+laneH/2+4, esc(short), esc(name))
 }
 
 // area fills the band between two step functions of the buckets, one
@@ -373,7 +372,7 @@ func (c *chart) legend(kinds []laneKind, extra ...legendEntry) {
 		if e.colour == "" {
 			swatch = "<i class=\"dash\"></i>"
 		}
-		fmt.Fprintf(c.b, "<span data-series=%q>%s%s</span>", e.key, swatch, esc(e.label))
+		fmt.Fprintf(c.b, "<span data-series=\"%s\">%s%s</span>", esc(e.key), swatch, esc(e.label))
 	}
 	c.b.WriteString("</div>\n")
 }

@@ -62,7 +62,7 @@ func (r *Report) htmlSummary(b *strings.Builder) {
 }
 
 func (r *Report) htmlPool(b *strings.Builder, i int, p PoolReport) {
-	fmt.Fprintf(b, "<section class=\"pool\" data-queue=%q data-unit=%q>\n<h2>%s: %d × %s</h2>\n", p.Queue, p.Unit, esc(p.Queue), p.Capacity, esc(p.Unit))
+	fmt.Fprintf(b, "<section class=\"pool\" data-queue=\"%s\" data-unit=\"%s\">\n<h2>%s: %d × %s</h2>\n", esc(p.Queue), esc(p.Unit), esc(p.Queue), p.Capacity, esc(p.Unit))
 	fmt.Fprintf(b, "<p class=\"note\">utilisation %s, %s</p>\n", pct(p.Utilisation), esc(p.hours()))
 	if r.series != nil && i < len(r.series.pools) {
 		b.WriteString("<h3>Instances in use</h3>\n")
