@@ -71,3 +71,20 @@ func (e *Engine) ServiceEnvironmentNames() []string {
 	sort.Strings(out)
 	return out
 }
+
+// Holdings reports whose capacity each dispatched job of a queue holds:
+// own, or borrowed from which share, and whether that share can take it
+// back.
+func (e *Engine) Holdings(queue string) []core.Holding {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	return e.core.Holdings(queue)
+}
+
+// JobHolding reports whose capacity a dispatched job holds (ID or ARN); ok
+// is false for a job that is not dispatched.
+func (e *Engine) JobHolding(id string) (core.Holding, bool) {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	return e.core.JobHolding(e.jobID(id))
+}
