@@ -8,6 +8,7 @@ import (
 
 	"github.com/sharq-dev/sharq/internal/access"
 	"github.com/sharq-dev/sharq/internal/batchapi"
+	"github.com/sharq-dev/sharq/internal/core"
 	"github.com/sharq-dev/sharq/internal/engine"
 )
 
@@ -73,7 +74,22 @@ func (h *Handler) position(r *http.Request, id string) (Position, error) {
 		p.Reason = st.Reason.String()
 		p.Misconfigured = st.Reason.Misconfiguration()
 	}
+	if hd, ok := h.eng.JobHolding(j.JobID); ok && j.QuotaShareName != "" {
+		p.Holding = holdingOf(hd)
+	}
 	return p, nil
+}
+
+// holdingOf is a job's holding on the wire.
+func holdingOf(hd core.Holding) *Holding {
+	out := &Holding{Own: []Instances{}, Borrowed: []Loan{}}
+	for _, o := range hd.Own {
+		out.Own = append(out.Own, Instances{Unit: o.Unit, Count: o.Count})
+	}
+	for _, l := range hd.Loans {
+		out.Borrowed = append(out.Borrowed, Loan{Unit: l.Unit, Count: l.Count, Lender: l.Lender, Reclaimable: l.Reclaimable})
+	}
+	return out
 }
 
 // queueName takes the name out of a job queue ARN (…:job-queue/NAME).
