@@ -58,6 +58,8 @@ type Engine interface {
 	GetJobQueueSnapshot(ctx context.Context, jobQueue string) (engine.QueueSnapshot, error)
 	DescribeServiceJob(ctx context.Context, id string) (record.Job, error)
 	JobPosition(id string) (core.JobStatus, bool)
+	Holdings(queue string) []core.Holding
+	JobHolding(id string) (core.Holding, bool)
 	JobEvents(id string) ([]engine.JobEvent, error)
 	RecentEvents() []engine.JobEvent
 	Subscribe(buf int) (<-chan engine.JobEvent, func())
