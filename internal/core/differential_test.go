@@ -22,7 +22,7 @@ import (
 //     reference gives for that job now; which heads are reported is not
 //     compared;
 //   - every live job's status (Job), the queues' usage, fronts and sizes,
-//     and whose capacity each dispatched job holds (Holdings, JobHolding).
+//     and whose capacity each dispatched job holds (Holdings, HoldingsOf).
 //
 // The core looks only at shares marked dirty; the reference looks at every
 // head every time. Agreement shows the dirty-tracking misses nothing.
@@ -141,9 +141,14 @@ func compareState(c *core.Core, r *refCore) string {
 		if diff := diffOf(holdings, c.Holdings(q.name)); diff != "" {
 			return fmt.Sprintf("holdings of %s (-reference +core):\n%s", q.name, diff)
 		}
+		var ids []string
 		for _, want := range holdings {
-			if got, ok := c.JobHolding(want.Job); !ok || !reflect.DeepEqual(want, got) {
-				return fmt.Sprintf("holding of %s (-reference +core):\n%s", want.Job, cmp.Diff(want, got))
+			ids = append(ids, want.Job)
+		}
+		some := c.HoldingsOf(ids)
+		for _, want := range holdings {
+			if got, ok := some[want.Job]; !ok || !reflect.DeepEqual(want, got) {
+				return fmt.Sprintf("HoldingsOf %s (-reference +core):\n%s", want.Job, cmp.Diff(want, got))
 			}
 		}
 		if diff := diffOf(r.QueueFront(q.name, 100), c.QueueFront(q.name, 100)); diff != "" {

@@ -280,9 +280,18 @@ func (w *world) holdings(t *testing.T, d *datadriven.TestData) string {
 	q := w.arg(d, "queue", w.lastQ)
 	lender := func(s string) string { return cmp.Or(s, "none") }
 	var b strings.Builder
-	for _, h := range w.c.Holdings(q) {
-		if one, ok := w.c.JobHolding(h.Job); !ok || fmt.Sprint(one) != fmt.Sprint(h) {
-			d.Fatalf(t, "JobHolding(%s) = %+v, Holdings says %+v", h.Job, one, h)
+	all := w.c.Holdings(q)
+	var ids []string
+	for _, h := range all {
+		ids = append(ids, h.Job)
+	}
+	some := w.c.HoldingsOf(append(ids, "unknown"))
+	if len(some) != len(all) {
+		d.Fatalf(t, "HoldingsOf gives %d holdings, Holdings %d", len(some), len(all))
+	}
+	for _, h := range all {
+		if fmt.Sprint(some[h.Job]) != fmt.Sprint(h) {
+			d.Fatalf(t, "HoldingsOf(%s) = %+v, Holdings says %+v", h.Job, some[h.Job], h)
 		}
 		fmt.Fprintf(&b, "%s share=%s", h.Job, h.Share)
 		for _, o := range h.Own {

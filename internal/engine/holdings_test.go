@@ -7,9 +7,10 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/sharq-dev/sharq/internal/core"
+	"github.com/sharq-dev/sharq/internal/engine"
 )
 
-// Ensure the engine reports whose capacity each running job holds, by ID or
+// Ensure the engine reports whose capacity running jobs hold, by ID or
 // ARN, that the shares' usage splits borrowed and lent capacity the same
 // way, and that a restart, which rebuilds the core from the store, reports
 // the same.
@@ -28,20 +29,11 @@ func TestHoldings(t *testing.T) {
 		{Job: high, Share: "QS1", Own: []core.UnitCount{{Unit: "ml.g5.xlarge", Count: 1}}},
 		{Job: med, Share: "QS1", Loans: []core.Loan{{Unit: "ml.g5.xlarge", Count: 1, Lender: "QS2"}}},
 	}
-	check := func(e interface {
-		Holdings(string) []core.Holding
-		JobHolding(string) (core.Holding, bool)
-	}) {
+	check := func(e *engine.Engine) {
 		t.Helper()
-		if diff := cmp.Diff(want, e.Holdings("my-sm-training-qm-jq")); diff != "" {
+		got := e.HoldingsOf([]string{high, "arn:aws:batch:us-east-1:000000000000:service-job/" + med, low, "nope"})
+		if diff := cmp.Diff(map[string]core.Holding{high: want[0], med: want[1]}, got); diff != "" {
 			t.Errorf("holdings (-want +got):\n%s", diff)
-		}
-		got, ok := e.JobHolding("arn:aws:batch:us-east-1:000000000000:service-job/" + med)
-		if !ok || !cmp.Equal(got, want[1]) {
-			t.Errorf("JobHolding(med's ARN) = %+v, %v", got, ok)
-		}
-		if _, ok := e.JobHolding(low); ok {
-			t.Error("a waiting job has a holding")
 		}
 	}
 	check(h.e)
@@ -80,7 +72,7 @@ func TestHoldings(t *testing.T) {
 			t.Fatalf("med waits with %q, want %q", m.StatusReason, want2)
 		}
 	}
-	if _, ok := h2.e.JobHolding(med); ok {
+	if _, ok := h2.e.HoldingsOf([]string{med})[med]; ok {
 		t.Error("a preempted job still has a holding")
 	}
 }

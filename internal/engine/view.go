@@ -72,19 +72,15 @@ func (e *Engine) ServiceEnvironmentNames() []string {
 	return out
 }
 
-// Holdings reports whose capacity each dispatched job of a queue holds:
-// own, or borrowed from which share, and whether that share can take it
-// back.
-func (e *Engine) Holdings(queue string) []core.Holding {
+// HoldingsOf reports whose capacity the named jobs (IDs or ARNs) hold, for
+// those that are dispatched, by job ID: own, or borrowed from which share,
+// and whether that share can take it back.
+func (e *Engine) HoldingsOf(ids []string) map[string]core.Holding {
 	e.mu.RLock()
 	defer e.mu.RUnlock()
-	return e.core.Holdings(queue)
-}
-
-// JobHolding reports whose capacity a dispatched job holds (ID or ARN); ok
-// is false for a job that is not dispatched.
-func (e *Engine) JobHolding(id string) (core.Holding, bool) {
-	e.mu.RLock()
-	defer e.mu.RUnlock()
-	return e.core.JobHolding(e.jobID(id))
+	jobIDs := make([]string, len(ids))
+	for i, id := range ids {
+		jobIDs[i] = e.jobID(id)
+	}
+	return e.core.HoldingsOf(jobIDs)
 }

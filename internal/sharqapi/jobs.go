@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/sharq-dev/sharq/internal/access"
@@ -38,8 +39,26 @@ func (h *Handler) positions(w http.ResponseWriter, r *http.Request) {
 			out.Jobs = append(out.Jobs, p)
 		}
 	}
+	h.addHoldings(out.Jobs)
 	writeJSON(w, out)
 }
+
+// addHoldings says whose capacity each running job of a quota share holds.
+func (h *Handler) addHoldings(ps []Position) {
+	var ids []string
+	for _, p := range ps {
+		ids = append(ids, p.JobID)
+	}
+	hs := h.eng.HoldingsOf(ids)
+	for i, p := range ps {
+		if hd, ok := hs[p.JobID]; ok && p.Share != "" && slices.Contains(runningStatuses, p.Status) {
+			ps[i].Holding = holdingOf(hd)
+		}
+	}
+}
+
+// runningStatuses are those of a job that holds capacity.
+var runningStatuses = []string{engine.StatusScheduled, engine.StatusStarting, engine.StatusRunning}
 
 // match finds the jobs a part of an ID names: the short IDs tables print
 // are the IDs' last 8 characters.
@@ -73,9 +92,6 @@ func (h *Handler) position(r *http.Request, id string) (Position, error) {
 		p.Place = st.Position + 1
 		p.Reason = st.Reason.String()
 		p.Misconfigured = st.Reason.Misconfiguration()
-	}
-	if hd, ok := h.eng.JobHolding(j.JobID); ok && j.QuotaShareName != "" {
-		p.Holding = holdingOf(hd)
 	}
 	return p, nil
 }

@@ -44,7 +44,7 @@ func (c *Console) jobDetail(w http.ResponseWriter, r *http.Request) {
 	if p, ok := c.eng.JobPosition(j.JobID); ok && !p.Dispatched && j.Status == engine.StatusRunnable {
 		d.Position, d.Reason, d.Misconfigured = p.Position+1, p.Reason.String(), p.Reason.Misconfiguration()
 	}
-	if h, ok := c.eng.JobHolding(j.JobID); ok && j.QuotaShareName != "" {
+	if h, ok := c.eng.HoldingsOf([]string{j.JobID})[j.JobID]; ok && j.QuotaShareName != "" {
 		d.Holding = holdingOf(h)
 	}
 	writeJSON(w, d)

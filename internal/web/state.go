@@ -174,7 +174,7 @@ func (c *Console) buildQueue(ctx context.Context, q record.JobQueue, shares []en
 		out.Shares = append(out.Shares, c.buildShare(ctx, q, s))
 	}
 	out.Dispatched = c.dispatched(ctx, q.JobQueueName)
-	addHoldings(out.Dispatched, c.eng.Holdings(q.JobQueueName))
+	c.addHoldings(out.Dispatched)
 	return out
 }
 
@@ -303,15 +303,16 @@ func shareCounts(in []core.ShareCount) []ShareCount {
 	return out
 }
 
-// addHoldings gives the lines of a quota queue's running jobs whose
+// addHoldings gives the lines of running jobs of quota shares whose
 // capacity they hold. A job listed before it was preempted has none.
-func addHoldings(lines []JobLine, hs []core.Holding) {
-	byID := make(map[string]core.Holding, len(hs))
-	for _, h := range hs {
-		byID[h.Job] = h
+func (c *Console) addHoldings(lines []JobLine) {
+	ids := make([]string, len(lines))
+	for i, l := range lines {
+		ids[i] = l.ID
 	}
+	hs := c.eng.HoldingsOf(ids)
 	for i := range lines {
-		if h, ok := byID[lines[i].ID]; ok && lines[i].Share != "" {
+		if h, ok := hs[lines[i].ID]; ok && lines[i].Share != "" {
 			lines[i].Holding = holdingOf(h)
 		}
 	}
