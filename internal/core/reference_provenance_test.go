@@ -38,10 +38,10 @@ func (r *refCore) reclaims(s *refShare, u string) bool {
 	return true
 }
 
-// borrowedPart is how much of u dispatched job j of share s borrows: its
-// instances beyond the limit when the share's dispatched jobs are stacked
-// in dispatch order.
-func (r *refCore) borrowedPart(s *refShare, j *refJob, u string) int {
+// borrowedParts is how much of u each dispatched job of share s borrows:
+// its instances beyond the limit when the share's dispatched jobs are
+// stacked in dispatch order.
+func (r *refCore) borrowedParts(s *refShare, u string) map[*refJob]int {
 	var held []*refJob
 	for _, x := range r.jobsOf(s) {
 		if r.holding(x) {
@@ -51,14 +51,15 @@ func (r *refCore) borrowedPart(s *refShare, j *refJob, u string) int {
 	slices.SortFunc(held, func(a, b *refJob) int {
 		return cmp.Or(-cmp.Compare(a.prio, b.prio), cmp.Compare(a.dispatchedAt, b.dispatchedAt), cmp.Compare(a.id, b.id))
 	})
+	out := map[*refJob]int{}
 	below := 0
-	for _, x := range held {
-		if x == j {
-			return max(0, below+j.demand[u]-max(below, s.limits[u]))
+	for _, j := range held {
+		if n := max(0, below+j.demand[u]-max(below, s.limits[u])); n > 0 {
+			out[j] = n
 		}
-		below += x.demand[u]
+		below += j.demand[u]
 	}
-	return 0
+	return out
 }
 
 // loans attributes every borrowed instance of unit u in quota queue q.
@@ -75,21 +76,23 @@ func (r *refCore) loans(q *refQueue, u string) []refLoan {
 	var parts []part
 	total := 0
 	for _, s := range shares {
-		for _, j := range r.jobsOf(s) {
-			if n := r.borrowedPart(s, j, u); r.holding(j) && n > 0 {
-				parts = append(parts, part{j, n})
-				total += n
-			}
+		for j, n := range r.borrowedParts(s, u) {
+			parts = append(parts, part{j, n})
+			total += n
 		}
 	}
 	slices.SortFunc(parts, func(a, b part) int { return victimOrder(b.j, a.j) })
 	// How much each share's idle capacity holds.
+	reclaims := map[*refShare]bool{}
+	for _, s := range shares {
+		reclaims[s] = r.reclaims(s, u)
+	}
 	tier := func(s *refShare) int {
 		t := 0
 		if !lends(s) {
 			t = 2
 		}
-		if !r.reclaims(s, u) {
+		if !reclaims[s] {
 			t++
 		}
 		return t
@@ -119,7 +122,7 @@ func (r *refCore) loans(q *refQueue, u string) []refLoan {
 		switch {
 		case x.s == nil:
 			return 0
-		case r.reclaims(x.s, u):
+		case reclaims[x.s]:
 			return 2
 		}
 		return 1
