@@ -125,6 +125,7 @@ func writeDetail(w io.Writer, d *jobDetail) error {
 		cs = append(cs, capacity{aws.ToString(u.CapacityUnit), aws.ToFloat64(u.Quantity)})
 	}
 	field("Instances", instances(cs))
+	field("Capacity", holdingText(p.Holding))
 	field("Created", when(aws.ToInt64(j.CreatedAt)))
 	field("Started", when(aws.ToInt64(j.StartedAt)))
 	field("Stopped", when(aws.ToInt64(j.StoppedAt)))

@@ -21,6 +21,8 @@ type JobDetail struct {
 	Position      int    `json:"position,omitempty"`
 	Reason        string `json:"reason,omitempty"`
 	Misconfigured bool   `json:"misconfigured,omitempty"`
+	// Holding is whose capacity a running job of a quota share holds.
+	Holding *Holding `json:"holding,omitempty"`
 }
 
 func (c *Console) jobDetail(w http.ResponseWriter, r *http.Request) {
@@ -41,6 +43,9 @@ func (c *Console) jobDetail(w http.ResponseWriter, r *http.Request) {
 	d := JobDetail{Job: batchapi.ServiceJobOf(j), Events: batchapi.EventsOf(evs, c.base)}
 	if p, ok := c.eng.JobPosition(j.JobID); ok && !p.Dispatched && j.Status == engine.StatusRunnable {
 		d.Position, d.Reason, d.Misconfigured = p.Position+1, p.Reason.String(), p.Reason.Misconfiguration()
+	}
+	if h, ok := c.eng.HoldingsOf([]string{j.JobID})[j.JobID]; ok && j.QuotaShareName != "" {
+		d.Holding = holdingOf(h)
 	}
 	writeJSON(w, d)
 }
