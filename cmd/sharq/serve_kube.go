@@ -45,12 +45,13 @@ func openKube(cfg serveConfig, log *slog.Logger) (executor.Executor, error) {
 		return nil, err
 	}
 	var held func() bool
+	var term int64
 	if cfg.lease != nil {
-		held = cfg.lease.Held
+		held, term = cfg.lease.Held, cfg.lease.Term()
 	}
 	return kube.New(context.Background(), kube.Options{
 		Config: rc, Instance: cfg.kube.instance, Namespace: cfg.kube.namespace, Table: table, DefaultGrace: cfg.grace,
 		Unschedulable: cfg.kube.unschedulable, ForceAfter: cfg.kube.forceAfter, KeepEnded: cfg.kube.keepEnded,
-		Logger: log, Held: held,
+		Logger: log, Held: held, Term: term,
 	})
 }

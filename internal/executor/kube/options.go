@@ -46,6 +46,12 @@ type Options struct {
 	// on a store shared with others. While it does not, the executor
 	// creates and deletes nothing; the leader's executor does.
 	Held func() bool
+	// Term is the leadership term this server acts under when it shares
+	// its store with others (0: alone, no fencing). Its objects are
+	// labelled sharq.dev/term with it; it neither creates, ends nor
+	// deletes objects of a higher term, which a newer leader made or
+	// claimed.
+	Term int64
 }
 
 // Table is the instance-type table: what each instance of a type gets.
