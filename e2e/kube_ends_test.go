@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -20,6 +21,7 @@ import (
 	"k8s.io/client-go/util/retry"
 
 	"github.com/sharq-dev/sharq/internal/executor/kube/kubetest"
+	"github.com/sharq-dev/sharq/internal/web"
 )
 
 // submitRetried submits j with retryStrategy.attempts = attempts.
@@ -177,6 +179,42 @@ func TestKubeClusterFailuresUseNoRetry(t *testing.T) {
 		}
 		return notYet("no running pod of the new attempt %s", next)
 	})
+
+	// The console tells where each attempt's instance ran: the evicted pod
+	// on its node, and the new one.
+	d = describe(t, c, job)
+	detail := consoleDetail(t, k.server, job)
+	if len(detail.Instances) != len(d.Attempts) {
+		t.Fatalf("the console lists instances of %d attempts, want %d", len(detail.Instances), len(d.Attempts))
+	}
+	if got := detail.Instances[before-1]; len(got) != 1 || got[0].Name != victim.Name || got[0].Node != node || got[0].Phase != "Failed" {
+		t.Errorf("the console shows the evicted attempt's instance as %+v, want pod %s on %s, Failed", got, victim.Name, node)
+	}
+	for _, p := range k.pods(t, job) {
+		if podAttempt(t, p) != attemptID(t, d.Attempts[len(d.Attempts)-1].ServiceResourceId) {
+			continue
+		}
+		got := detail.Instances[len(d.Attempts)-1]
+		if len(got) != 1 || got[0].Name != p.Name || got[0].Node != p.Spec.NodeName || got[0].Host != "algo-1" {
+			t.Errorf("the console shows the running attempt's instance as %+v, want pod %s on %s", got, p.Name, p.Spec.NodeName)
+		}
+	}
 	terminate(t, c, job, "done")
 	k.stop()
+}
+
+// consoleDetail reads a job's page data from the console's route.
+func consoleDetail(t *testing.T, s *server, jobArn string) web.JobDetail {
+	t.Helper()
+	id := jobArn[strings.LastIndex(jobArn, "/")+1:]
+	resp, err := http.Get(s.url + "/sharq/v1/console/jobs/" + id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var d web.JobDetail
+	if err := json.NewDecoder(resp.Body).Decode(&d); err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET the console's job detail: %d %v", resp.StatusCode, err)
+	}
+	return d
 }

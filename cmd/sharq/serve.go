@@ -271,7 +271,11 @@ func newServer(ctx context.Context, cfg serveConfig, st store.Store, keys access
 	if l, ok := cfg.lease.(metrics.Lease); ok {
 		met.WatchLease(l)
 	}
-	console := web.New(web.Options{Logger: log, Region: cfg.region, AccountID: cfg.accountID, Authorizer: authz})
+	wopts := web.Options{Logger: log, Region: cfg.region, AccountID: cfg.accountID, Authorizer: authz}
+	if l, ok := ex.(executor.InstanceLister); ok {
+		wopts.Instances = l
+	}
+	console := web.New(wopts)
 	eng, err := engine.New(ctx, engine.Options{
 		Region: cfg.region, AccountID: cfg.accountID, Store: st, Executor: ex, Logger: log,
 		MaxSharesPerQueue: cfg.maxShares, Retention: cfg.retention, StopGrace: cfg.grace, Lease: cfg.lease,

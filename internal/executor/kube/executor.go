@@ -36,8 +36,8 @@ var errNotHeld = errors.New("kube executor: this server does not hold the lease"
 // a leader of a higher term made or claimed.
 var errSuperseded = errors.New("kube executor: a leader of a higher term owns the attempt")
 
-// Executor runs attempts as pods. It implements executor.Executor and
-// executor.LogReader.
+// Executor runs attempts as pods. It implements executor.Executor,
+// executor.LogReader and executor.InstanceLister.
 type Executor struct {
 	opts    Options
 	log     *slog.Logger
@@ -75,8 +75,9 @@ type attempt struct {
 }
 
 var (
-	_ executor.Executor  = (*Executor)(nil)
-	_ executor.LogReader = (*Executor)(nil)
+	_ executor.Executor       = (*Executor)(nil)
+	_ executor.LogReader      = (*Executor)(nil)
+	_ executor.InstanceLister = (*Executor)(nil)
 )
 
 const podsByAttempt = "attempt"
