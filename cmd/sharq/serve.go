@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/sharq-dev/sharq/internal/access"
 	"github.com/sharq-dev/sharq/internal/batchapi"
 	"github.com/sharq-dev/sharq/internal/engine"
@@ -267,6 +268,9 @@ func newServer(ctx context.Context, cfg serveConfig, st store.Store, keys access
 		authz = audit.Authorizer(authz)
 	}
 	met := metrics.New()
+	if c, ok := ex.(prometheus.Collector); ok {
+		met.Registry().MustRegister(c) // the kube executor's requests to the API server
+	}
 	st = met.TimeCommits(st)
 	if l, ok := cfg.lease.(metrics.Lease); ok {
 		met.WatchLease(l)

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -37,18 +38,20 @@ var errNotHeld = errors.New("kube executor: this server does not hold the lease"
 var errSuperseded = errors.New("kube executor: a leader of a higher term owns the attempt")
 
 // Executor runs attempts as pods. It implements executor.Executor,
-// executor.LogReader and executor.InstanceLister.
+// executor.LogReader and executor.InstanceLister, and is a
+// prometheus.Collector of its requests to the API server.
 type Executor struct {
-	opts    Options
-	log     *slog.Logger
-	cs      kubernetes.Interface
-	factory informers.SharedInformerFactory
-	pods    cache.SharedIndexInformer
-	svcs    listersv1.ServiceLister
-	queue   workqueue.TypedRateLimitingInterface[string]
-	out     *outbox
-	stop    chan struct{}
-	wg      sync.WaitGroup
+	opts     Options
+	log      *slog.Logger
+	cs       kubernetes.Interface
+	factory  informers.SharedInformerFactory
+	pods     cache.SharedIndexInformer
+	svcs     listersv1.ServiceLister
+	queue    workqueue.TypedRateLimitingInterface[string]
+	out      *outbox
+	requests *requestCounter
+	stop     chan struct{}
+	wg       sync.WaitGroup
 
 	mu       sync.Mutex
 	attempts map[string]*attempt // by namespace/name
@@ -78,6 +81,7 @@ var (
 	_ executor.Executor       = (*Executor)(nil)
 	_ executor.LogReader      = (*Executor)(nil)
 	_ executor.InstanceLister = (*Executor)(nil)
+	_ prometheus.Collector    = (*Executor)(nil)
 )
 
 const podsByAttempt = "attempt"
@@ -91,8 +95,10 @@ func New(ctx context.Context, opts Options) (*Executor, error) {
 	}
 	cfg := *opts.Config
 	if cfg.QPS == 0 {
-		cfg.QPS, cfg.Burst = 200, 400
+		cfg.QPS, cfg.Burst = float32(opts.QPS), 2*opts.QPS
 	}
+	requests := newRequestCounter()
+	cfg.Wrap(requests.wrap)
 	cs, err := kubernetes.NewForConfig(&cfg)
 	if err != nil {
 		return nil, fmt.Errorf("kube executor: %w", err)
@@ -101,7 +107,7 @@ func New(ctx context.Context, opts Options) (*Executor, error) {
 		return nil, err
 	}
 	e := &Executor{
-		opts: opts, log: opts.Logger, cs: cs, out: newOutbox(), stop: make(chan struct{}),
+		opts: opts, log: opts.Logger, cs: cs, out: newOutbox(), requests: requests, stop: make(chan struct{}),
 		queue:    workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]()),
 		attempts: map[string]*attempt{}, byID: map[string]*attempt{}, nsReady: map[string]bool{},
 	}
