@@ -270,7 +270,10 @@ func (e *Executor) create(ctx context.Context, a *attempt, s *spec) error {
 		if err == nil {
 			a.term = termOf(svc)
 			if a.term < s.term {
-				err = e.patchService(ctx, a, s.term, nil)
+				if err := e.patchService(ctx, a, s.term, nil); err != nil && !errors.Is(err, errSuperseded) {
+					// Not the spec's fault: no permanent error.
+					return fmt.Errorf("claim service %s/%s: %v", s.ns, s.name, err)
+				}
 			}
 		}
 	}
@@ -322,10 +325,14 @@ func (e *Executor) patchService(ctx context.Context, a *attempt, term int64, ann
 	seen, labelled := strconv.FormatInt(a.term, 10), true
 	if s, err := e.svcs.Services(a.ns).Get(a.name); err == nil {
 		seen, labelled = s.Labels[labelTerm]
+		a.term = max(a.term, termOf(s))
 	}
 	for try := 0; ; try++ {
+		if e.fenced(a.term) || above(a.term, term) {
+			return errSuperseded
+		}
 		var ops []map[string]any
-		switch raise := term > max(a.term, 0) || (!labelled && term > 0); {
+		switch raise := term > a.term || (!labelled && term > 0); {
 		case !labelled && raise:
 			ops = append(ops, map[string]any{"op": "add", "path": termPath, "value": strconv.FormatInt(term, 10)})
 		case labelled && (raise || e.opts.Term > 0):
@@ -358,11 +365,7 @@ func (e *Executor) patchService(ctx context.Context, a *attempt, term int64, ann
 		if now == seen && ok == labelled {
 			return err // not the test
 		}
-		a.term = termOf(s)
-		if e.fenced(a.term) || above(a.term, term) {
-			return errSuperseded
-		}
-		seen, labelled = now, ok
+		a.term, seen, labelled = termOf(s), now, ok
 	}
 }
 

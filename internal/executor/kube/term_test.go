@@ -7,6 +7,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/sharq-dev/sharq/internal/executor"
 )
@@ -124,5 +125,36 @@ func TestTermFences(t *testing.T) {
 	}
 	if n := len(h.pods("newer")); n != 0 {
 		t.Errorf("the term-2 executor left %d orphan pods of its term", n)
+	}
+}
+
+// Ensure a claim made by a newer leader after this executor last looked
+// makes its Stop refuse, whether its cache has seen the claim or only the
+// API server's test of its patch catches it.
+func TestTermClaimRefusesStaleStop(t *testing.T) {
+	h := newHarness(t, func(o *Options) { o.Term = 2 })
+	a := newAttempt("claimed", "ml.g5.xlarge", 1, nil)
+	a.Term = 2
+	h.start(a)
+	h.wait("claimed", executor.Running, wait)
+	svc := objectName(executor.Attempt{ID: "claimed", JobName: jobName("claimed")})
+	patch := []byte(`[{"op":"replace","path":"` + termPath + `","value":"3"}]`)
+	if _, err := h.cs.CoreV1().Services(h.ns).Patch(context.Background(), svc, types.JSONPatchType, patch, metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.ex.Stop(context.Background(), "claimed", time.Second); !errors.Is(err, errSuperseded) {
+		t.Errorf("Stop under term 2 after a claim of term 3: %v, want it refused", err)
+	}
+	s, err := h.cs.CoreV1().Services(h.ns).Get(context.Background(), svc, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ended := s.Annotations[annotEnding]; ended || s.Labels[labelTerm] != "3" {
+		t.Errorf("Service after the refused stop: term %q, ending %q; want term 3 and no ending", s.Labels[labelTerm], s.Annotations[annotEnding])
+	}
+	for name, term := range h.termOfPods("claimed") {
+		if term != "2" {
+			t.Errorf("pod %s: %q, want it running, untouched", name, term)
+		}
 	}
 }
