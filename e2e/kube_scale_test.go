@@ -136,7 +136,7 @@ func TestKubeScale(t *testing.T) {
 		t.Fatal(err)
 	}
 	args := append([]string{"--kubeconfig", kc, "--kube-instance", ns, "--kube-instance-types", table, "--kube-namespace", ns,
-		"--stop-grace", scaleGrace.String()}, strings.Fields(*kubeScaleServeArgs)...)
+		"--stop-grace", scaleGrace.String(), "--max-shares-per-queue", strconv.Itoa(max(size.shares, 20))}, strings.Fields(*kubeScaleServeArgs)...)
 	s := startServer(t, serverOptions{executor: "kube", args: args})
 	c := batch.New(batch.Options{
 		Region: region, BaseEndpoint: aws.String(s.url), Retryer: aws.NopRetryer{},

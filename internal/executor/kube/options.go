@@ -44,7 +44,7 @@ type Options struct {
 	// QPS is how many requests a second the executor may send the API
 	// server, in bursts of twice that (default 200), unless Config sets its
 	// own.
-	QPS int
+	QPS    int
 	Logger *slog.Logger
 	// Held, when set, tells whether this server may still act: it leads
 	// on a store shared with others. While it does not, the executor
