@@ -58,6 +58,8 @@ type Executor struct {
 	byID     map[string]*attempt
 	nsReady  map[string]bool
 	closed   bool
+
+	nsMu sync.Mutex // held while a namespace is made
 }
 
 // attempt is the executor's view of one attempt.
@@ -381,6 +383,15 @@ func escapePointer(s string) string {
 func (e *Executor) ensureNamespace(ctx context.Context, ns string) error {
 	e.mu.Lock()
 	ready := e.nsReady[ns]
+	e.mu.Unlock()
+	if ready {
+		return nil
+	}
+	// One create for the many starts that find a new namespace at once.
+	e.nsMu.Lock()
+	defer e.nsMu.Unlock()
+	e.mu.Lock()
+	ready = e.nsReady[ns]
 	e.mu.Unlock()
 	if ready {
 		return nil
