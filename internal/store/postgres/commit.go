@@ -5,24 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync/atomic"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/sharq-dev/sharq/internal/store"
-)
-
-// A request is one Commit waiting for the write loop.
-type request struct {
-	batch *store.Batch
-	state atomic.Int32 // queued, then taken by the writer or abandoned by its caller
-	done  chan error   // buffered: the writer never waits for the caller
-}
-
-const (
-	queued int32 = iota
-	taken
-	abandoned
 )
 
 // Commit queues b for the write loop and waits until it is durable. If ctx
@@ -32,88 +18,12 @@ const (
 // commit after another server took the lease over fails with
 // store.ErrFenced.
 func (s *Store) Commit(ctx context.Context, b *store.Batch) error {
-	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("commit batch: %w", err)
-	}
-	r := &request{batch: b, done: make(chan error, 1)}
-	if err := s.enqueue(ctx, r); err != nil {
-		return fmt.Errorf("commit batch: %w", err)
-	}
-	select {
-	case err := <-r.done:
-		return err
-	case <-ctx.Done():
-		if r.state.CompareAndSwap(queued, abandoned) {
-			return fmt.Errorf("commit batch: %w", ctx.Err())
-		}
-		return <-r.done
-	}
+	return s.commits.Commit(ctx, b)
 }
 
-func (s *Store) enqueue(ctx context.Context, r *request) error {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	if s.closed {
-		return ErrClosed
-	}
-	select {
-	case s.reqs <- r:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
-// run is the write loop: it takes the oldest request and everything queued
-// behind it and writes them as one group, until Close closes reqs.
-func (s *Store) run() {
-	defer close(s.stopped)
-	for r := range s.reqs {
-		s.writeGroup(s.gather(r))
-	}
-}
-
-func (s *Store) gather(first *request) []*request {
-	group := claim(make([]*request, 0, 8), first)
-	for len(group) < s.opts.maxGroup {
-		select {
-		case r, ok := <-s.reqs:
-			if !ok {
-				return group
-			}
-			group = claim(group, r)
-		default:
-			return group
-		}
-	}
-	return group
-}
-
-func claim(group []*request, r *request) []*request {
-	if r.state.CompareAndSwap(queued, taken) {
-		return append(group, r)
-	}
-	return group
-}
-
-// writeGroup writes the group in one transaction and answers every
-// request. If that fails for another reason than fencing, it writes each
-// batch in its own transaction, so one bad batch fails alone.
-func (s *Store) writeGroup(group []*request) {
-	if len(group) == 0 {
-		return
-	}
-	err := s.writeTx(group)
-	if err != nil && len(group) > 1 && !errors.Is(err, store.ErrFenced) {
-		for i, r := range group {
-			r.done <- s.writeTx(group[i : i+1])
-		}
-		return
-	}
-	for _, r := range group {
-		r.done <- err
-	}
-}
+// writeAlone tells whether a failed group is written again batch by batch:
+// not when it was fenced, which every batch would be.
+func writeAlone(err error) bool { return !errors.Is(err, store.ErrFenced) }
 
 const (
 	upsertResourceSQL = `INSERT INTO resources (arn, kind, doc) VALUES ($1, $2, $3)
@@ -137,7 +47,7 @@ const (
 
 // writeTx writes the batches of group in one transaction, its statements
 // pipelined in one round trip.
-func (s *Store) writeTx(group []*request) error {
+func (s *Store) writeTx(group []*store.Batch) error {
 	ctx := context.Background()
 	tx, err := s.pool.Begin(ctx)
 	if err != nil {
@@ -160,19 +70,19 @@ func (s *Store) writeTx(group []*request) error {
 	var batch pgx.Batch
 	jobs := map[string]store.Job{}
 	meta := map[string]string{}
-	for _, r := range group {
+	for _, b := range group {
 		// Resources in order, each batch's deletions after its upserts.
-		for _, res := range r.batch.Resources {
+		for _, res := range b.Resources {
 			batch.Queue(upsertResourceSQL, res.ARN, res.Kind, docOrEmpty(res.Doc))
 		}
-		for _, arn := range r.batch.DeletedResources {
+		for _, arn := range b.DeletedResources {
 			batch.Queue(deleteResourceSQL, arn)
 		}
 		// Jobs and meta by key: the later entry wins.
-		for _, j := range r.batch.Jobs {
+		for _, j := range b.Jobs {
 			jobs[j.ID] = j
 		}
-		for k, v := range r.batch.Meta {
+		for k, v := range b.Meta {
 			meta[k] = v
 		}
 	}

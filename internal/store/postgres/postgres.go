@@ -5,12 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"sync"
 	"sync/atomic"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/sharq-dev/sharq/internal/store"
+	"github.com/sharq-dev/sharq/internal/store/groupcommit"
 )
 
 // ErrClosed is returned by Commit after Close.
@@ -22,10 +22,7 @@ type Store struct {
 	opts options
 	pool *pgxpool.Pool
 
-	mu      sync.RWMutex // guards closed and sends on reqs
-	closed  bool
-	reqs    chan *request
-	stopped chan struct{} // closed when the write loop has drained reqs
+	commits *groupcommit.Queue
 
 	// fence, once the store has taken the lease, is what every write
 	// checks in the database: that the lease is still its own.
@@ -92,13 +89,10 @@ func Open(ctx context.Context, url string, opts ...Option) (*Store, error) {
 		pool.Close()
 		return nil, fmt.Errorf("open store: %w", err)
 	}
-	s := &Store{
-		opts:    o,
-		pool:    pool,
-		reqs:    make(chan *request, o.maxGroup),
-		stopped: make(chan struct{}),
-	}
-	go s.run()
+	s := &Store{opts: o, pool: pool}
+	s.commits = groupcommit.Start(groupcommit.Config{
+		MaxGroup: o.maxGroup, Write: s.writeTx, Alone: writeAlone, Closed: ErrClosed,
+	})
 	return s, nil
 }
 
@@ -106,15 +100,7 @@ func Open(ctx context.Context, url string, opts ...Option) (*Store, error) {
 // connections. It does not give up a lease: Resign does. Calling it again
 // does nothing.
 func (s *Store) Close() error {
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
-		return nil
-	}
-	s.closed = true
-	close(s.reqs)
-	s.mu.Unlock()
-	<-s.stopped
+	s.commits.Close()
 	s.pool.Close()
 	return nil
 }

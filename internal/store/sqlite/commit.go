@@ -6,22 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync/atomic"
 
 	"github.com/sharq-dev/sharq/internal/store"
-)
-
-// A request is one Commit waiting for the write loop.
-type request struct {
-	batch *store.Batch
-	state atomic.Int32 // queued, then taken by the writer or abandoned by its caller
-	done  chan error   // buffered: the writer never waits for the caller
-}
-
-const (
-	queued int32 = iota
-	taken
-	abandoned
 )
 
 // Commit queues b for the write loop and waits until it is durable. If ctx
@@ -29,100 +15,20 @@ const (
 // once the writer has taken b, Commit waits for the transaction, so an error
 // always means b was not written.
 func (s *Store) Commit(ctx context.Context, b *store.Batch) error {
-	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("commit batch: %w", err)
-	}
-	r := &request{batch: b, done: make(chan error, 1)}
-	if err := s.enqueue(ctx, r); err != nil {
-		return fmt.Errorf("commit batch: %w", err)
-	}
-	select {
-	case err := <-r.done:
-		return err
-	case <-ctx.Done():
-		if r.state.CompareAndSwap(queued, abandoned) {
-			return fmt.Errorf("commit batch: %w", ctx.Err())
-		}
-		return <-r.done
-	}
+	return s.commits.Commit(ctx, b)
 }
 
-// enqueue hands r to the write loop. The read lock keeps Close from
-// closing reqs during the send.
-func (s *Store) enqueue(ctx context.Context, r *request) error {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	if s.closed {
-		return ErrClosed
-	}
-	select {
-	case s.reqs <- r:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
-// run is the write loop: it takes the oldest request and everything queued
-// behind it and writes them as one group, until Close closes reqs.
-func (s *Store) run() {
-	defer close(s.stopped)
-	defer close(s.kick)
-	for r := range s.reqs {
-		s.writeGroup(s.gather(r))
-	}
-}
-
-// gather returns first and the requests already queued behind it, up to
-// maxGroup, leaving out those whose callers gave up.
-func (s *Store) gather(first *request) []*request {
-	group := claim(make([]*request, 0, 8), first)
-	for len(group) < s.opts.maxGroup {
-		select {
-		case r, ok := <-s.reqs:
-			if !ok {
-				return group
-			}
-			group = claim(group, r)
-		default:
-			return group
-		}
-	}
-	return group
-}
-
-func claim(group []*request, r *request) []*request {
-	if r.state.CompareAndSwap(queued, taken) {
-		return append(group, r)
-	}
-	return group
-}
-
-// writeGroup writes the group in one transaction and answers every
-// request. If that fails, it writes each batch in its own transaction, so
-// one bad batch fails alone.
-func (s *Store) writeGroup(group []*request) {
-	if len(group) == 0 {
-		return
-	}
+// writeGroup is the group commit's write: one transaction.
+func (s *Store) writeGroup(group []*store.Batch) error {
 	if s.beforeWrite != nil {
 		s.beforeWrite()
 	}
-	err := s.writeTx(group)
-	if err != nil && len(group) > 1 {
-		for i, r := range group {
-			r.done <- s.writeTx(group[i : i+1])
-		}
-		return
-	}
-	for _, r := range group {
-		r.done <- err
-	}
+	return s.writeTx(group)
 }
 
 // writeTx writes the batches of group in one transaction. The transaction
 // does not take any caller's context: it serves them all.
-func (s *Store) writeTx(group []*request) error {
+func (s *Store) writeTx(group []*store.Batch) error {
 	ctx := context.Background()
 	tx, err := s.writer.BeginTx(ctx, nil)
 	if err != nil {
@@ -131,8 +37,8 @@ func (s *Store) writeTx(group []*request) error {
 	defer tx.Rollback()
 	w := s.stmts.in(ctx, tx)
 	defer w.close()
-	for _, r := range group {
-		if err := w.apply(r.batch); err != nil {
+	for _, b := range group {
+		if err := w.apply(b); err != nil {
 			return fmt.Errorf("commit batch: %w", err)
 		}
 	}

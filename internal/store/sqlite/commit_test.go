@@ -35,9 +35,9 @@ func heldStore(t *testing.T) (s *Store, waitHeld, release func()) {
 func waitQueued(t *testing.T, s *Store, n int) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
-	for len(s.reqs) < n {
+	for s.commits.Queued() < n {
 		if time.Now().After(deadline) {
-			t.Fatalf("%d requests queued after 10s, want %d", len(s.reqs), n)
+			t.Fatalf("%d requests queued after 10s, want %d", s.commits.Queued(), n)
 		}
 		time.Sleep(time.Millisecond)
 	}

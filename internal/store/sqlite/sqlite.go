@@ -17,6 +17,7 @@ import (
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 
 	"github.com/sharq-dev/sharq/internal/store"
+	"github.com/sharq-dev/sharq/internal/store/groupcommit"
 )
 
 // ErrClosed is returned by Commit after Close.
@@ -30,12 +31,10 @@ type Store struct {
 	ckpt    *sql.DB // one connection for background checkpoints
 	stmts   *writeStmts
 
-	mu      sync.RWMutex // guards closed and sends on reqs
-	closed  bool
-	reqs    chan *request
-	stopped chan struct{} // closed when the write loop has drained reqs
+	commits *groupcommit.Queue
+	stopped chan struct{} // closed once the write loop has stopped
 
-	kick     chan struct{} // wakes the checkpointer after a commit; closed by the write loop
+	kick     chan struct{} // wakes the checkpointer after a commit; closed by Close
 	ckptDone chan struct{} // closed when the checkpointer has stopped
 
 	batches, txs, checkpoints atomic.Int64
@@ -43,6 +42,8 @@ type Store struct {
 	// beforeWrite, when set, runs before each group is written; tests use
 	// it to hold the writer while commits queue up.
 	beforeWrite func()
+
+	closeOnce sync.Once
 }
 
 var _ store.Store = (*Store)(nil)
@@ -109,7 +110,7 @@ func Open(path string, opts ...Option) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open store: %w", err)
 	}
-	go s.run()
+	s.commits = groupcommit.Start(groupcommit.Config{MaxGroup: o.maxGroup, Write: s.writeGroup, Closed: ErrClosed})
 	go s.checkpointLoop()
 	return s, nil
 }
@@ -143,7 +144,6 @@ func openDBs(path string, o options) (*Store, error) {
 		readers:  readers,
 		ckpt:     ckpt,
 		stmts:    stmts,
-		reqs:     make(chan *request, o.maxGroup),
 		stopped:  make(chan struct{}),
 		kick:     make(chan struct{}, 1),
 		ckptDone: make(chan struct{}),
@@ -218,15 +218,14 @@ func openDB(path string, o options, r role) (*sql.DB, error) {
 // Close waits for queued commits to be written, then closes the
 // connections. Calling it again does nothing.
 func (s *Store) Close() error {
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
+	closing := false
+	s.closeOnce.Do(func() { closing = true })
+	if !closing {
 		return nil
 	}
-	s.closed = true
-	close(s.reqs)
-	s.mu.Unlock()
-	<-s.stopped
+	s.commits.Close()
+	close(s.stopped)
+	close(s.kick)
 	<-s.ckptDone
 
 	// PRAGMA optimize keeps the planner's statistics current; SQLite
