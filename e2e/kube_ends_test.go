@@ -6,8 +6,11 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -198,6 +201,15 @@ func TestKubeClusterFailuresUseNoRetry(t *testing.T) {
 		if len(got) != 1 || got[0].Name != p.Name || got[0].Node != p.Spec.NodeName || got[0].Host != "algo-1" {
 			t.Errorf("the console shows the running attempt's instance as %+v, want pod %s on %s", got, p.Name, p.Spec.NodeName)
 		}
+	}
+	// So does sharq describe.
+	out, err := exec.Command(sharqBin, "describe", "--endpoint", k.url, job[strings.LastIndex(job, "/")+1:]).CombinedOutput()
+	if err != nil {
+		t.Fatalf("sharq describe: %v\n%s", err, out)
+	}
+	row := regexp.MustCompile(`(?m)^\s+` + strconv.Itoa(before) + `\s+algo-1\s+` + regexp.QuoteMeta(victim.Name) + `\s+` + regexp.QuoteMeta(node) + `\s+Failed$`)
+	if !strings.Contains(string(out), "Pods:") || !row.Match(out) {
+		t.Errorf("sharq describe does not list attempt %d's pod %s on %s, Failed:\n%s", before, victim.Name, node, out)
 	}
 	terminate(t, c, job, "done")
 	k.stop()
