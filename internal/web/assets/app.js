@@ -527,15 +527,30 @@
         e.status === 'SCHEDULED' ? el('span', { class: 'muted', text: ' attempt ' + attempt }) : null,
         e.statusReason ? el('span', { class: 'why', text: reasonText(e.statusReason) }) : null));
     }
+    // Where each attempt's instances run, when the executor tells (the
+    // kube executor's pods and their nodes).
+    const pods = d.instances || [];
+    const showPods = pods.some((l) => l && l.length);
     const attempts = (j.attempts || []).map((a, i) => el('tr', {},
       el('td', { class: 'num', text: i + 1 }),
       el('td', { class: 'mono', text: (a.serviceResourceId && a.serviceResourceId.value || '').replace(/.*training-job\//, '') }),
       el('td', { text: stamp(a.startedAt) }), el('td', { text: stamp(a.stoppedAt) }),
-      el('td', { class: 'muted', text: reasonText(a.statusReason || '') })));
+      el('td', { class: 'muted', text: reasonText(a.statusReason || '') }),
+      showPods ? el('td', {}, instanceList(pods[i])) : null));
+    const heads = ['#', 'training job', 'started', 'stopped', 'reason'].concat(showPods ? ['pods'] : []);
     box.replaceChildren(el('h3', { text: 'Timeline' }), el('ol', { class: 'timeline' }, items),
       el('h3', { text: 'Attempts' }),
-      attempts.length ? el('table', {}, el('thead', {}, el('tr', {}, ['#', 'training job', 'started', 'stopped', 'reason'].map((h) => el('th', { text: h })))),
+      attempts.length ? el('table', { id: 'attempts' }, el('thead', {}, el('tr', {}, heads.map((h) => el('th', { text: h })))),
         el('tbody', {}, attempts)) : el('p', { class: 'muted', text: 'No attempt yet.' }));
+  }
+
+  // instanceList shows an attempt's instances: pod, node and phase.
+  function instanceList(list) {
+    if (!list || !list.length) return el('span', { class: 'muted', text: '—' });
+    return el('ul', { class: 'pods' }, list.map((p) => el('li', { 'data-host': p.host, 'data-node': p.node || '' },
+      el('span', { class: 'mono', text: p.name || p.host + ': no pod' }),
+      p.name ? [' on ', el('span', { class: 'mono node', text: p.node || 'no node yet' })] : null,
+      p.phase ? el('span', { class: 'muted', text: ' ' + p.phase }) : null)));
   }
 
   // followLogs shows the latest attempt's output from the server's logs
