@@ -16,13 +16,13 @@ import (
 type JobDetail struct {
 	Job    batchapi.ServiceJob `json:"job"`
 	Events []batchapi.Event    `json:"events"`
+	// Holding is whose capacity a running job of a quota share holds.
+	Holding *Holding `json:"holding,omitempty"`
 	// Position and Reason tell where a waiting job stands in its share and
 	// why it waits; Position is 0 for a job that does not wait.
 	Position      int    `json:"position,omitempty"`
 	Reason        string `json:"reason,omitempty"`
 	Misconfigured bool   `json:"misconfigured,omitempty"`
-	// Holding is whose capacity a running job of a quota share holds.
-	Holding *Holding `json:"holding,omitempty"`
 }
 
 func (c *Console) jobDetail(w http.ResponseWriter, r *http.Request) {
