@@ -10,6 +10,9 @@ import (
 
 // Whose capacity a running job holds, as the tables and describe show it.
 
+// holding is whose capacity a running job of a quota share holds.
+type holding = sharqapi.Holding
+
 // capacityHeader names the jobs table's column of capacityCell; it follows
 // STATUS.
 const capacityHeader = "CAPACITY"

@@ -37,11 +37,10 @@ type jobRow struct {
 	Capacity      []capacity `json:"capacityUsage"`
 	Preemptions   int        `json:"preemptions"`
 	Owner         string     `json:"owner,omitempty"` // the submitter's principal
-	// Holding is whose capacity a running job of a quota share holds.
-	Holding   *sharqapi.Holding `json:"holding,omitempty"`
-	CreatedAt int64             `json:"createdAt"`
-	StartedAt int64             `json:"startedAt,omitempty"`
-	StoppedAt int64             `json:"stoppedAt,omitempty"`
+	Holding       *holding   `json:"holding,omitempty"`
+	CreatedAt     int64      `json:"createdAt"`
+	StartedAt     int64      `json:"startedAt,omitempty"`
+	StoppedAt     int64      `json:"stoppedAt,omitempty"`
 }
 
 type capacity struct {
@@ -170,10 +169,10 @@ func (c *client) addPositions(ctx context.Context, rows []jobRow) error {
 		}
 		for _, p := range out.Jobs {
 			if r := byID[p.JobID]; r != nil {
+				r.Holding = p.Holding
 				r.Queue, r.Priority, r.Place, r.WaitingReason, r.Preemptions = p.Queue, p.Priority, p.Place, p.Reason, p.Preemptions
 				r.Status = p.Status // newer than the listing's
 				r.Owner = p.Owner
-				r.Holding = p.Holding
 			}
 		}
 		ids = ids[n:]

@@ -18,13 +18,13 @@ import (
 type JobDetail struct {
 	Job    batchapi.ServiceJob `json:"job"`
 	Events []batchapi.Event    `json:"events"`
+	// Holding is whose capacity a running job of a quota share holds.
+	Holding *Holding `json:"holding,omitempty"`
 	// Position and Reason tell where a waiting job stands in its share and
 	// why it waits; Position is 0 for a job that does not wait.
 	Position      int    `json:"position,omitempty"`
 	Reason        string `json:"reason,omitempty"`
 	Misconfigured bool   `json:"misconfigured,omitempty"`
-	// Holding is whose capacity a running job of a quota share holds.
-	Holding *Holding `json:"holding,omitempty"`
 	// Instances, by attempt as in Job.Attempts, tells where each
 	// instance runs (its pod and node) while the executor knows it; absent
 	// when the executor tells no such thing (Options.Instances).

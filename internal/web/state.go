@@ -108,6 +108,8 @@ type JobLine struct {
 	Share    string `json:"share,omitempty"`
 	Status   string `json:"status"`
 	Priority int    `json:"priority"`
+	// Holding is whose capacity a running job of a quota share holds.
+	Holding *Holding `json:"holding,omitempty"`
 	// Position is the 1-based place in the share's waiting order; 0 for a
 	// job that does not wait.
 	Position      int    `json:"position,omitempty"`
@@ -116,8 +118,6 @@ type JobLine struct {
 	Preemptions   int    `json:"preemptions,omitempty"`
 	CreatedAt     int64  `json:"createdAt"`
 	StartedAt     int64  `json:"startedAt,omitempty"`
-	// Holding is whose capacity a running job of a quota share holds.
-	Holding *Holding `json:"holding,omitempty"`
 }
 
 func (c *Console) state(w http.ResponseWriter, r *http.Request) {

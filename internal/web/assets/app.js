@@ -447,9 +447,9 @@
       ['preempted', times(j.preemptionSummary ? j.preemptionSummary.preemptedAttemptCount : 0)],
     ].filter(([, v]) => v !== '');
     if (d.position) kv.push(['place in share', el('span', { id: 'job-position', text: '#' + d.position })]);
-    if (d.holding) kv.push(['runs on', el('span', { id: 'job-holding' }, holdingCell(d.holding), ' ', el('span', { class: 'muted', text: holdingTitle(d.holding) }))]);
     const reason = d.reason || j.statusReason;
     if (reason) kv.push([j.status === 'RUNNABLE' ? 'waiting because' : 'reason', el('span', { class: d.misconfigured ? 'msg err' : '', text: reasonText(reason) })]);
+    if (d.holding) kv.push(['runs on', el('span', { id: 'job-holding' }, holdingCell(d.holding), ' ', el('span', { class: 'muted', text: holdingTitle(d.holding) }))]);
     box.replaceChildren(
       el('div', { class: 'job-head' }, el('h2', { class: 'job-title', text: j.jobName }, el('span', { class: 'short-id', text: ' (' + shortID(j.jobId) + ')' })),
         el('span', { id: 'job-status' }, statusBadge(j.status)),
