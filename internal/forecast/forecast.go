@@ -126,6 +126,12 @@ func (s Stop) String() string {
 	return [...]string{"", "every waiting job has a start", "horizon reached", "work bound reached", "no known end left"}[s]
 }
 
+// Code is the stop as an API code: ALL_STARTED, HORIZON, WORK_BOUND or
+// NO_KNOWN_END.
+func (s Stop) Code() string {
+	return [...]string{"", "ALL_STARTED", "HORIZON", "WORK_BOUND", "NO_KNOWN_END"}[s]
+}
+
 // Result is one run's estimates.
 type Result struct {
 	Now   time.Time // the state's time
