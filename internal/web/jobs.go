@@ -21,6 +21,8 @@ type JobDetail struct {
 	Position      int    `json:"position,omitempty"`
 	Reason        string `json:"reason,omitempty"`
 	Misconfigured bool   `json:"misconfigured,omitempty"`
+	// ETA is a waiting job's estimated start.
+	ETA *StartEstimate `json:"eta,omitempty"`
 }
 
 func (c *Console) jobDetail(w http.ResponseWriter, r *http.Request) {
@@ -41,6 +43,7 @@ func (c *Console) jobDetail(w http.ResponseWriter, r *http.Request) {
 	d := JobDetail{Job: batchapi.ServiceJobOf(j), Events: batchapi.EventsOf(evs, c.base)}
 	if p, ok := c.eng.JobPosition(j.JobID); ok && !p.Dispatched && j.Status == engine.StatusRunnable {
 		d.Position, d.Reason, d.Misconfigured = p.Position+1, p.Reason.String(), p.Reason.Misconfiguration()
+		d.ETA = c.estimateOf(j.JobID)
 	}
 	writeJSON(w, d)
 }
