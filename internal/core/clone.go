@@ -11,11 +11,23 @@ import (
 // sees the other's changes. It only reads the original, so it may run
 // alongside the original's other readers. It costs O(live jobs): the jobs
 // are copied into one block, their demands are shared (they never change).
-func (c *Core) Clone() *Core {
+func (c *Core) Clone() *Core { return c.Copy().Core() }
+
+// Copy is a core's copy in two halves: Core.Copy reads the original, and
+// Copy.Core indexes the copied jobs by ID without it, so that a caller
+// holding a lock to read the original may release it in between.
+type Copy struct {
+	c          *Core
+	slab       []job
+	lastHeads  []*share // shares whose last head is live: remapped by ID
+	infeasible []string // live jobs of newInfeas, in order
+}
+
+// Copy takes the first half of a Clone.
+func (c *Core) Copy() *Copy {
 	n := &Core{
 		envs:    make(map[string]*env, len(c.envs)),
 		queues:  make(map[string]*queue, len(c.queues)),
-		jobs:    make(map[string]*job, len(c.jobs)),
 		units:   slices.Clone(c.units),
 		unitIdx: maps.Clone(c.unitIdx),
 		instant: c.instant, now: c.now,
@@ -37,23 +49,45 @@ func (c *Core) Clone() *Core {
 			n.dirtyEnvs = append(n.dirtyEnvs, ne)
 		}
 	}
+	x := &Copy{c: n, slab: cl.slab, lastHeads: cl.lastHeads}
 	for _, j := range c.newInfeas {
-		if nj := n.jobs[j.id]; nj != nil && c.jobs[j.id] == j { // others are skipped when reported
-			n.newInfeas = append(n.newInfeas, nj)
+		if c.jobs[j.id] == j { // others are skipped when reported
+			x.infeasible = append(x.infeasible, j.id)
 		}
 	}
+	return x
+}
+
+// EachJob is Core.EachJob on the copy, before it is indexed.
+func (x *Copy) EachJob(fn func(LiveJob) bool) { x.c.EachJob(fn) }
+
+// Core indexes the copied jobs and returns the copy; call it once.
+func (x *Copy) Core() *Core {
+	n := x.c
+	n.jobs = make(map[string]*job, len(x.slab))
+	for i := range x.slab {
+		n.jobs[x.slab[i].id] = &x.slab[i]
+	}
+	for _, s := range x.lastHeads {
+		s.lastHead = n.jobs[s.lastHead.id]
+	}
+	for _, id := range x.infeasible {
+		n.newInfeas = append(n.newInfeas, n.jobs[id])
+	}
+	x.c, x.slab = nil, nil
 	return n
 }
 
 // cloner maps the original's environments, queues, shares and jobs to
 // their copies.
 type cloner struct {
-	from   *Core
-	to     *Core
-	envs   map[*env]*env
-	queues map[*queue]*queue
-	shares map[*share]*share
-	slab   []job
+	from      *Core
+	to        *Core
+	envs      map[*env]*env
+	queues    map[*queue]*queue
+	shares    map[*share]*share
+	slab      []job
+	lastHeads []*share
 }
 
 // env copies an environment with its queues, shares and jobs; the links
@@ -92,11 +126,10 @@ func (cl *cloner) share(s *share, nq *queue) *share {
 	if h := s.lastHead; h != nil {
 		// The last head reported may have ended since: then a job that is
 		// not a live one stands for it, as it is only compared with live
-		// heads. A live one is in this share's sets, copied above.
+		// heads. A live one is found by ID once the copies are indexed.
+		ns.lastHead = &job{id: h.id}
 		if cl.from.jobs[h.id] == h {
-			ns.lastHead = cl.to.jobs[h.id]
-		} else {
-			ns.lastHead = &job{id: h.id}
+			cl.lastHeads = append(cl.lastHeads, ns)
 		}
 	}
 	return ns
@@ -115,7 +148,6 @@ func (cl *cloner) jobSet(set *jobSet, ns *share) jobSet {
 			cl.slab = append(cl.slab, *j)
 			nj := &cl.slab[len(cl.slab)-1]
 			nj.sh = ns
-			cl.to.jobs[nj.id] = nj
 			nc[k] = nj
 		}
 		out.chunks[i] = nc

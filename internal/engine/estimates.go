@@ -14,11 +14,13 @@ import (
 
 // Start estimates: when each waiting job is expected to start, from a run
 // of a copy of the core forward in virtual time (package forecast). Under
-// the engine's read lock the estimator copies the core and what it needs of
-// each live job; the run itself is off the lock. Run keeps the estimates
-// fresh in the background, one computation at a time: after a cycle that
-// changed something, or once the first end the last run expected has come,
-// and never sooner after the last one than it took.
+// the engine's read lock the estimator copies the core and the times of
+// the dispatched jobs; the rest is off the lock. What never changes of a
+// job (its share, capacity, bounds) it reads once from the job's record
+// and keeps. Run keeps the estimates fresh in the background, one
+// computation at a time: after a cycle that changed something, or once the
+// first end the last run expected has come, and never sooner after the
+// last one than it took.
 
 // Defaults of Options.EstimateHorizon and Options.EstimateMaxDecisions.
 const (
@@ -41,13 +43,13 @@ type estimator struct {
 	latest atomic.Pointer[forecast.Result]
 	wake   chan struct{} // something changed since the last computation
 
-	mu      sync.Mutex       // one computation at a time; guards what follows
-	bounds  map[string]int64 // the payload's MaxRuntimeInSeconds by job ID (0: none)
-	history *runHistory      // guarded by the engine's lock, not mu
+	mu      sync.Mutex           // one computation at a time; guards jobs
+	jobs    map[string]*jobFacts // what never changes of the live jobs, by ID
+	history *runHistory          // guarded by the engine's lock, not mu
 }
 
 func newEstimator() *estimator {
-	return &estimator{wake: make(chan struct{}, 1), bounds: map[string]int64{}, history: newRunHistory()}
+	return &estimator{wake: make(chan struct{}, 1), jobs: map[string]*jobFacts{}, history: newRunHistory()}
 }
 
 // StartEstimate returns the latest estimate of a waiting job's start; ok is
@@ -85,77 +87,112 @@ func (e *Engine) EstimateStarts() (*forecast.Result, error) {
 	return res, nil
 }
 
-// liveFacts is what the estimator copies of a live job under the lock.
-type liveFacts struct {
-	id, queue, share string
-	payload          string // immutable: copying it copies a pointer
-	demand           []record.UnitCount
-	timeout          int // timeoutConfig.attemptDurationSeconds; 0: none
-	dispatched       bool
-	dispatchedAt     int64 // ns
-	startedAt        int64 // ms; 0 until RUNNING
+// jobFacts is what never changes of a job, as the estimator needs it.
+type jobFacts struct {
+	queue, share string
+	demand       []record.UnitCount
+	timeout      int    // timeoutConfig.attemptDurationSeconds; 0: none
+	payload      string // until it is read: immutable, so copying it copies a pointer
+	maxRuntime   int64  // the payload's MaxRuntimeInSeconds (0: none); -1 until read
 }
 
-// liveCopy is what a computation works on: a copy of the core and of what
-// it needs of the live jobs.
+// dispatchTimes is when a dispatched job was dispatched (ns) and started
+// RUNNING (ms; 0 not yet).
+type dispatchTimes struct{ dispatchedAt, startedAt int64 }
+
+// liveCopy is what a computation works on: a copy of the core, and the
+// dispatch times of its dispatched jobs.
 type liveCopy struct {
-	now   time.Time
-	core  *core.Core
-	facts []liveFacts
-	hist  historySnapshot
+	now        time.Time
+	copy       *core.Copy // until indexed into core
+	core       *core.Core
+	dispatched map[string]dispatchTimes
+	hist       historySnapshot
 }
 
-// copyLive copies the core and the live jobs' facts under the read lock:
-// the one part of a computation that holds the cycles back.
+// copyLive copies the core and the dispatched jobs' times under the read
+// lock, the one part of a computation that holds the cycles back, then
+// indexes the copied jobs off it.
 func (e *Engine) copyLive() liveCopy {
+	lc := e.copyLocked()
+	lc.core, lc.copy = lc.copy.Core(), nil
+	return lc
+}
+
+func (e *Engine) copyLocked() liveCopy {
 	e.mu.RLock()
 	defer e.mu.RUnlock()
-	lc := liveCopy{now: e.opts.Clock.Now(), core: e.core.Clone(), hist: e.est.history.snapshot()}
-	lc.facts = make([]liveFacts, 0, lc.core.Len())
-	lc.core.EachJob(func(lj core.LiveJob) bool {
-		j := e.jobs[lj.ID]
-		if j == nil {
-			return true // cannot be: every job of the core has a record
+	lc := liveCopy{now: e.opts.Clock.Now(), copy: e.core.Copy(), hist: e.est.history.snapshot(), dispatched: map[string]dispatchTimes{}}
+	lc.copy.EachJob(func(lj core.LiveJob) bool {
+		if lj.Dispatched {
+			if j := e.jobs[lj.ID]; j != nil {
+				lc.dispatched[lj.ID] = dispatchTimes{dispatchedAt: j.DispatchedAt, startedAt: j.StartedAt}
+			}
 		}
-		f := liveFacts{id: j.JobID, queue: j.Queue, share: j.QuotaShareName, payload: j.ServiceRequestPayload, demand: j.Demand,
-			dispatched: lj.Dispatched, dispatchedAt: j.DispatchedAt, startedAt: j.StartedAt}
-		if tc := j.TimeoutConfig; tc != nil {
-			f.timeout = tc.AttemptDurationSeconds
-		}
-		lc.facts = append(lc.facts, f)
 		return true
 	})
 	return lc
 }
 
-// estimateInput works out, off the lock, how long each live job runs.
-// Payloads are read once per job: e.est.bounds keeps what they declare,
-// and forgets the jobs that ended once it holds twice the live ones.
-func (e *Engine) estimateInput(lc liveCopy) forecast.Input {
-	in := forecast.Input{Now: lc.now, Horizon: e.opts.EstimateHorizon, MaxDecisions: e.opts.EstimateMaxDecisions,
-		Timing: make(map[string]forecast.Timing, len(lc.facts))}
-	if len(e.est.bounds) > 2*len(lc.facts)+1024 {
-		old := e.est.bounds
-		e.est.bounds = make(map[string]int64, len(lc.facts))
-		for _, f := range lc.facts {
-			if mr, ok := old[f.id]; ok {
-				e.est.bounds[f.id] = mr
+// learnJobs reads, under a short read lock, what never changes of the live
+// jobs the estimator has not seen yet, and forgets those that ended once
+// it holds twice as many as there are live.
+func (e *Engine) learnJobs(c *core.Core) {
+	var missing []string
+	live := 0
+	c.EachJob(func(lj core.LiveJob) bool {
+		live++
+		if e.est.jobs[lj.ID] == nil {
+			missing = append(missing, lj.ID)
+		}
+		return true
+	})
+	if len(missing) > 0 {
+		e.mu.RLock()
+		for _, id := range missing {
+			if j := e.jobs[id]; j != nil {
+				f := &jobFacts{queue: j.Queue, share: j.QuotaShareName, demand: j.Demand, payload: j.ServiceRequestPayload, maxRuntime: -1}
+				if tc := j.TimeoutConfig; tc != nil {
+					f.timeout = tc.AttemptDurationSeconds
+				}
+				e.est.jobs[id] = f
 			}
 		}
+		e.mu.RUnlock()
 	}
-	for _, f := range lc.facts {
-		mr, ok := e.est.bounds[f.id]
-		if !ok {
-			mr = maxRuntimeOf(f.payload)
-			e.est.bounds[f.id] = mr
+	if len(e.est.jobs) > 2*live+1024 {
+		kept := make(map[string]*jobFacts, live)
+		c.EachJob(func(lj core.LiveJob) bool {
+			if f := e.est.jobs[lj.ID]; f != nil {
+				kept[lj.ID] = f
+			}
+			return true
+		})
+		e.est.jobs = kept
+	}
+}
+
+// estimateInput tells the forecast, off the lock, how long each live job
+// runs, as it asks: only of the jobs holding capacity and those it
+// dispatches. A payload is read the first time it is asked for.
+func (e *Engine) estimateInput(lc liveCopy) forecast.Input {
+	e.learnJobs(lc.core)
+	timing := func(id string) forecast.Timing {
+		f := e.est.jobs[id]
+		if f == nil {
+			return forecast.Timing{}
 		}
-		in.Timing[f.id] = timingOf(f, mr, lc.hist, lc.now)
+		if f.maxRuntime < 0 {
+			f.maxRuntime, f.payload = maxRuntimeOf(f.payload), ""
+		}
+		dt, dispatched := lc.dispatched[id]
+		return timingOf(f, dt, dispatched, lc.hist, lc.now)
 	}
-	return in
+	return forecast.Input{Now: lc.now, Horizon: e.opts.EstimateHorizon, MaxDecisions: e.opts.EstimateMaxDecisions, Timing: timing}
 }
 
 // maxRuntimeOf reads the payload's StoppingCondition.MaxRuntimeInSeconds;
-// 0 when it has none. Most payloads are not parsed at all.
+// 0 when it has none. A payload that does not name it is not parsed.
 func maxRuntimeOf(payload string) int64 {
 	if !strings.Contains(payload, "MaxRuntimeInSeconds") {
 		return 0
@@ -173,21 +210,21 @@ func maxRuntimeOf(payload string) int64 {
 // timingOf tells how long a job holds capacity: its declared bound, the
 // shorter of MaxRuntimeInSeconds and the time limit (both stop it), else
 // the median of the run times of the jobs like it.
-func timingOf(f liveFacts, maxRuntime int64, hist historySnapshot, now time.Time) forecast.Timing {
+func timingOf(f *jobFacts, dt dispatchTimes, dispatched bool, hist historySnapshot, now time.Time) forecast.Timing {
 	var tm forecast.Timing
-	bound := time.Duration(maxRuntime) * time.Second
+	bound := time.Duration(f.maxRuntime) * time.Second
 	tm.Basis = forecast.MaxRuntime
 	if t := time.Duration(f.timeout) * time.Second; t > 0 && (bound == 0 || t < bound) {
 		bound, tm.Basis = t, forecast.TimeLimit
 	}
 	if bound > 0 {
 		tm.Runtime = bound
-		if f.dispatched {
+		if dispatched {
 			// The bound counts from RUNNING; a job not running yet is
 			// about to.
 			start := now
-			if f.startedAt > 0 {
-				start = time.UnixMilli(f.startedAt)
+			if dt.startedAt > 0 {
+				start = time.UnixMilli(dt.startedAt)
 			}
 			tm.End = start.Add(bound)
 		}
@@ -199,11 +236,11 @@ func timingOf(f liveFacts, maxRuntime int64, hist historySnapshot, now time.Time
 		return forecast.Timing{}
 	}
 	tm.Runtime = time.Duration(xs[len(xs)/2]) * time.Millisecond
-	if f.dispatched {
+	if dispatched && dt.dispatchedAt > 0 {
 		// Of the jobs like it, those that ran longer than it has so far.
-		held := now.UnixNano() - f.dispatchedAt
-		if ms, ok := medianAbove(xs, held/1e6); ok && f.dispatchedAt > 0 {
-			tm.End = time.Unix(0, f.dispatchedAt).Add(time.Duration(ms) * time.Millisecond)
+		held := now.UnixNano() - dt.dispatchedAt
+		if ms, ok := medianAbove(xs, held/1e6); ok {
+			tm.End = time.Unix(0, dt.dispatchedAt).Add(time.Duration(ms) * time.Millisecond)
 		}
 	}
 	return tm

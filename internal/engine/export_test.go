@@ -24,4 +24,4 @@ func PanicInCycle(ctx context.Context, e *Engine) error {
 
 // CopyForEstimates takes the copy a start estimate works on under the
 // engine's lock, as EstimateStarts does, and throws it away.
-func CopyForEstimates(e *Engine) { e.copyLive() }
+func CopyForEstimates(e *Engine) { e.copyLocked() }

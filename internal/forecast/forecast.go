@@ -107,9 +107,9 @@ type Input struct {
 	// MaxDecisions bounds the run's work: it stops after that many of the
 	// core's decisions (> 0).
 	MaxDecisions int
-	// Timing tells of every live job what is known; a job missing is
-	// unknown.
-	Timing map[string]Timing
+	// Timing tells what is known of a live job. It is asked only of the
+	// jobs the run needs: those holding capacity, and those it dispatches.
+	Timing func(job string) Timing
 }
 
 // Stop tells why a run stopped.
@@ -155,12 +155,12 @@ const heldDelay = time.Millisecond
 // jobs starts. It takes c over: c is changed, and is of no use afterwards.
 // An error is a refusal by the core, which means a broken invariant.
 func Run(c *core.Core, in Input) (*Result, error) {
-	if in.Horizon <= 0 || in.MaxDecisions <= 0 {
-		return nil, fmt.Errorf("forecast: horizon %v and decision bound %d must be positive", in.Horizon, in.MaxDecisions)
+	if in.Horizon <= 0 || in.MaxDecisions <= 0 || in.Timing == nil {
+		return nil, fmt.Errorf("forecast: horizon %v and decision bound %d must be positive, and Timing given", in.Horizon, in.MaxDecisions)
 	}
 	r := &run{c: c, in: in, now: in.Now.UnixNano(), pools: map[string]*pool{}, queuePool: map[string]*pool{},
-		endAt: map[string]int64{}, open: map[string]*pool{},
-		res: &Result{Now: in.Now, Estimates: map[string]Estimate{}}}
+		held: map[string]*holding{}, requeued: map[string]Timing{},
+		res: &Result{Now: in.Now, Estimates: make(map[string]Estimate, c.Len())}}
 	r.horizon = r.now + int64(in.Horizon)
 	r.classify()
 	if err := r.forward(); err != nil {
@@ -186,10 +186,19 @@ type run struct {
 	queuePool map[string]*pool
 	ends      endHeap
 	seq       uint64
-	endAt     map[string]int64 // the valid end of each dispatched job with a known end
-	open      map[string]*pool // dispatched jobs with no known end
-	waiting   int              // waiting jobs without an estimate yet
+	held      map[string]*holding // the jobs holding capacity (and some that no longer do)
+	requeued  map[string]Timing   // jobs preempted in the run, until dispatched again
+	waiting   int                // waiting jobs without an estimate yet
 	stop      Stop
+}
+
+// holding is a job holding capacity in the run, until it ends or is
+// stopped (then done).
+type holding struct {
+	tm   Timing
+	end  int64 // ns; 0: no known end
+	pool *pool
+	done bool
 }
 
 // classify takes stock: dispatched jobs get their ends, waiting jobs are
@@ -207,15 +216,15 @@ func (r *run) classify() {
 		}
 		switch {
 		case j.Dispatched:
-			if tm := r.in.Timing[j.ID]; !tm.End.IsZero() {
-				at := max(tm.End.UnixNano(), r.now)
-				r.schedule(j.ID, at, tm.Basis, p)
-				if at > r.now && (r.res.Next.IsZero() || at < r.res.Next.UnixNano()) {
-					r.res.Next = time.Unix(0, at)
+			tm := r.in.Timing(j.ID)
+			end := int64(0)
+			if !tm.End.IsZero() {
+				end = max(tm.End.UnixNano(), r.now)
+				if end > r.now && (r.res.Next.IsZero() || end < r.res.Next.UnixNano()) {
+					r.res.Next = time.Unix(0, end)
 				}
-			} else {
-				r.holdOpen(j.ID, p)
 			}
+			r.hold(j.ID, tm, end, p)
 		case j.Stuck:
 			r.res.Estimates[j.ID] = Estimate{Kind: Never}
 		default:
@@ -271,10 +280,10 @@ func (r *run) apply(ds core.Decisions) (held bool) {
 		case core.Dispatch:
 			r.dispatched(d)
 		case core.Preempt:
-			r.stopped(d.Job)
+			r.stopped(d)
 			held = true
 		case core.Fail:
-			r.stopped(d.Job)
+			r.stopped(d)
 		}
 	}
 	return held
@@ -282,43 +291,55 @@ func (r *run) apply(ds core.Decisions) (held bool) {
 
 func (r *run) dispatched(d core.Decision) {
 	p := r.queuePool[d.Queue]
+	var tm Timing
 	if e, ok := r.res.Estimates[d.Job]; ok && e.Kind == 0 {
 		r.res.Estimates[d.Job] = Estimate{Kind: Start, At: time.Unix(0, r.t).UnixMilli(), Basis: p.basis}
 		r.waiting--
-	}
-	if tm := r.in.Timing[d.Job]; tm.Runtime > 0 {
-		r.schedule(d.Job, r.t+int64(tm.Runtime), tm.Basis, p)
+		tm = r.in.Timing(d.Job)
 	} else {
-		r.holdOpen(d.Job, p)
+		tm = r.requeued[d.Job]
+		delete(r.requeued, d.Job)
 	}
-}
-
-// stopped forgets the end of a job preempted or failed in the run.
-func (r *run) stopped(id string) {
-	delete(r.endAt, id) // its entry in the heap is skipped
-	if p, ok := r.open[id]; ok {
-		p.open--
-		delete(r.open, id)
+	end := int64(0)
+	if tm.Runtime > 0 {
+		end = r.t + int64(tm.Runtime)
 	}
+	r.hold(d.Job, tm, end, p)
 }
 
-func (r *run) holdOpen(id string, p *pool) {
-	r.open[id] = p
-	p.open++
-}
-
-func (r *run) schedule(id string, at int64, b Basis, p *pool) {
+// hold notes that a job holds capacity until end (0: unknown).
+func (r *run) hold(id string, tm Timing, end int64, p *pool) {
+	h := &holding{tm: tm, end: end, pool: p}
+	r.held[id] = h
+	if end == 0 {
+		p.open++
+		return
+	}
 	r.seq++
-	r.endAt[id] = at
-	heap.Push(&r.ends, end{at: at, seq: r.seq, job: id, basis: b, pool: p})
+	heap.Push(&r.ends, endAt{at: end, seq: r.seq, job: id, h: h})
+}
+
+// stopped forgets a job preempted or failed in the run; one requeued keeps
+// its timing for when it is dispatched again.
+func (r *run) stopped(d core.Decision) {
+	h, ok := r.held[d.Job]
+	if !ok || h.done {
+		return
+	}
+	h.done = true // its entry in the heap is skipped
+	if h.end == 0 {
+		h.pool.open--
+	}
+	if d.Kind == core.Preempt && d.Requeued {
+		r.requeued[d.Job] = h.tm
+	}
 }
 
 // nextEnd is the time of the first valid end in the heap, dropping stale
 // ones.
 func (r *run) nextEnd() (int64, bool) {
 	for r.ends.Len() > 0 {
-		e := r.ends[0]
-		if at, ok := r.endAt[e.job]; ok && at == e.at {
+		if e := r.ends[0]; !e.h.done {
 			return e.at, true
 		}
 		heap.Pop(&r.ends)
@@ -333,9 +354,9 @@ func (r *run) endUntil(t int64) error {
 		if !ok || at > t {
 			return nil
 		}
-		e := heap.Pop(&r.ends).(end)
-		delete(r.endAt, e.job)
-		e.pool.basis |= e.basis
+		e := heap.Pop(&r.ends).(endAt)
+		e.h.done = true
+		e.h.pool.basis |= e.h.tm.Basis
 		if err := r.c.Apply(core.AttemptEnded{Job: e.job}); err != nil {
 			return fmt.Errorf("forecast: end job %s: %w", e.job, err)
 		}
@@ -345,6 +366,18 @@ func (r *run) endUntil(t int64) error {
 // finish says of each waiting job not reached why.
 func (r *run) finish() {
 	if r.waiting == 0 {
+		return
+	}
+	open := r.stop == NoMoreEnds
+	for _, p := range r.pools {
+		open = open || p.open > 0
+	}
+	if !open { // every job not reached is "not within"
+		for id, e := range r.res.Estimates {
+			if e.Kind == 0 {
+				r.res.Estimates[id] = Estimate{Kind: NotWithin, At: r.res.Until.UnixMilli()}
+			}
+		}
 		return
 	}
 	r.c.EachJob(func(j core.LiveJob) bool {
@@ -360,17 +393,16 @@ func (r *run) finish() {
 	})
 }
 
-// end is a job's expected end. Ends are ordered by time, then by when they
-// were scheduled, so that equal runs end jobs in the same order.
-type end struct {
-	at    int64
-	seq   uint64
-	job   string
-	basis Basis
-	pool  *pool
+// endAt is a job's expected end. Ends are ordered by time, then by when
+// they were scheduled, so that equal runs end jobs in the same order.
+type endAt struct {
+	at  int64
+	seq uint64
+	job string
+	h   *holding
 }
 
-type endHeap []end
+type endHeap []endAt
 
 func (h endHeap) Len() int { return len(h) }
 func (h endHeap) Less(i, k int) bool {
@@ -380,7 +412,7 @@ func (h endHeap) Less(i, k int) bool {
 	return h[i].seq < h[k].seq
 }
 func (h endHeap) Swap(i, k int) { h[i], h[k] = h[k], h[i] }
-func (h *endHeap) Push(x any)   { *h = append(*h, x.(end)) }
+func (h *endHeap) Push(x any)   { *h = append(*h, x.(endAt)) }
 func (h *endHeap) Pop() any {
 	old := *h
 	x := old[len(old)-1]

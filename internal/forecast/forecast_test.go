@@ -75,7 +75,8 @@ func (w *world) waiting(id, share string, n, prio int, runtime time.Duration, b 
 func (w *world) run(horizon time.Duration, maxDecisions int) (map[string]string, *forecast.Result) {
 	w.t.Helper()
 	w.c.Step(now.Add(-time.Millisecond))
-	res, err := forecast.Run(w.c, forecast.Input{Now: now, Horizon: horizon, MaxDecisions: maxDecisions, Timing: w.timing})
+	timing := func(id string) forecast.Timing { return w.timing[id] }
+	res, err := forecast.Run(w.c, forecast.Input{Now: now, Horizon: horizon, MaxDecisions: maxDecisions, Timing: timing})
 	if err != nil {
 		w.t.Fatal(err)
 	}
@@ -274,7 +275,9 @@ func TestNext(t *testing.T) {
 }
 
 func TestBadInput(t *testing.T) {
-	for _, in := range []forecast.Input{{Now: now, MaxDecisions: 1}, {Now: now, Horizon: time.Hour}} {
+	none := func(string) forecast.Timing { return forecast.Timing{} }
+	for _, in := range []forecast.Input{{Now: now, MaxDecisions: 1, Timing: none}, {Now: now, Horizon: time.Hour, Timing: none},
+		{Now: now, Horizon: time.Hour, MaxDecisions: 1}} {
 		if _, err := forecast.Run(core.New(), in); err == nil {
 			t.Errorf("%+v: no error", in)
 		}
