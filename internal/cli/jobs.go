@@ -38,10 +38,10 @@ type jobRow struct {
 	Preemptions   int        `json:"preemptions"`
 	Owner         string     `json:"owner,omitempty"` // the submitter's principal
 	// ETA is a waiting job's estimated start.
-	ETA *sharqapi.StartEstimate `json:"eta,omitempty"`
-	CreatedAt     int64      `json:"createdAt"`
-	StartedAt     int64      `json:"startedAt,omitempty"`
-	StoppedAt     int64      `json:"stoppedAt,omitempty"`
+	ETA       *sharqapi.StartEstimate `json:"eta,omitempty"`
+	CreatedAt int64                   `json:"createdAt"`
+	StartedAt int64                   `json:"startedAt,omitempty"`
+	StoppedAt int64                   `json:"stoppedAt,omitempty"`
 }
 
 type capacity struct {

@@ -188,7 +188,7 @@ type run struct {
 	seq       uint64
 	held      map[string]*holding // the jobs holding capacity (and some that no longer do)
 	requeued  map[string]Timing   // jobs preempted in the run, until dispatched again
-	waiting   int                // waiting jobs without an estimate yet
+	waiting   int                 // waiting jobs without an estimate yet
 	stop      Stop
 }
 

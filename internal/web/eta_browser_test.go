@@ -49,7 +49,9 @@ func TestConsoleETA(t *testing.T) {
 	ctx := browser(t)
 
 	do(t, ctx, "load the console", chromedp.Navigate(s.url+"/"))
-	card := func(id string) string { return `document.querySelector('.front[data-front="QS3"] li[data-job="` + id + `"] .eta')` }
+	card := func(id string) string {
+		return `document.querySelector('.front[data-front="QS3"] li[data-job="` + id + `"] .eta')`
+	}
 	waitFor(t, ctx, "every estimate", card(second)+`?.dataset.eta === 'ESTIMATED' && `+card(third)+`?.dataset.eta === 'ESTIMATED' && `+
 		card(fourth)+`?.dataset.eta === 'NO_BASIS' && `+card(big)+`?.dataset.eta === 'NEVER'`)
 	img := screenshot(t, ctx, "console-eta")
