@@ -37,11 +37,12 @@ type jobRow struct {
 	Capacity      []capacity `json:"capacityUsage"`
 	Preemptions   int        `json:"preemptions"`
 	Owner         string     `json:"owner,omitempty"` // the submitter's principal
+	CreatedAt     int64      `json:"createdAt"`
+	StartedAt     int64      `json:"startedAt,omitempty"`
+	StoppedAt     int64      `json:"stoppedAt,omitempty"`
+
 	// ETA is a waiting job's estimated start.
-	ETA       *sharqapi.StartEstimate `json:"eta,omitempty"`
-	CreatedAt int64                   `json:"createdAt"`
-	StartedAt int64                   `json:"startedAt,omitempty"`
-	StoppedAt int64                   `json:"stoppedAt,omitempty"`
+	ETA *sharqapi.StartEstimate `json:"eta,omitempty"`
 }
 
 type capacity struct {
@@ -244,9 +245,10 @@ func writeJobs(w io.Writer, rows []jobRow) error {
 	}
 	t := newTable(w, header...)
 	for _, r := range rows {
-		cells := []string{squeeze(r.Name, width), shortID(r.ID), orDash(r.Share), r.Status, strconv.Itoa(r.Priority), place(r.Place),
+		cells := []string{squeeze(r.Name, nameWidth), shortID(r.ID), orDash(r.Share), r.Status, strconv.Itoa(r.Priority), place(r.Place),
 			instances(r.Capacity), age(r.CreatedAt), truncate(nameJobs(rowReason(r), names), 100)}
 		if eta {
+			cells[0] = squeeze(r.Name, width)
 			cells = slices.Insert(cells, 6, etaCell(r.ETA))
 		}
 		if owners {
