@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"fmt"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -70,11 +72,20 @@ func (e *Engine) StartEstimates() *forecast.Result { return e.est.latest.Load() 
 // result for StartEstimate and returns it. Run does this in the
 // background; a synchronous engine's caller calls it when it wants fresh
 // estimates.
-func (e *Engine) EstimateStarts() (*forecast.Result, error) {
+//
+// A panic of the copied core (a broken invariant) is an error here: the
+// scheduler's own state is untouched, and serving goes on.
+func (e *Engine) EstimateStarts() (res *forecast.Result, err error) {
 	e.est.mu.Lock()
 	defer e.est.mu.Unlock()
+	defer func() {
+		if r := recover(); r != nil {
+			err = &Error{Code: Internal, Message: "internal error",
+				Err: fmt.Errorf("panic while estimating start times: %v\n%s", r, debug.Stack())}
+		}
+	}()
 	lc := e.copyLive()
-	res, err := forecast.Run(lc.core, e.estimateInput(lc))
+	res, err = forecast.Run(lc.core, e.estimateInput(lc))
 	if err != nil {
 		return nil, &Error{Code: Internal, Message: "internal error", Err: err}
 	}
