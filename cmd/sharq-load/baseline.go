@@ -161,6 +161,7 @@ type baselineResult struct {
 	Classes                         []classWaits
 	AvgShareUsage                   float64 // mean over shares of (instance-seconds used) / (limit × wall)
 	Preemptions                     int
+	ETA                             *etaResult // how close the start estimates came; nil when not watched
 }
 
 type classWaits struct {
@@ -223,10 +224,20 @@ func analyse(w workload, subs []submission, views []jobView) baselineResult {
 }
 
 // runWorkload sets up the queues, submits the plan in real time, waits for
-// every queue to drain and analyses the jobs.
-func runWorkload(ctx context.Context, c *client, w workload, conc int, progress io.Writer) (baselineResult, error) {
+// every queue to drain and analyses the jobs. With etaPoll > 0 it reads the
+// server's start estimates that often meanwhile, and compares them with
+// the starts.
+func runWorkload(ctx context.Context, c *client, w workload, conc int, etaPoll time.Duration, progress io.Writer) (baselineResult, error) {
 	if err := createQueues(ctx, c, w.Prefix+"-policy", w.queues()); err != nil {
 		return baselineResult{}, err
+	}
+	var watch *etaWatch
+	if etaPoll > 0 {
+		watch = newETAWatch(c, etaPoll)
+		wctx, stop := context.WithCancel(ctx)
+		done := make(chan struct{})
+		go func() { watch.run(wctx); close(done) }()
+		defer func() { stop(); <-done }()
 	}
 	plan := w.plan()
 	subs, start := submitPlan(ctx, c, plan, conc)
@@ -276,7 +287,12 @@ func runWorkload(ctx context.Context, c *client, w workload, conc int, progress 
 	if err, ok := firstErr.Load().(error); ok {
 		return baselineResult{}, err
 	}
-	return analyse(w, subs, views), nil
+	r := analyse(w, subs, views)
+	if watch != nil {
+		e := watch.compare(subs, views)
+		r.ETA = &e
+	}
+	return r, nil
 }
 
 func (r baselineResult) print(out io.Writer) {
@@ -292,6 +308,9 @@ func (r baselineResult) print(out io.Writer) {
 			c.Name, fmtDur(c.Mean), fmtDur(c.P50), fmtDur(c.P99), fmtDur(c.Max), c.Count)
 	}
 	fmt.Fprintf(out, "average share usage %.1f%%; preemptions %d\n", 100*r.AvgShareUsage, r.Preemptions)
+	if r.ETA != nil {
+		r.ETA.print(out)
+	}
 }
 
 func runBaseline(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -304,6 +323,7 @@ func runBaseline(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	scale := fs.Float64("scale", 1, "fraction of each class's jobs to submit (keeps the intervals)")
 	conc := fs.Int("concurrency", 64, "most submissions in flight")
 	prefix := fs.String("prefix", "", "prefix of the queue names (default: kb<time>)")
+	etaPoll := fs.Duration("eta-poll", 0, "read the server's start estimates this often during the run and report how close each job's first came to its start (0: not)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -327,7 +347,7 @@ func runBaseline(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	defer c.close()
 	before := machine()
 	cpu := startCPU(t.serverPid(proc))
-	r, err := runWorkload(ctx, c, w, *conc, stderr)
+	r, err := runWorkload(ctx, c, w, *conc, *etaPoll, stderr)
 	if err != nil {
 		return err
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/sharq-dev/sharq/internal/batchapi"
 	"github.com/sharq-dev/sharq/internal/engine"
 	"github.com/sharq-dev/sharq/internal/executor/simulated"
+	"github.com/sharq-dev/sharq/internal/sharqapi"
 	"github.com/sharq-dev/sharq/internal/store/sqlite"
 )
 
@@ -171,6 +172,7 @@ func startTestServer(t *testing.T) string {
 	})
 	mux := http.NewServeMux()
 	mux.Handle("/v1/", batchapi.New(eng, batchapi.Options{Logger: slog.New(slog.DiscardHandler)}))
+	mux.Handle("/sharq/v1/", sharqapi.New(eng, sharqapi.Options{}))
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
 	return srv.URL
@@ -179,7 +181,7 @@ func startTestServer(t *testing.T) string {
 // TestBaselineSmoke runs a small baseline-shaped workload (one queue of
 // six shares, a twentieth of each class's jobs, 2.5 s of submissions)
 // through a real server and checks that every job ran and the figures are
-// sane.
+// sane, the start estimates' too.
 func TestBaselineSmoke(t *testing.T) {
 	if testing.Short() {
 		t.Skip("real-time workload")
@@ -197,7 +199,7 @@ func TestBaselineSmoke(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	r, err := runWorkload(ctx, c, w, 16, io.Discard)
+	r, err := runWorkload(ctx, c, w, 16, 50*time.Millisecond, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -217,6 +219,12 @@ func TestBaselineSmoke(t *testing.T) {
 		if cw.Count == 0 {
 			t.Errorf("class %s: no job was dispatched", cw.Name)
 		}
+	}
+	// The first jobs start before the server knows any run time: only
+	// those behind them can be estimated.
+	if e := r.ETA; e == nil || e.Compared == 0 || e.PollErrors > 0 || e.Polls < 10 ||
+		e.Compared+e.NoBasis+e.NotWithin+e.Never+e.Unseen != r.Jobs || e.AbsError.P90 > 5*r.Wall {
+		t.Errorf("start estimates: %+v", e)
 	}
 }
 

@@ -256,6 +256,7 @@ func steps(n string, ended, endedMany, endedConsole, changed string) []step {
 		{"GET /sharq/v1/shares", "GET", "/sharq/v1/shares", "", "sharq:GetShareUsage", "*"},
 		{"POST /sharq/v1/jobs/positions", "POST", "/sharq/v1/jobs/positions", `{"jobIds":["` + changed + `"]}`, "sharq:GetJobPositions", "*"},
 		{"GET /sharq/v1/jobs/match", "GET", "/sharq/v1/jobs/match?id=" + changed[len(changed)-8:], "", "sharq:GetJobMatches", "*"},
+		{"GET /sharq/v1/estimates", "GET", "/sharq/v1/estimates", "", "sharq:GetStartEstimates", "*"},
 		{"GET /sharq/v1/jobs/{job}/events", "GET", "/sharq/v1/jobs/" + changed + "/events", "", "sharq:GetJobEvents", job},
 		{"GET /sharq/v1/jobs/{job}/logs", "GET", "/sharq/v1/jobs/" + changed + "/logs", "", "sharq:GetLogs", job},
 		{"GET /sharq/v1/events", "GET", "/sharq/v1/events?job=" + changed, "", "sharq:GetEvents", job},

@@ -38,6 +38,7 @@ package access
 //	POST /sharq/v1/dryrun                  sharq:DryRunSubmitServiceJob    as SubmitServiceJob
 //	GET /sharq/v1/shares                   sharq:GetShareUsage             *
 //	POST /sharq/v1/jobs/positions          sharq:GetJobPositions           *
+//	GET /sharq/v1/estimates                sharq:GetStartEstimates         *
 //	GET /sharq/v1/jobs/match               sharq:GetJobMatches             *
 //	GET /sharq/v1/jobs/{job}/events        sharq:GetJobEvents              the job's ARN
 //	GET /sharq/v1/jobs/{job}/logs          sharq:GetLogs                   the job's ARN
@@ -67,6 +68,7 @@ const (
 	ActionDryRunSubmitServiceJob = "sharq:DryRunSubmitServiceJob"
 	ActionGetShareUsage          = "sharq:GetShareUsage"
 	ActionGetJobPositions        = "sharq:GetJobPositions"
+	ActionGetStartEstimates      = "sharq:GetStartEstimates"
 	ActionGetJobMatches          = "sharq:GetJobMatches"
 	ActionGetJobEvents           = "sharq:GetJobEvents"
 	ActionGetLogs                = "sharq:GetLogs"

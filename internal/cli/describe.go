@@ -132,6 +132,9 @@ func writeDetail(w io.Writer, d *jobDetail) error {
 		field("Position", fmt.Sprintf("%d in share %s", p.Place, orDash(p.Share)))
 	}
 	field("Reason", nameJobs(aws.ToString(j.StatusReason), d.names))
+	if p.Place > 0 {
+		field("Starts", etaLine(p.ETA))
+	}
 	field("Priority", strconv.Itoa(int(aws.ToInt32(j.SchedulingPriority))))
 	var cs []capacity
 	for _, u := range j.CapacityUsage {

@@ -22,9 +22,11 @@ const capacityHeader = "CAPACITY"
 const capacityWidth = 16
 
 // withCapacityColumn adds the CAPACITY column after STATUS when some job
-// holds capacity of a quota share; it returns the column's index, or -1.
+// borrows capacity; it returns the column's index, or -1. When every
+// running job is on its own share's capacity the column would say only
+// "own", and the table keeps its columns to AGE within 80.
 func withCapacityColumn(header []string, rows []jobRow) ([]string, int) {
-	if !slices.ContainsFunc(rows, func(r jobRow) bool { return r.Holding != nil }) {
+	if !slices.ContainsFunc(rows, func(r jobRow) bool { return r.Holding != nil && len(r.Holding.Borrowed) > 0 }) {
 		return header, -1
 	}
 	i := slices.Index(header, "STATUS") + 1

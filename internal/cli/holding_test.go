@@ -37,6 +37,7 @@ func borrowingJobs(t *testing.T) *server {
 	s.waitStatus(jobID(4), "RUNNABLE")
 	submit(5, "--share", "QS1", "--name", "b3", "--", "train")
 	s.waitStatus(jobID(5), "RUNNABLE")
+	s.waitEstimates()
 	return s
 }
 

@@ -41,6 +41,9 @@ type jobRow struct {
 	CreatedAt     int64      `json:"createdAt"`
 	StartedAt     int64      `json:"startedAt,omitempty"`
 	StoppedAt     int64      `json:"stoppedAt,omitempty"`
+
+	// ETA is a waiting job's estimated start.
+	ETA *sharqapi.StartEstimate `json:"eta,omitempty"`
 }
 
 type capacity struct {
@@ -173,6 +176,7 @@ func (c *client) addPositions(ctx context.Context, rows []jobRow) error {
 				r.Queue, r.Priority, r.Place, r.WaitingReason, r.Preemptions = p.Queue, p.Priority, p.Place, p.Reason, p.Preemptions
 				r.Status = p.Status // newer than the listing's
 				r.Owner = p.Owner
+				r.ETA = p.ETA
 			}
 		}
 		ids = ids[n:]
@@ -227,6 +231,10 @@ func writeJobs(w io.Writer, rows []jobRow) error {
 		owners = owners || r.Owner != ""
 	}
 	header := []string{"NAME", "ID", "SHARE", "STATUS", "PRIO", "POS", "INSTANCES", "AGE", "REASON"}
+	eta, width := hasETA(rows), nameWidth
+	if eta {
+		header, width = slices.Insert(header, 6, "ETA"), nameWidth-etaWidth
+	}
 	if owners { // only a server that checks signatures knows owners
 		header = slices.Insert(header, 3, "OWNER")
 	}
@@ -242,6 +250,10 @@ func writeJobs(w io.Writer, rows []jobRow) error {
 	for _, r := range rows {
 		cells := []string{squeeze(r.Name, nameWidth), shortID(r.ID), orDash(r.Share), r.Status, strconv.Itoa(r.Priority), place(r.Place),
 			instances(r.Capacity), age(r.CreatedAt), truncate(nameJobs(rowReason(r), names), 100)}
+		if eta {
+			cells[0] = squeeze(r.Name, width)
+			cells = slices.Insert(cells, 6, etaCell(r.ETA))
+		}
 		if owners {
 			cells = slices.Insert(cells, 3, orDash(userName(r.Owner)))
 		}

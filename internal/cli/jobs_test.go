@@ -42,6 +42,7 @@ func announcementJobs(t *testing.T) *server {
 	s.waitStatus(jobID(6), "RUNNING")
 	s.waitStatus(jobID(2), "RUNNABLE")
 	s.waitStatus(jobID(4), "RUNNABLE")
+	s.waitEstimates()
 	return s
 }
 

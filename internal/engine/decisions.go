@@ -239,6 +239,7 @@ func (e *Engine) handleUpdate(u executor.Update, now time.Time) {
 		}
 	case executor.Succeeded:
 		e.mustCore(core.AttemptEnded{Job: j.JobID})
+		e.recordRunTime(j, at)
 		reason := "Training job completed"
 		e.endAttempt(j, reason, at)
 		e.finish(j, StatusSucceeded, reason, at)

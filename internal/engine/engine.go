@@ -71,6 +71,14 @@ type Options struct {
 	// delay before the first retry, doubling after each (default 100 ms).
 	StartTries   int
 	RetryBackoff time.Duration
+	// EstimateHorizon is how far ahead start estimates look (default
+	// DefaultEstimateHorizon); a job not started within it is "not within"
+	// it.
+	EstimateHorizon time.Duration
+	// EstimateMaxDecisions bounds the work of one estimate: the forward run
+	// of the core stops after that many decisions (default
+	// DefaultEstimateMaxDecisions).
+	EstimateMaxDecisions int
 	// Lease, for a server that shares its store with others, is the
 	// leadership it acts under: Run stops when the lease ends, attempts
 	// carry its term, and no executor call is made once it is not held.
@@ -132,6 +140,12 @@ func (o *Options) setDefaults() {
 	}
 	if o.StartTries <= 0 {
 		o.StartTries = 5
+	}
+	if o.EstimateHorizon <= 0 {
+		o.EstimateHorizon = DefaultEstimateHorizon
+	}
+	if o.EstimateMaxDecisions <= 0 {
+		o.EstimateMaxDecisions = DefaultEstimateMaxDecisions
 	}
 	if o.RetryBackoff <= 0 {
 		o.RetryBackoff = 100 * time.Millisecond

@@ -21,3 +21,7 @@ func ApplyInstantThenPanic(ctx context.Context, e *Engine, in Instant) (InstantR
 func PanicInCycle(ctx context.Context, e *Engine) error {
 	return e.do(ctx, func(time.Time) error { panic("a bug in a cycle") })
 }
+
+// CopyForEstimates takes the copy a start estimate works on under the
+// engine's lock, as EstimateStarts does, and throws it away.
+func CopyForEstimates(e *Engine) { e.copyLocked() }

@@ -22,6 +22,7 @@ type Engine struct {
 	opts Options
 	log  logger
 	disp *dispatcher // the executor's calls
+	est  *estimator  // start estimates
 
 	ops     chan *op
 	stopped chan struct{}
@@ -113,7 +114,7 @@ func New(ctx context.Context, opts Options) (*Engine, error) {
 	if opts.Store == nil {
 		return nil, errors.New("engine: no store")
 	}
-	e := &Engine{opts: opts, log: opts.Logger, ops: make(chan *op, 8192), stopped: make(chan struct{})}
+	e := &Engine{opts: opts, log: opts.Logger, ops: make(chan *op, 8192), stopped: make(chan struct{}), est: newEstimator()}
 	e.disp = newDispatcher(opts, e.log, func(u executor.Update) {
 		e.post(func(now time.Time) error { e.handleUpdate(u, now); return nil })
 	})
@@ -189,6 +190,8 @@ func (e *Engine) post(fn func(now time.Time) error) {
 func (e *Engine) Run(ctx context.Context) error {
 	defer close(e.stopped)
 	defer e.disp.close()
+	stopEstimates := e.startEstimates()
+	defer stopEstimates()
 	var updates <-chan executor.Update
 	if e.opts.Executor != nil {
 		updates = e.opts.Executor.Updates()
@@ -273,6 +276,7 @@ func (e *Engine) cycle(ctx context.Context, batch []*op) error {
 	}
 	e.act(t)
 	e.publish(t, time.Since(start))
+	e.noteCycle(t)
 	if t.purgeBefore > 0 {
 		e.purgeStore(ctx, t.purgeBefore)
 	}

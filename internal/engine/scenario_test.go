@@ -15,6 +15,7 @@ import (
 
 	"github.com/sharq-dev/sharq/internal/engine"
 	"github.com/sharq-dev/sharq/internal/executor"
+	"github.com/sharq-dev/sharq/internal/forecast"
 	"github.com/sharq-dev/sharq/internal/record"
 	"github.com/sharq-dev/sharq/internal/store/sqlite"
 )
@@ -28,7 +29,9 @@ import (
 // Commands (one per block; arguments as key=value):
 //
 //	setup                      the announcement's queue and three shares
-//	submit name= share= [prio= token= attempts= retry=GLOB:ACTION,... count= preemptions=]
+//	env instances=N            the service environment's capacity becomes N
+//	submit name= share= [prio= token= attempts= retry=GLOB:ACTION,... count= preemptions=
+//	       maxruntime=SECONDS timeout=SECONDS]
 //	priority name= prio=       terminate name=
 //	queue state=ENABLED|DISABLED [timelimit=SECONDS]
 //	report name= state=RUNNING|SUCCEEDED|FAILED|LOST
@@ -38,6 +41,8 @@ import (
 //	restart [lost=NAME,...]    a new engine on the same store; the named
 //	                           jobs' attempts are unknown to the executor
 //	jobs                       every job: status, reason, attempts
+//	eta                        estimate start times now; every RUNNABLE
+//	                           job's estimate, from the clock's time
 func TestScenarios(t *testing.T) {
 	files, err := filepath.Glob("testdata/scenarios/*.txt")
 	if err != nil || len(files) == 0 {
@@ -114,11 +119,17 @@ func (w *world) handle(t *testing.T, d *datadriven.TestData) string {
 	case "setup":
 		h := &harness{t: t, e: w.e}
 		h.setupWalkthrough()
+	case "env":
+		_, err = w.e.UpdateServiceEnvironment(ctx, engine.UpdateServiceEnvironmentInput{ServiceEnvironment: "my-sm-training-qm-se",
+			CapacityLimits: []record.CapacityLimit{{CapacityUnit: "ml.g5.xlarge", MaxCapacity: num("instances", 3)}}})
 	case "submit":
 		prio := num("prio", 0)
 		in := engine.SubmitServiceJobInput{JobName: arg("name", ""), JobQueue: scenarioQueue, ServiceJobType: "SAGEMAKER_TRAINING",
-			ServiceRequestPayload: payload("ml.g5.xlarge", num("count", 1), nil), QuotaShareName: arg("share", ""),
+			ServiceRequestPayload: payloadMaxRuntime("ml.g5.xlarge", num("count", 1), num("maxruntime", 0)), QuotaShareName: arg("share", ""),
 			SchedulingPriority: &prio, ClientToken: arg("token", "")}
+		if n := num("timeout", 0); n > 0 {
+			in.TimeoutConfig = &record.TimeoutConfig{AttemptDurationSeconds: n}
+		}
 		if n := num("attempts", 0); n > 0 {
 			in.RetryStrategy = &record.RetryStrategy{Attempts: n}
 			for _, r := range strings.Split(arg("retry", ""), ",") {
@@ -184,6 +195,9 @@ func (w *world) handle(t *testing.T, d *datadriven.TestData) string {
 	case "jobs":
 		w.step()
 		return w.jobs()
+	case "eta":
+		w.step()
+		return w.estimates()
 	default:
 		d.Fatalf(t, "unknown command %s", d.Cmd)
 	}
@@ -225,6 +239,49 @@ func (w *world) jobs() string {
 		b.WriteByte('\n')
 	}
 	return b.String()
+}
+
+// estimates estimates start times now and lists every RUNNABLE job's
+// estimate in submission order, relative to the clock.
+func (w *world) estimates() string {
+	if _, err := w.e.EstimateStarts(); err != nil {
+		w.t.Fatal(err)
+	}
+	now := w.clock.Now()
+	var b strings.Builder
+	for _, name := range w.order {
+		j, err := w.e.DescribeServiceJob(context.Background(), w.ids[name])
+		if err != nil || j.Status != engine.StatusRunnable {
+			continue
+		}
+		est, ok := w.e.StartEstimate(j.JobID)
+		fmt.Fprintf(&b, "%s: ", name)
+		at := time.UnixMilli(est.At).Sub(now).Round(time.Second)
+		switch {
+		case !ok:
+			b.WriteString("not estimated")
+		case est.Kind == forecast.Start && est.Basis == 0:
+			b.WriteString("now")
+		case est.Kind == forecast.Start:
+			fmt.Fprintf(&b, "in %v (%s)", at, est.Basis)
+		case est.Kind == forecast.NotWithin:
+			fmt.Fprintf(&b, "not within %v", at)
+		default:
+			b.WriteString(est.Kind.String())
+		}
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// payloadMaxRuntime is a payload with StoppingCondition.MaxRuntimeInSeconds
+// (none when 0).
+func payloadMaxRuntime(instanceType string, count, maxRuntime int) string {
+	p := payload(instanceType, count, nil)
+	if maxRuntime == 0 {
+		return p
+	}
+	return strings.TrimSuffix(p, "}") + fmt.Sprintf(`,"StoppingCondition":{"MaxRuntimeInSeconds":%d}}`, maxRuntime)
 }
 
 // playedExecutor is an executor whose attempts do only what the scenario

@@ -7,6 +7,7 @@
 //
 //	GET  /sharq/v1/shares                 Usage
 //	POST /sharq/v1/jobs/positions         PositionsRequest -> Positions
+//	GET  /sharq/v1/estimates[?since=MS]   Estimates: every waiting job's estimated start
 //	GET  /sharq/v1/jobs/match?id=PART     Matches: the jobs whose ID begins or ends with PART
 //	GET  /sharq/v1/jobs/{job}/events      JobEvents
 //	GET  /sharq/v1/jobs/{job}/logs        raw log bytes (see the Header* constants)
@@ -38,6 +39,7 @@ import (
 	"github.com/sharq-dev/sharq/internal/core"
 	"github.com/sharq-dev/sharq/internal/engine"
 	"github.com/sharq-dev/sharq/internal/executor"
+	"github.com/sharq-dev/sharq/internal/forecast"
 	"github.com/sharq-dev/sharq/internal/jsonhttp"
 	"github.com/sharq-dev/sharq/internal/record"
 )
@@ -56,6 +58,7 @@ type Engine interface {
 	RecentEvents() []engine.JobEvent
 	Subscribe(buf int) (<-chan engine.JobEvent, func())
 	DryRunSubmit(ctx context.Context, in engine.SubmitServiceJobInput) (engine.DryRun, error)
+	StartEstimates() *forecast.Result
 }
 
 // Options configures the handler.
@@ -124,6 +127,7 @@ func (h *Handler) Mount(mux Mux) {
 	mux.HandleFunc("GET /sharq/v1/shares", h.shares)
 	mux.HandleFunc("POST /sharq/v1/jobs/positions", h.positions)
 	mux.HandleFunc("GET /sharq/v1/jobs/match", h.match)
+	mux.HandleFunc("GET "+EstimatesPath, h.estimates)
 	mux.HandleFunc("GET /sharq/v1/jobs/{job}/events", h.jobEvents)
 	mux.HandleFunc("GET /sharq/v1/jobs/{job}/logs", h.logs)
 	mux.HandleFunc("GET /sharq/v1/events", h.events)

@@ -139,6 +139,50 @@ type Position struct {
 	// Owner is the principal that submitted the job (empty when the
 	// server checks no signatures).
 	Owner string `json:"owner,omitempty"`
+	// ETA is when a waiting job is expected to start; nil for a job that
+	// does not wait, or that came since the estimates were last made.
+	ETA *StartEstimate `json:"eta,omitempty"`
+}
+
+// StartEstimate is when a waiting job is expected to start: the scheduler
+// run forward from the server's state, each running job ending when its
+// max runtime, its time limit or its share's recent run times say.
+type StartEstimate struct {
+	// Kind is ESTIMATED (it starts at At), NOT_WITHIN (it had not started
+	// at At, as far as the estimate looked), NO_BASIS (capacity it needs
+	// is held by jobs whose end nothing tells) or NEVER (it cannot start as
+	// configured).
+	Kind string `json:"kind"`
+	At   int64  `json:"at,omitempty"` // epoch ms
+	// Basis is what the ends before its start rest on: MAX_RUNTIME,
+	// TIME_LIMIT, HISTORY; empty when it starts at once.
+	Basis []string `json:"basis,omitempty"`
+	// EstimatedAt is when the estimate was made (epoch ms).
+	EstimatedAt int64 `json:"estimatedAt"`
+}
+
+// EstimatesPath is the route of every waiting job's estimated start.
+const EstimatesPath = "/sharq/v1/estimates"
+
+// Estimates answers GET /sharq/v1/estimates: the latest estimates of every
+// waiting job (as of EstimatedAt: some may have started since). With
+// ?since=MS and no estimates made after MS, Jobs is empty and Unchanged
+// true.
+type Estimates struct {
+	EstimatedAt int64 `json:"estimatedAt"` // 0 before the first estimates
+	// Until is where the forward run stopped (epoch ms), and Stop why:
+	// ALL_STARTED (every waiting job had a start), HORIZON, WORK_BOUND (the
+	// bound on its work) or NO_KNOWN_END.
+	Until     int64         `json:"until,omitempty"`
+	Stop      string        `json:"stop,omitempty"`
+	Unchanged bool          `json:"unchanged,omitempty"`
+	Jobs      []JobEstimate `json:"jobs"` // by job ID
+}
+
+// JobEstimate is one job's estimated start.
+type JobEstimate struct {
+	JobID string `json:"jobId"`
+	StartEstimate
 }
 
 // JobEvents answers GET /sharq/v1/jobs/{job}/events: the job's state

@@ -29,6 +29,8 @@ type JobDetail struct {
 	// instance runs (its pod and node) while the executor knows it; absent
 	// when the executor tells no such thing (Options.Instances).
 	Instances [][]executor.Instance `json:"instances,omitempty"`
+	// ETA is a waiting job's estimated start.
+	ETA *StartEstimate `json:"eta,omitempty"`
 }
 
 func (c *Console) jobDetail(w http.ResponseWriter, r *http.Request) {
@@ -49,6 +51,7 @@ func (c *Console) jobDetail(w http.ResponseWriter, r *http.Request) {
 	d := JobDetail{Job: batchapi.ServiceJobOf(j), Events: batchapi.EventsOf(evs, c.base)}
 	if p, ok := c.eng.JobPosition(j.JobID); ok && !p.Dispatched && j.Status == engine.StatusRunnable {
 		d.Position, d.Reason, d.Misconfigured = p.Position+1, p.Reason.String(), p.Reason.Misconfiguration()
+		d.ETA = c.estimateOf(j.JobID)
 	}
 	if h, ok := c.eng.HoldingsOf([]string{j.JobID})[j.JobID]; ok && j.QuotaShareName != "" {
 		d.Holding = holdingOf(h)

@@ -118,6 +118,8 @@ type JobLine struct {
 	Preemptions   int    `json:"preemptions,omitempty"`
 	CreatedAt     int64  `json:"createdAt"`
 	StartedAt     int64  `json:"startedAt,omitempty"`
+	// ETA is a waiting job's estimated start; nil when none was made yet.
+	ETA *StartEstimate `json:"eta,omitempty"`
 }
 
 func (c *Console) state(w http.ResponseWriter, r *http.Request) {
@@ -233,6 +235,7 @@ func (c *Console) order(jobs []record.Job) []JobLine {
 		}
 		l.Position, l.Priority = p.Position+1, p.Priority
 		l.Reason, l.Misconfigured = p.Reason.String(), p.Reason.Misconfiguration()
+		l.ETA = c.estimateOf(j.JobID)
 		out = append(out, l)
 	}
 	sort.SliceStable(out, func(i, k int) bool { return out[i].Position < out[k].Position })

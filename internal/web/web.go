@@ -46,6 +46,7 @@ import (
 	"github.com/sharq-dev/sharq/internal/core"
 	"github.com/sharq-dev/sharq/internal/engine"
 	"github.com/sharq-dev/sharq/internal/executor"
+	"github.com/sharq-dev/sharq/internal/forecast"
 	"github.com/sharq-dev/sharq/internal/record"
 )
 
@@ -64,6 +65,7 @@ type Engine interface {
 	JobEvents(id string) ([]engine.JobEvent, error)
 	RecentEvents() []engine.JobEvent
 	Subscribe(buf int) (<-chan engine.JobEvent, func())
+	StartEstimates() *forecast.Result
 }
 
 var _ Engine = (*engine.Engine)(nil)

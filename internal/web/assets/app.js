@@ -180,6 +180,58 @@
       el('button', { id: 'sign-out', text: 'sign out', onclick: () => { sharqSigV4.signOut(); location.reload(); } })));
   }
 
+  // ---- start estimates: when a waiting job is expected to start, from the
+  // scheduler run forward on the server (sharqapi.StartEstimate).
+
+  const BASIS = { MAX_RUNTIME: 'max runtime', TIME_LIMIT: 'time limit', HISTORY: 'run time history' };
+
+  // inTime says coarsely how long until ms: "45s", "8m" (to the nearest
+  // minute), "2h 05m", "3d 4h".
+  function inTime(ms) {
+    const s = Math.max(0, Math.round((ms - Date.now()) / 1000));
+    if (s < 60) return s + 's';
+    const m = Math.round(s / 60);
+    if (m < 60) return m + 'm';
+    if (m < 1440) return Math.floor(m / 60) + 'h ' + String(m % 60).padStart(2, '0') + 'm';
+    return Math.floor(m / 1440) + 'd ' + Math.floor((m % 1440) / 60) + 'h';
+  }
+
+  function startsNow(e) {
+    return !e.basis || !e.basis.length || e.at <= Date.now();
+  }
+
+  // etaShort is an estimate in a few words, for the queue cards.
+  function etaShort(e) {
+    if (!e) return 'start not estimated yet';
+    switch (e.kind) {
+      case 'ESTIMATED': return startsNow(e) ? 'starts now' : 'starts in ~' + inTime(e.at) + ', at ' + clock(e.at);
+      case 'NOT_WITHIN': return 'not within ' + inTime(e.at);
+      case 'NO_BASIS': return 'start unknown';
+      case 'NEVER': return 'never starts as configured';
+    }
+    return e.kind;
+  }
+
+  // etaLong says an estimate in full, with what it rests on.
+  function etaLong(e) {
+    if (!e) return 'not estimated yet';
+    switch (e.kind) {
+      case 'ESTIMATED':
+        if (startsNow(e)) return 'now';
+        return stamp(e.at) + ' (in ' + inTime(e.at) + '), estimated from ' + e.basis.map((b) => BASIS[b] || b).join(' + ');
+      case 'NOT_WITHIN': return 'not within ' + inTime(e.at) + ' (not before ' + stamp(e.at) + ')';
+      case 'NO_BASIS': return 'unknown: the capacity it waits for is held by jobs that declare no max runtime or time limit, ' +
+        'and their shares have no run time history';
+      case 'NEVER': return 'never, as configured';
+    }
+    return e.kind;
+  }
+
+  function etaBadge(e) {
+    return el('span', { class: 'eta ' + (e ? e.kind.toLowerCase() : 'pending'), 'data-eta': e ? e.kind : 'PENDING',
+      title: 'expected start: ' + etaLong(e), text: etaShort(e) });
+  }
+
   // ---- the overview
 
   const SEGMENTS = [
@@ -311,6 +363,7 @@
         el('span', { class: 'pos', text: '#' + j.position }),
         el('span', {}, jobLink(j.id, j.name)),
         el('span', { class: 'prio', text: 'priority ' + j.priority + (j.preemptions ? ' · preempted ' + j.preemptions + '×' : '') }),
+        etaBadge(j.eta),
         el('span', { class: 'reason' + (j.misconfigured ? ' bad' : ''), text: reasonText(j.reason) })));
     }
     const more = sh.runnable - sh.front.length;
@@ -447,6 +500,7 @@
       ['preempted', times(j.preemptionSummary ? j.preemptionSummary.preemptedAttemptCount : 0)],
     ].filter(([, v]) => v !== '');
     if (d.position) kv.push(['place in share', el('span', { id: 'job-position', text: '#' + d.position })]);
+    if (d.position) kv.push(['expected start', el('span', { id: 'job-eta', class: 'eta ' + (d.eta ? d.eta.kind.toLowerCase() : 'pending'), text: etaLong(d.eta) })]);
     const reason = d.reason || j.statusReason;
     if (reason) kv.push([j.status === 'RUNNABLE' ? 'waiting because' : 'reason', el('span', { class: d.misconfigured ? 'msg err' : '', text: reasonText(reason) })]);
     if (d.holding) kv.push(['runs on', el('span', { id: 'job-holding' }, holdingCell(d.holding), ' ', el('span', { class: 'muted', text: holdingTitle(d.holding) }))]);

@@ -1,0 +1,129 @@
+package engine_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/sharq-dev/sharq/internal/engine"
+	"github.com/sharq-dev/sharq/internal/executor"
+	"github.com/sharq-dev/sharq/internal/forecast"
+)
+
+// TestEstimatesFollowTheState: a running engine estimates each waiting
+// job's start in the background, from the running jobs' max runtimes, and
+// again when the state changes. QS3 (RESERVE) has one instance of its own.
+func TestEstimatesFollowTheState(t *testing.T) {
+	h := startEngine(t, t.TempDir())
+	h.setupWalkthrough()
+	submit := func(name string, maxRuntime int) string {
+		t.Helper()
+		prio := 0
+		j, err := h.e.SubmitServiceJob(context.Background(), engine.SubmitServiceJobInput{JobName: name, JobQueue: "my-sm-training-qm-jq",
+			ServiceJobType: "SAGEMAKER_TRAINING", ServiceRequestPayload: payloadMaxRuntime("ml.g5.xlarge", 1, maxRuntime),
+			QuotaShareName: "QS3", SchedulingPriority: &prio})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return j.JobID
+	}
+	startedAt := func(id string) int64 {
+		t.Helper()
+		var at int64
+		waitFor(t, id+" running", func() bool {
+			j, err := h.e.DescribeServiceJob(context.Background(), id)
+			at = j.StartedAt
+			return err == nil && j.Status == engine.StatusRunning
+		})
+		return at
+	}
+	expect := func(id string, want forecast.Estimate) {
+		t.Helper()
+		var got forecast.Estimate
+		waitFor(t, "the estimate of "+id, func() bool {
+			got, _ = h.e.StartEstimate(id)
+			return got == want
+		})
+	}
+	a := submit("a", 600)
+	aStart := startedAt(a)
+	b := submit("b", 300)
+	expect(b, forecast.Estimate{Kind: forecast.Start, At: aStart + 600_000, Basis: forecast.MaxRuntime})
+	c := submit("c", 0)
+	d := submit("d", 60)
+	expect(c, forecast.Estimate{Kind: forecast.Start, At: aStart + 900_000, Basis: forecast.MaxRuntime})
+	expect(d, forecast.Estimate{Kind: forecast.NoBasis})
+
+	if err := h.e.TerminateServiceJob(context.Background(), a, "make room"); err != nil {
+		t.Fatal(err)
+	}
+	bStart := startedAt(b)
+	expect(c, forecast.Estimate{Kind: forecast.Start, At: bStart + 300_000, Basis: forecast.MaxRuntime})
+	if _, ok := h.e.StartEstimate("no-such-job"); ok {
+		t.Error("an unknown job has an estimate")
+	}
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+	}
+}
+
+// TestEstimatesRefreshWhenAnEndIsOverdue: with nothing changing, the
+// estimates are made again once the first end they expected has passed:
+// a running job past its max runtime ends any moment now.
+func TestEstimatesRefreshWhenAnEndIsOverdue(t *testing.T) {
+	clock := &fakeClock{t: time.Date(2026, 3, 25, 0, 0, 0, 0, time.UTC)}
+	h := startEngineWith(t, t.TempDir(), func(ex executor.Executor) executor.Executor { return stripTimes(ex) }, engine.Options{Clock: clock})
+	h.setupWalkthrough()
+	prio := 0
+	var ids []string
+	for _, name := range []string{"a", "b"} {
+		j, err := h.e.SubmitServiceJob(context.Background(), engine.SubmitServiceJobInput{JobName: name, JobQueue: "my-sm-training-qm-jq",
+			ServiceJobType: "SAGEMAKER_TRAINING", ServiceRequestPayload: payloadMaxRuntime("ml.g5.xlarge", 1, 600),
+			QuotaShareName: "QS3", SchedulingPriority: &prio})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, j.JobID)
+	}
+	waitFor(t, "a running", func() bool {
+		j, err := h.e.DescribeServiceJob(context.Background(), ids[0])
+		return err == nil && j.Status == engine.StatusRunning
+	})
+	t0 := clock.Now()
+	waitFor(t, "b's first estimate", func() bool {
+		est, _ := h.e.StartEstimate(ids[1])
+		return est.Kind == forecast.Start && est.At == t0.Add(600*time.Second).UnixMilli()
+	})
+	clock.Add(time.Hour) // a runs on (the simulated executor counts real time)
+	waitFor(t, "b's estimate made again", func() bool {
+		est, _ := h.e.StartEstimate(ids[1])
+		return est.Kind == forecast.Start && est.At == t0.Add(time.Hour).UnixMilli()
+	})
+}
+
+// stripTimes passes an executor's updates on without their times, so that
+// the engine stamps them with its own clock.
+func stripTimes(ex executor.Executor) executor.Executor {
+	s := &strippedTimes{Executor: ex, ch: make(chan executor.Update, 1024)}
+	go func() {
+		for u := range ex.Updates() {
+			u.At = time.Time{}
+			s.ch <- u
+		}
+		close(s.ch)
+	}()
+	return s
+}
+
+type strippedTimes struct {
+	executor.Executor
+	ch chan executor.Update
+}
+
+func (s *strippedTimes) Updates() <-chan executor.Update { return s.ch }

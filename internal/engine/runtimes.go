@@ -1,0 +1,129 @@
+package engine
+
+import (
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/sharq-dev/sharq/internal/record"
+)
+
+// The run times of recently succeeded attempts, per share and per job
+// shape (the share and the capacity asked for), from dispatch to end: how
+// long a job held its capacity. They stand for the run time of a job that
+// declares no bound. They are kept in memory only: after a restart they
+// fill again as jobs end.
+
+// runSamples is how many recent run times are kept per share and shape.
+const runSamples = 64
+
+// maxShapes bounds the shapes remembered; past it they are forgotten and
+// learned again.
+const maxShapes = 4096
+
+// minShapeSamples is how many run times a shape needs to stand for its
+// jobs; with fewer, the share's stand for them.
+const minShapeSamples = 3
+
+type runTimes struct {
+	ms   [runSamples]int64
+	n    int // samples held
+	next int // where the next one goes
+}
+
+func (r *runTimes) add(ms int64) {
+	r.ms[r.next] = ms
+	r.next = (r.next + 1) % runSamples
+	r.n = min(r.n+1, runSamples)
+}
+
+// sorted returns a copy of the samples, shortest first.
+func (r *runTimes) sorted() []int64 {
+	out := slices.Clone(r.ms[:r.n])
+	slices.Sort(out)
+	return out
+}
+
+type runHistory struct {
+	byShare map[string]*runTimes
+	byShape map[string]*runTimes
+}
+
+func newRunHistory() *runHistory {
+	return &runHistory{byShare: map[string]*runTimes{}, byShape: map[string]*runTimes{}}
+}
+
+func shareKey(queue, share string) string { return queue + "\x00" + share }
+
+func shapeKey(queue, share string, demand []record.UnitCount) string {
+	var b strings.Builder
+	b.WriteString(shareKey(queue, share))
+	for _, u := range demand {
+		b.WriteByte(0)
+		b.WriteString(u.Unit)
+		b.WriteByte(':')
+		b.WriteString(strconv.Itoa(u.Count))
+	}
+	return b.String()
+}
+
+// add records that a job of the share and shape held its capacity for d.
+func (h *runHistory) add(queue, share string, demand []record.UnitCount, d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	ms := max(d.Milliseconds(), 1)
+	at := func(m map[string]*runTimes, k string) *runTimes {
+		r := m[k]
+		if r == nil {
+			r = &runTimes{}
+			m[k] = r
+		}
+		return r
+	}
+	at(h.byShare, shareKey(queue, share)).add(ms)
+	if len(h.byShape) >= maxShapes {
+		clear(h.byShape)
+	}
+	at(h.byShape, shapeKey(queue, share, demand)).add(ms)
+}
+
+// historySnapshot is a copy of the history, sorted, for the estimator to
+// read off the engine's lock.
+type historySnapshot struct {
+	byShare map[string][]int64
+	byShape map[string][]int64
+}
+
+func (h *runHistory) snapshot() historySnapshot {
+	s := historySnapshot{byShare: make(map[string][]int64, len(h.byShare)), byShape: make(map[string][]int64, len(h.byShape))}
+	for k, r := range h.byShare {
+		s.byShare[k] = r.sorted()
+	}
+	for k, r := range h.byShape {
+		s.byShape[k] = r.sorted()
+	}
+	return s
+}
+
+// samples returns the run times that stand for a job: its shape's when
+// there are enough, else its share's; nil when there are none.
+func (s historySnapshot) samples(queue, share string, demand []record.UnitCount) []int64 {
+	if xs := s.byShape[shapeKey(queue, share, demand)]; len(xs) >= minShapeSamples {
+		return xs
+	}
+	return s.byShare[shareKey(queue, share)]
+}
+
+// medianAbove is the median of the sorted samples longer than ms, and
+// whether there is one: for a job that has run ms already, the run times
+// of the jobs like it that ran longer.
+func medianAbove(sorted []int64, ms int64) (int64, bool) {
+	i, _ := slices.BinarySearch(sorted, ms+1)
+	rest := sorted[i:]
+	if len(rest) == 0 {
+		return 0, false
+	}
+	return rest[len(rest)/2], true
+}
