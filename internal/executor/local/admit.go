@@ -1,6 +1,7 @@
 package local
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 
@@ -71,7 +72,11 @@ func (e *Executor) launch(at *attempt) {
 	}
 	spec := at.plan.assign(splitGPUs(gpus, at.plan.need), len(e.opts.GPUs) > 0)
 	at.plan = nil
-	if err := e.handOver(at, spec); err != nil {
+	err := e.handOver(at, spec)
+	switch {
+	case errors.Is(err, ErrClosed):
+		// Left as it is, without a start: the next executor launches it.
+	case err != nil:
 		e.log.Error("hand attempt to the supervisor", "attempt", at.id, "err", err)
 		e.failLocked(at, "CannotStart: "+err.Error())
 	}
