@@ -29,6 +29,10 @@ const connectTimeout = 15 * time.Second
 // errNoSupervisor says that no supervisor runs and none was to be started.
 var errNoSupervisor = errors.New("no supervisor runs")
 
+// errVersion says that the running supervisor, started by another release,
+// speaks another protocol.
+var errVersion = errors.New("supervisor protocol mismatch")
+
 // link is the executor's connection to the supervisor of its data dir,
 // which it starts when none runs.
 type link struct {
@@ -131,6 +135,9 @@ func (l *link) connection(start bool) (*net.UnixConn, error) {
 			return c, nil
 		}
 		lastErr = err
+		if errors.Is(err, errVersion) {
+			return nil, err // until that supervisor is idle and exits
+		}
 		if !start {
 			return nil, errNoSupervisor
 		}
@@ -176,7 +183,7 @@ func (l *link) dial() (*net.UnixConn, int, error) {
 		err = json.Unmarshal(buf[:n], &m)
 	}
 	if err == nil && (m.Op != "hello" || m.Version != protocolVersion) {
-		err = fmt.Errorf("supervisor %d speaks protocol version %d, this server %d", m.PID, m.Version, protocolVersion)
+		err = fmt.Errorf("%w: supervisor %d speaks version %d, this server %d", errVersion, m.PID, m.Version, protocolVersion)
 	}
 	if err != nil {
 		c.Close()

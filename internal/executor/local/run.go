@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strconv"
 	"syscall"
 	"time"
@@ -74,6 +75,14 @@ func (r *run) requestStop() {
 // restarted executor, launched again).
 func (r *run) main() {
 	defer r.lock.Close()
+	defer func() {
+		// A bug here must not take the other attempts down with the
+		// supervisor: this one ends unrecorded, which makes it Lost.
+		if p := recover(); p != nil {
+			r.signalLive(syscall.SIGKILL)
+			r.d.log.Error("supervising attempt panicked", "attempt", r.id, "panic", p, "stack", string(debug.Stack()))
+		}
+	}()
 	r.st = status{Supervisor: r.d.pid, BootID: r.d.bootID}
 	if err := readJSON(filepath.Join(r.dir, launchFile), &r.spec); err != nil {
 		r.finishWith(transition{State: executor.Failed, Reason: "CannotStart: read launch spec: " + err.Error()})

@@ -1,7 +1,9 @@
 package local
 
 import (
+	"encoding/json"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -340,5 +342,43 @@ func TestStopAttemptSupervisor(t *testing.T) {
 		}
 	case <-time.After(waitTimeout):
 		t.Fatal("the attempt's supervisor did not exit")
+	}
+}
+
+// Ensure a supervisor of another protocol version, left running by another
+// release, is neither used nor replaced while it runs: attempts fail with a
+// reason that says why.
+func TestSupervisorOtherVersion(t *testing.T) {
+	dir := t.TempDir()
+	lock, err := os.OpenFile(filepath.Join(dir, supervisorLock), os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Close()
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.ListenUnix("unixpacket", &net.UnixAddr{Name: filepath.Join(dir, supervisorSock), Net: "unixpacket"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.AcceptUnix()
+			if err != nil {
+				return
+			}
+			b, _ := json.Marshal(message{Op: "hello", PID: 4242, Version: protocolVersion + 1})
+			c.Write(b)
+			defer c.Close()
+		}
+	}()
+	h := newHarness(t, Options{DataDir: dir})
+	h.start(attemptOf("a", "j", sh("true")))
+	u := h.await("a", executor.Failed)
+	want := fmt.Sprintf("CannotStart: supervisor protocol mismatch: supervisor 4242 speaks version %d, this server %d", protocolVersion+1, protocolVersion)
+	if u.Reason != want {
+		t.Errorf("reason %q, want %q", u.Reason, want)
 	}
 }
