@@ -85,7 +85,7 @@ type daemon struct {
 
 func newDaemon(dataDir string) (*daemon, error) {
 	// Both descriptors stay with the supervisor alone: the lock's release
-	// tells that it is gone, and jobs must not accept its clients.
+	// tells that it is gone, and no job may answer its clients.
 	syscall.CloseOnExec(lockFD)
 	syscall.CloseOnExec(listenerFD)
 	lf := os.NewFile(listenerFD, "supervisor.sock")
