@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/sharq-dev/sharq/internal/access"
 	"github.com/sharq-dev/sharq/internal/batchapi"
 	"github.com/sharq-dev/sharq/internal/engine"
@@ -267,11 +268,18 @@ func newServer(ctx context.Context, cfg serveConfig, st store.Store, keys access
 		authz = audit.Authorizer(authz)
 	}
 	met := metrics.New()
+	if c, ok := ex.(prometheus.Collector); ok {
+		met.Registry().MustRegister(c) // the kube executor's requests to the API server
+	}
 	st = met.TimeCommits(st)
 	if l, ok := cfg.lease.(metrics.Lease); ok {
 		met.WatchLease(l)
 	}
-	console := web.New(web.Options{Logger: log, Region: cfg.region, AccountID: cfg.accountID, Authorizer: authz})
+	wopts := web.Options{Logger: log, Region: cfg.region, AccountID: cfg.accountID, Authorizer: authz}
+	if l, ok := ex.(executor.InstanceLister); ok {
+		wopts.Instances = l
+	}
+	console := web.New(wopts)
 	eng, err := engine.New(ctx, engine.Options{
 		Region: cfg.region, AccountID: cfg.accountID, Store: st, Executor: ex, Logger: log,
 		MaxSharesPerQueue: cfg.maxShares, Retention: cfg.retention, StopGrace: cfg.grace, Lease: cfg.lease,

@@ -20,6 +20,7 @@ type kubeFlags struct {
 	unschedulable time.Duration
 	forceAfter    time.Duration
 	keepEnded     time.Duration
+	qps           int
 }
 
 func (k *kubeFlags) register(fs *flag.FlagSet) {
@@ -30,11 +31,15 @@ func (k *kubeFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&k.unschedulable, "kube-unschedulable-timeout", 5*time.Minute, "kube executor: how long a pod may stay unschedulable before its job is requeued")
 	fs.DurationVar(&k.forceAfter, "kube-force-delete-after", 30*time.Second, "kube executor: how long a pod may outlive its grace period before it is force-deleted")
 	fs.DurationVar(&k.keepEnded, "kube-keep-ended", time.Hour, "kube executor: how long the pods of ended attempts are kept for their logs")
+	fs.IntVar(&k.qps, "kube-qps", 200, "kube executor: requests a second to the Kubernetes API server, in bursts of twice that")
 }
 
 func openKube(cfg serveConfig, log *slog.Logger) (executor.Executor, error) {
 	if cfg.kube.table == "" {
 		return nil, fmt.Errorf("--executor kube needs --kube-instance-types")
+	}
+	if cfg.kube.qps <= 0 {
+		return nil, fmt.Errorf("--kube-qps must be positive, not %d", cfg.kube.qps)
 	}
 	table, err := kube.ReadTable(cfg.kube.table)
 	if err != nil {
@@ -45,12 +50,13 @@ func openKube(cfg serveConfig, log *slog.Logger) (executor.Executor, error) {
 		return nil, err
 	}
 	var held func() bool
+	var term int64
 	if cfg.lease != nil {
-		held = cfg.lease.Held
+		held, term = cfg.lease.Held, cfg.lease.Term()
 	}
 	return kube.New(context.Background(), kube.Options{
 		Config: rc, Instance: cfg.kube.instance, Namespace: cfg.kube.namespace, Table: table, DefaultGrace: cfg.grace,
-		Unschedulable: cfg.kube.unschedulable, ForceAfter: cfg.kube.forceAfter, KeepEnded: cfg.kube.keepEnded,
-		Logger: log, Held: held,
+		Unschedulable: cfg.kube.unschedulable, ForceAfter: cfg.kube.forceAfter, KeepEnded: cfg.kube.keepEnded, QPS: cfg.kube.qps,
+		Logger: log, Held: held, Term: term,
 	})
 }

@@ -14,7 +14,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/batch"
 
 	"github.com/sharq-dev/sharq/internal/batchapi"
+	"github.com/sharq-dev/sharq/internal/executor"
 	"github.com/sharq-dev/sharq/internal/sharqapi"
+	"github.com/sharq-dev/sharq/internal/web"
 )
 
 // jobDetail is everything `sharq describe` shows of a job.
@@ -24,6 +26,9 @@ type jobDetail struct {
 	position sharqapi.Position
 	events   []batchapi.Event
 	names    map[string]string // names of the jobs that reasons mention
+	// instances tells, by attempt, where each instance runs, when the
+	// server's executor can tell (the kube executor's pods and nodes).
+	instances [][]executor.Instance
 }
 
 // Describe is `sharq describe JOB`: a job's settings, where it stands and
@@ -52,9 +57,11 @@ func describe(ctx context.Context, v *verb, ref string) error {
 		return err
 	}
 	if v.json() {
-		return printJSON(v.stdout, map[string]any{
-			"job": json.RawMessage(d.raw), "position": d.position, "events": d.events,
-		})
+		out := map[string]any{"job": json.RawMessage(d.raw), "position": d.position, "events": d.events}
+		if d.instances != nil {
+			out["instances"] = d.instances
+		}
+		return printJSON(v.stdout, out)
 	}
 	return writeDetail(v.stdout, d)
 }
@@ -77,6 +84,12 @@ func (c *client) jobDetail(ctx context.Context, id string) (*jobDetail, error) {
 		return nil, err
 	}
 	d.events = evs.Events
+	// Only some executors tell where instances run, and a caller may not
+	// read the console's view: the pods are shown when they can be.
+	var jd web.JobDetail
+	if c.getJSON(ctx, "/sharq/v1/console/jobs/"+url.PathEscape(id), nil, &jd) == nil {
+		d.instances = jd.Instances
+	}
 	texts := []string{aws.ToString(d.job.StatusReason)}
 	for _, ev := range d.events {
 		texts = append(texts, ev.Detail.StatusReason)
@@ -125,6 +138,7 @@ func writeDetail(w io.Writer, d *jobDetail) error {
 		cs = append(cs, capacity{aws.ToString(u.CapacityUnit), aws.ToFloat64(u.Quantity)})
 	}
 	field("Instances", instances(cs))
+	field("Capacity", holdingText(p.Holding))
 	field("Created", when(aws.ToInt64(j.CreatedAt)))
 	field("Started", when(aws.ToInt64(j.StartedAt)))
 	field("Stopped", when(aws.ToInt64(j.StoppedAt)))
@@ -133,9 +147,33 @@ func writeDetail(w io.Writer, d *jobDetail) error {
 	if err := t.flush(); err != nil {
 		return err
 	}
+	if err := writePods(w, d.instances); err != nil {
+		return err
+	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Timeline:")
 	return writeTimeline(w, aws.ToInt64(j.CreatedAt), d.events, d.names)
+}
+
+// writePods lists each attempt's pods and their nodes, when the server
+// told them.
+func writePods(w io.Writer, instances [][]executor.Instance) error {
+	some := false
+	for _, l := range instances {
+		some = some || len(l) > 0
+	}
+	if !some {
+		return nil
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Pods:")
+	t := newTable(w, "  ATTEMPT", "HOST", "POD", "NODE", "PHASE")
+	for i, l := range instances {
+		for _, in := range l {
+			t.row("  "+strconv.Itoa(i+1), in.Host, orDash(in.Name), orDash(in.Node), orDash(in.Phase))
+		}
+	}
+	return t.flush()
 }
 
 // when renders a time and how long ago it was.

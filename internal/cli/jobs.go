@@ -37,9 +37,11 @@ type jobRow struct {
 	Capacity      []capacity `json:"capacityUsage"`
 	Preemptions   int        `json:"preemptions"`
 	Owner         string     `json:"owner,omitempty"` // the submitter's principal
-	CreatedAt     int64      `json:"createdAt"`
-	StartedAt     int64      `json:"startedAt,omitempty"`
-	StoppedAt     int64      `json:"stoppedAt,omitempty"`
+	// Holding is whose capacity a running job of a quota share holds.
+	Holding   *sharqapi.Holding `json:"holding,omitempty"`
+	CreatedAt int64             `json:"createdAt"`
+	StartedAt int64             `json:"startedAt,omitempty"`
+	StoppedAt int64             `json:"stoppedAt,omitempty"`
 }
 
 type capacity struct {
@@ -171,6 +173,7 @@ func (c *client) addPositions(ctx context.Context, rows []jobRow) error {
 				r.Queue, r.Priority, r.Place, r.WaitingReason, r.Preemptions = p.Queue, p.Priority, p.Place, p.Reason, p.Preemptions
 				r.Status = p.Status // newer than the listing's
 				r.Owner = p.Owner
+				r.Holding = p.Holding
 			}
 		}
 		ids = ids[n:]
@@ -231,6 +234,7 @@ func writeJobs(w io.Writer, rows []jobRow) error {
 	if len(queues) > 1 {
 		header = append([]string{"QUEUE"}, header...)
 	}
+	header, capCol := withCapacityColumn(header, rows)
 	names := map[string]string{}
 	for _, r := range rows {
 		names[r.ID] = r.Name
@@ -244,6 +248,9 @@ func writeJobs(w io.Writer, rows []jobRow) error {
 		}
 		if len(queues) > 1 {
 			cells = append([]string{r.Queue}, cells...)
+		}
+		if capCol >= 0 {
+			cells = slices.Insert(cells, capCol, capacityCell(r.Holding))
 		}
 		t.row(cells...)
 	}
@@ -265,8 +272,15 @@ func rowReason(r jobRow) string {
 		return r.WaitingReason
 	case r.Status == "FAILED":
 		return r.StatusReason
-	case stage(r.Status) == 0 && r.Preemptions > 0:
-		return "preempted " + plural(r.Preemptions, "time") + " before"
+	case stage(r.Status) == 0:
+		var notes []string
+		if n := reclaimNote(r.Holding); n != "" {
+			notes = append(notes, n)
+		}
+		if r.Preemptions > 0 {
+			notes = append(notes, "preempted "+plural(r.Preemptions, "time")+" before")
+		}
+		return strings.Join(notes, "; ")
 	}
 	return ""
 }

@@ -73,7 +73,7 @@ func TestJobsTables(t *testing.T) {
 	if r := byName["c1"]; !strings.HasPrefix(r.WaitingReason, "MISCONFIGURATION:SERVICE_ENVIRONMENT_MAX_RESOURCE") {
 		t.Errorf("c1: reason %q", r.WaitingReason)
 	}
-	if r := byName["a2"]; r.Preemptions != 1 || r.WaitingReason != "QS1 at its limit of 1 ml.g5.xlarge and nothing lendable" {
+	if r := byName["a2"]; r.Preemptions != 1 || r.WaitingReason != "QS1 at its limit of 1 ml.g5.xlarge and nothing lendable: QS3's idle instance is RESERVE" {
 		t.Errorf("a2: %+v", r)
 	}
 

@@ -28,13 +28,14 @@ type Core struct {
 	units   []string // interned unit names
 	unitIdx map[string]int32
 
-	rng       uint64 // treap priorities
 	instant   uint64 // counts the distinct instants Step has run at
 	now       int64
 	dirtyEnvs []*env
-	pending   []Decision // decided by Apply (deletions), reported by the next Step
-	bufs      [4][]*job  // scratch lists of heads, reused by every cycle
-	newInfeas []*job     // jobs that became infeasible, reported by the next Step
+	pending   []Decision  // decided by Apply (deletions), reported by the next Step
+	bufs      [4][]*job   // scratch lists of heads, reused by every cycle
+	out       []Decision  // what Step returns, reused by the next Step
+	unitOut   []UnitCount // the Own and Borrowed lists of out
+	newInfeas []*job      // jobs that became infeasible, reported by the next Step
 }
 
 // New returns an empty core.
@@ -44,7 +45,6 @@ func New() *Core {
 		queues:  map[string]*queue{},
 		jobs:    map[string]*job{},
 		unitIdx: map[string]int32{},
-		rng:     0x9E3779B97F4A7C15,
 	}
 }
 
@@ -245,17 +245,17 @@ func (q *queue) hasJobs() bool {
 }
 
 func (c *Core) newShare(q *queue, name string) *share {
-	order := queueLess
+	order := queueOrder
 	if !q.quota {
-		order = fifoLess
+		order = fifoOrder
 	}
 	return &share{
 		q: q, name: name,
 		limit:      make([]int, len(c.units)),
 		use:        make([]int, len(c.units)),
-		runnable:   newJobSet(order, &c.rng),
-		infeasible: newJobSet(order, &c.rng),
-		dispatched: newJobSet(dispatchLess, &c.rng),
+		runnable:   newJobSet(order),
+		infeasible: newJobSet(order),
+		dispatched: newJobSet(dispatchOrder),
 	}
 }
 

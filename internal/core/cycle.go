@@ -11,12 +11,24 @@ import (
 // preempted at an instant stays held back, blocking its share, until a
 // Step at a later instant: the engine runs one cycle per instant, and a
 // second Step at the same instant cannot undo what the first decided.
+//
+// The decisions are written into buffers that the next Step reuses: a
+// caller that keeps them past that copies them.
 func (c *Core) Step(now time.Time) Decisions {
 	if t := now.UnixNano(); t != c.now || c.instant == 0 {
 		c.now = t
 		c.instant++
 	}
-	var ds Decisions
+	clear(c.out) // drop the last cycle's references
+	c.unitOut = c.unitOut[:0]
+	ds := Decisions{List: c.out[:0]}
+	defer func() {
+		// A rare large cycle's buffers are not kept for the small ones.
+		c.out = ds.List
+		if cap(c.out) > keptDecisions {
+			c.out, c.unitOut = nil, nil
+		}
+	}()
 	ds.List = append(ds.List, c.pending...)
 	c.pending = c.pending[:0]
 	ds.List = append(ds.List, c.reportInfeasible()...)
@@ -33,6 +45,9 @@ func (c *Core) Step(now time.Time) Decisions {
 	}
 	return ds
 }
+
+// keptDecisions bounds the output buffer that Step keeps for the next one.
+const keptDecisions = 4096
 
 func compareStrings(a, b string) int {
 	switch {

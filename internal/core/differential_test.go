@@ -21,7 +21,8 @@ import (
 //     whose reason changed, so each reported Wait must carry the reason the
 //     reference gives for that job now; which heads are reported is not
 //     compared;
-//   - every live job's status (Job), the queues' usage, fronts and sizes.
+//   - every live job's status (Job), the queues' usage, fronts and sizes,
+//     and whose capacity each dispatched job holds (Holdings, HoldingsOf).
 //
 // The core looks only at shares marked dirty; the reference looks at every
 // head every time. Agreement shows the dirty-tracking misses nothing.
@@ -135,6 +136,20 @@ func compareState(c *core.Core, r *refCore) string {
 	for _, q := range r.queues {
 		if diff := diffOf(r.Usage(q.name), c.Usage(q.name)); diff != "" {
 			return fmt.Sprintf("usage of %s (-reference +core):\n%s", q.name, diff)
+		}
+		holdings := r.Holdings(q.name)
+		if diff := diffOf(holdings, c.Holdings(q.name)); diff != "" {
+			return fmt.Sprintf("holdings of %s (-reference +core):\n%s", q.name, diff)
+		}
+		var ids []string
+		for _, want := range holdings {
+			ids = append(ids, want.Job)
+		}
+		some := c.HoldingsOf(ids)
+		for _, want := range holdings {
+			if got, ok := some[want.Job]; !ok || !reflect.DeepEqual(want, got) {
+				return fmt.Sprintf("HoldingsOf %s (-reference +core):\n%s", want.Job, cmp.Diff(want, got))
+			}
 		}
 		if diff := diffOf(r.QueueFront(q.name, 100), c.QueueFront(q.name, 100)); diff != "" {
 			return fmt.Sprintf("front of %s (-reference +core):\n%s", q.name, diff)

@@ -8,19 +8,44 @@ import "slices"
 // neighbouring jobs together in memory, which beats a pointer tree at the
 // sizes a share's queue reaches (10^3 to 10^6 jobs).
 //
+// Jobs mostly leave a queue at its head and join it at its tail: both
+// skip the searches.
+//
 // A job's ordering fields must not change while it is in a set: callers
 // delete it, change it, and insert it again.
 type jobSet struct {
 	chunks [][]*job
 	n      int
-	less   func(a, b *job) bool
+	order  order
 }
 
 const maxChunk = 128
 
-func newJobSet(less func(a, b *job) bool, _ *uint64) jobSet {
-	return jobSet{less: less}
+// order is how a jobSet orders its jobs. A value, not a func, so that the
+// comparisons inline into the searches.
+type order uint8
+
+const (
+	queueOrder    order = iota // queueLess
+	fifoOrder                  // fifoLess
+	dispatchOrder              // dispatchLess
+)
+
+func (o order) less(a, b *job) bool {
+	switch o {
+	case queueOrder:
+		return queueLess(a, b)
+	case fifoOrder:
+		return fifoLess(a, b)
+	}
+	return dispatchLess(a, b)
 }
+
+func newJobSet(o order) jobSet {
+	return jobSet{order: o}
+}
+
+func (s *jobSet) less(a, b *job) bool { return s.order.less(a, b) }
 
 func (s *jobSet) Len() int { return s.n }
 
@@ -56,9 +81,20 @@ func (s *jobSet) Insert(j *job) {
 		s.chunks = append(s.chunks, c)
 		return
 	}
-	ci := s.chunkFor(j)
+	ci := len(s.chunks) - 1
 	c := s.chunks[ci]
-	c = slices.Insert(c, s.pos(c, j), j)
+	if s.less(j, c[len(c)-1]) {
+		ci = s.chunkFor(j)
+		c = s.chunks[ci]
+		c = slices.Insert(c, s.pos(c, j), j)
+	} else if len(c) < maxChunk {
+		c = append(c, j) // the tail: no search
+	} else {
+		c = make([]*job, 1, maxChunk)
+		c[0] = j
+		s.chunks = append(s.chunks, c)
+		return
+	}
 	if len(c) <= maxChunk {
 		s.chunks[ci] = c
 		return
@@ -76,6 +112,17 @@ func (s *jobSet) Insert(j *job) {
 func (s *jobSet) Delete(j *job) {
 	if s.n == 0 {
 		panic("core: jobSet.Delete from an empty set: " + j.id)
+	}
+	if first := s.chunks[0]; first[0] == j {
+		// The head: drop it from the front of its chunk without a copy.
+		s.n--
+		first[0] = nil
+		if len(first) > 1 {
+			s.chunks[0] = first[1:]
+		} else {
+			s.chunks = slices.Delete(s.chunks, 0, 1)
+		}
+		return
 	}
 	ci := s.chunkFor(j)
 	c := s.chunks[ci]

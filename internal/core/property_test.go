@@ -29,6 +29,8 @@ import (
 //     exactly when its preemption retries are exhausted;
 //   - after each step every live job is in exactly one state, none is lost
 //     or duplicated, and usage agrees with the jobs;
+//   - whose capacity each dispatched job holds is consistent with usage
+//     and the shares' idle capacity (checkHoldings);
 //   - equal event sequences give byte-identical decisions.
 func TestProperties(t *testing.T) {
 	start := time.Now()
@@ -373,6 +375,9 @@ func checkState(c *core.Core, m *refCore) error {
 					return fmt.Errorf("share %s uses %d %s, its jobs hold %d", su.Share, uu.Used, uu.Unit, m.use(s, uu.Unit))
 				}
 			}
+		}
+		if err := checkHoldings(c, m, q); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -5,7 +5,8 @@ import (
 	"slices"
 )
 
-// headReason explains why head h was not placed.
+// headReason explains why head h was not placed, naming idle capacity it
+// cannot use and why.
 func (c *Core) headReason(h *job) Reason {
 	s := h.sh
 	e := s.q.env
@@ -19,8 +20,11 @@ func (c *Core) headReason(h *job) Reason {
 	}
 	if s.strategy == 0 || c.ownFit(h) {
 		for _, d := range h.demand {
-			if free := e.limit[d.u] - e.use[d.u]; s.strategy == 0 && free < int(d.n) || s.strategy != 0 && c.free(s, d.u) < int(d.n) {
-				return Reason{Code: ReasonCapacity, Unit: c.units[d.u], Need: int(d.n), Share: s.name}
+			if free := e.limit[d.u] - e.use[d.u]; s.strategy == 0 && free < int(d.n) {
+				return Reason{Code: ReasonCapacity, Unit: c.units[d.u], Need: int(d.n)}
+			}
+			if s.strategy != 0 && c.free(s, d.u) < int(d.n) {
+				return c.reservedReason(Reason{Code: ReasonCapacity, Unit: c.units[d.u], Need: int(d.n), Share: s.name}, s, d.u)
 			}
 		}
 		return Reason{Code: ReasonCapacity, Share: s.name}
@@ -36,22 +40,81 @@ func (c *Core) headReason(h *job) Reason {
 		switch bc := s.borrowCap(d.u); {
 		case s.strategy != LendAndBorrow:
 			r.Code = ReasonShareFull
-			return r
+			return c.lendableReason(r, s, d.u)
 		case bc >= 0 && s.borrowedOf(d.u)+part > bc:
-			r.Code = ReasonAtBorrowLimit
-			return r
+			r.Code, r.BorrowCap = ReasonAtBorrowLimit, bc
+			return c.lendableReason(r, s, d.u)
 		case part > c.lendableTo(s, d.u):
-			return r
+			r.Lendable = max(0, c.lendableTo(s, d.u))
+			return c.reservedReason(r, s, d.u)
 		}
 	}
 	// It could borrow, but the SE capacity is held by others or kept by
 	// RESERVE shares.
 	for _, d := range h.demand {
 		if c.free(s, d.u) < int(d.n) {
-			return Reason{Code: ReasonCapacity, Unit: c.units[d.u], Need: int(d.n), Share: s.name}
+			return c.reservedReason(Reason{Code: ReasonCapacity, Unit: c.units[d.u], Need: int(d.n), Share: s.name}, s, d.u)
 		}
 	}
 	return Reason{Code: ReasonCapacity, Share: s.name}
+}
+
+// reservedReason adds to r the free idle capacity of unit u that RESERVE
+// shares other than s keep: at most what is free in the SE, named by the
+// first such share.
+func (c *Core) reservedReason(r Reason, s *share, u int32) Reason {
+	e := s.q.env
+	n := e.reserveIdle[u]
+	if s.strategy == Reserve {
+		n -= s.ownIdle(u)
+	}
+	if r.IdleCount = min(n, e.limit[u]-e.use[u]); r.IdleCount <= 0 {
+		r.IdleCount = 0
+		return r
+	}
+	for _, x := range s.q.shares {
+		if x != s && x.strategy == Reserve && x.ownIdle(u) > 0 {
+			if r.IdleSources++; r.IdleSources == 1 {
+				r.IdleFrom = x.name
+			}
+		}
+	}
+	return r
+}
+
+// lendableReason adds to r the free idle capacity of unit u that others
+// could lend s if its strategy or borrow limit let it borrow, named by its
+// first source: a lender's unlent idle capacity (by name), then the unlent
+// capacity beyond all share limits.
+func (c *Core) lendableReason(r Reason, s *share, u int32) Reason {
+	e := s.q.env
+	if r.IdleCount = min(c.lendableTo(s, u), c.free(s, u)); r.IdleCount <= 0 {
+		r.IdleCount = 0
+		return r
+	}
+	lent := map[*share]int{}
+	unowned := 0
+	for _, src := range sources(s.q, u) {
+		if src.s == nil {
+			unowned = src.n
+		} else {
+			lent[src.s] = src.n
+		}
+	}
+	name := func(n string) {
+		if r.IdleSources++; r.IdleSources == 1 {
+			r.IdleFrom = n
+		}
+	}
+	for _, x := range s.q.shares {
+		if x != s && x.lender() && x.ownIdle(u) > lent[x] {
+			name(x.name)
+		}
+	}
+	if max(0, e.limit[u]-e.sumLimit[u]) > unowned {
+		name("")
+	}
+	return r
 }
 
 // JobStatus is what the core knows of a live job.
@@ -191,6 +254,11 @@ type UnitUsage struct {
 	Borrowed int // the part of Used beyond the limit
 	Lent     int // the share's idle capacity used by borrowers
 	Idle     int // the share's idle capacity nobody uses
+	// BorrowedFrom splits Borrowed by whose capacity it stands on, and
+	// LentTo splits Lent by borrower; by share name, the capacity beyond all
+	// share limits ("") last. See provenance.go for the attribution.
+	BorrowedFrom []ShareCount
+	LentTo       []ShareCount
 }
 
 // ShareUsage is a share's standing on every unit it has a limit for or uses.
@@ -201,18 +269,35 @@ type ShareUsage struct {
 }
 
 // Usage reports a queue's shares (for a FIFO queue, one unnamed share).
-// Borrowed capacity is attributed first to SE capacity beyond the share
-// limits, then to lending shares in name order.
+// Borrowed capacity is attributed as Holdings attributes it.
 func (c *Core) Usage(queue string) []ShareUsage {
 	q := c.queues[queue]
 	if q == nil {
 		return nil
 	}
-	e := q.env
-	lentLeft := make([]int, len(c.units))
-	for u := range lentLeft {
-		lentLeft[u] = max(0, e.borrowed[u]-max(0, e.limit[u]-e.sumLimit[u]))
+	type key struct {
+		s *share
+		u int32
 	}
+	from, to := map[key][]ShareCount{}, map[key][]ShareCount{}
+	lent := map[key]int{}
+	if q.quota {
+		for u := range c.units {
+			if q.env.borrowed[u] == 0 {
+				continue
+			}
+			matchLoans(q, int32(u), func(j *job, src source, n int) {
+				b := key{j.sh, int32(u)}
+				from[b] = addShareCount(from[b], src.name(), n, src.reclaim)
+				if src.s != nil {
+					l := key{src.s, int32(u)}
+					to[l] = addShareCount(to[l], j.sh.name, n, false)
+					lent[l] += n
+				}
+			})
+		}
+	}
+	byName := func(a, b ShareCount) int { return lenderCmp(a.Share, b.Share) }
 	var out []ShareUsage
 	for _, s := range q.shares {
 		su := ShareUsage{Share: s.name, Strategy: s.strategy}
@@ -220,19 +305,18 @@ func (c *Core) Usage(queue string) []ShareUsage {
 			if s.limit[u] == 0 && s.use[u] == 0 {
 				continue
 			}
-			uu := UnitUsage{Unit: c.units[u], Limit: s.limit[u], Used: s.use[u]}
+			k := key{s, int32(u)}
+			uu := UnitUsage{Unit: c.units[u], Limit: s.limit[u], Used: s.use[u], BorrowedFrom: from[k], LentTo: to[k]}
 			uu.Own = min(s.use[u], s.limit[u])
 			uu.Borrowed = s.borrowedOf(int32(u))
 			if s.strategy == 0 {
 				// A FIFO queue has no quota: all it uses is its own.
 				uu.Own, uu.Borrowed = s.use[u], 0
 			}
-			idle := s.ownIdle(int32(u))
-			if s.lender() {
-				uu.Lent = min(idle, lentLeft[u])
-				lentLeft[u] -= uu.Lent
-			}
-			uu.Idle = idle - uu.Lent
+			uu.Lent = lent[k]
+			uu.Idle = s.ownIdle(int32(u)) - uu.Lent
+			slices.SortFunc(uu.BorrowedFrom, byName)
+			slices.SortFunc(uu.LentTo, byName)
 			su.Units = append(su.Units, uu)
 		}
 		slices.SortFunc(su.Units, func(a, b UnitUsage) int { return cmp.Compare(a.Unit, b.Unit) })

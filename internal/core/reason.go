@@ -16,8 +16,8 @@ const (
 	// Waiting.
 	ReasonBlocked       // behind the head Job of its share
 	ReasonShareFull     // share (not borrowing) at its limit of Limit Unit
-	ReasonAtLimit       // share at its limit of Limit Unit, nothing lendable
-	ReasonAtBorrowLimit // share at its limit and at its borrow limit
+	ReasonAtLimit       // share at its limit of Limit Unit, Lendable (too little) lendable
+	ReasonAtBorrowLimit // share at its limit and at its borrow limit BorrowCap
 	ReasonCapacity      // Unit in use by other shares within their limits or reserved
 	ReasonHeldBack      // preempted at this instant; eligible again at the next change
 	ReasonEnvDisabled
@@ -40,6 +40,20 @@ type Reason struct {
 	Unit  string
 	Limit int
 	Need  int
+	// Lendable is what other shares can lend the share of Unit now
+	// (ReasonAtLimit); BorrowCap the most of Unit it may borrow
+	// (ReasonAtBorrowLimit).
+	Lendable  int
+	BorrowCap int
+	// Idle is free idle capacity of Unit that the job cannot use: kept by
+	// RESERVE shares (ReasonCapacity, ReasonAtLimit), or lendable but not
+	// to this share (ReasonShareFull: it does not borrow;
+	// ReasonAtBorrowLimit). It is IdleCount instances of IdleFrom (a share,
+	// or "" for the capacity beyond all share limits) and, when IdleSources
+	// is above 1, of others.
+	IdleCount   int
+	IdleFrom    string
+	IdleSources int
 }
 
 // Misconfiguration tells whether the job can never be placed with the
@@ -66,11 +80,26 @@ func (r Reason) String() string {
 		}
 		return fmt.Sprintf("blocked behind job %s in share %s", r.Job, r.Share)
 	case ReasonShareFull:
-		return fmt.Sprintf("%s at its limit of %d %s", r.Share, r.Limit, r.Unit)
+		t := fmt.Sprintf("%s at its limit of %d %s", r.Share, r.Limit, r.Unit)
+		if r.IdleCount > 0 {
+			t += "; only LEND_AND_BORROW shares may borrow " + r.idle()
+		}
+		return t
 	case ReasonAtLimit:
-		return fmt.Sprintf("%s at its limit of %d %s and nothing lendable", r.Share, r.Limit, r.Unit)
+		t := fmt.Sprintf("%s at its limit of %d %s and nothing lendable", r.Share, r.Limit, r.Unit)
+		if r.Lendable > 0 {
+			t = fmt.Sprintf("%s at its limit of %d %s and only %d lendable", r.Share, r.Limit, r.Unit, r.Lendable)
+		}
+		if r.IdleCount > 0 {
+			t += ": " + r.reserved()
+		}
+		return t
 	case ReasonAtBorrowLimit:
-		return fmt.Sprintf("%s at its limit of %d %s and at its borrow limit", r.Share, r.Limit, r.Unit)
+		t := fmt.Sprintf("%s at its limit of %d %s and at its borrow limit of %d", r.Share, r.Limit, r.Unit, r.BorrowCap)
+		if r.IdleCount > 0 {
+			t += ", so it may not borrow " + r.idle()
+		}
+		return t
 	case ReasonCapacity:
 		switch {
 		case r.Unit == "":
@@ -78,8 +107,12 @@ func (r Reason) String() string {
 		case r.Share == "":
 			// A FIFO queue: no shares, no limits.
 			return fmt.Sprintf("waiting for %d %s: capacity in use", r.Need, r.Unit)
+		case r.IdleCount >= r.Need:
+			return fmt.Sprintf("waiting for %d %s: %s", r.Need, r.Unit, r.reserved())
+		case r.IdleCount > 0:
+			return fmt.Sprintf("waiting for %d %s: capacity in use within quota share limits, and %s", r.Need, r.Unit, r.reserved())
 		}
-		return fmt.Sprintf("waiting for %d %s: capacity in use within quota share limits or kept by RESERVE shares", r.Need, r.Unit)
+		return fmt.Sprintf("waiting for %d %s: capacity in use within quota share limits", r.Need, r.Unit)
 	case ReasonHeldBack:
 		return "preempted in this scheduling cycle; eligible again at the next change"
 	case ReasonEnvDisabled:
@@ -98,4 +131,44 @@ func (r Reason) String() string {
 		return "Job queue deleted"
 	}
 	return fmt.Sprintf("Reason(%d)", uint8(r.Code))
+}
+
+// idle names the idle capacity of the reason: "QS3's idle instance", "QS3's
+// 2 idle instances", "3 idle instances of QS3 and others", "the idle
+// instance beyond the quota share limits".
+func (r Reason) idle() string {
+	noun := "idle instance"
+	if r.IdleCount > 1 {
+		noun = fmt.Sprintf("%d idle instances", r.IdleCount)
+	}
+	switch {
+	case r.IdleSources > 1:
+		return fmt.Sprintf("%d %s of %s and others", r.IdleCount, plural(r.IdleCount, "idle instance"), orBeyond(r.IdleFrom))
+	case r.IdleFrom == "":
+		return "the " + noun + " beyond the quota share limits"
+	}
+	return r.IdleFrom + "'s " + noun
+}
+
+// reserved says that the reason's idle capacity is kept by RESERVE shares.
+func (r Reason) reserved() string {
+	verb := " is RESERVE"
+	if r.IdleCount > 1 {
+		verb = " are RESERVE"
+	}
+	return r.idle() + verb
+}
+
+func plural(n int, noun string) string {
+	if n == 1 {
+		return noun
+	}
+	return noun + "s"
+}
+
+func orBeyond(share string) string {
+	if share == "" {
+		return "the capacity beyond the quota share limits"
+	}
+	return share
 }

@@ -3,7 +3,6 @@ package core_test
 import (
 	"cmp"
 	"fmt"
-	"maps"
 	"slices"
 
 	"github.com/sharq-dev/sharq/internal/core"
@@ -308,8 +307,11 @@ func (r *refCore) reason(j *refJob, feasible []*refJob) core.Reason {
 			if s.strategy != 0 {
 				free = r.free(s, u)
 			}
+			if free < j.demand[u] && s.strategy == 0 {
+				return core.Reason{Code: core.ReasonCapacity, Unit: u, Need: j.demand[u]}
+			}
 			if free < j.demand[u] {
-				return core.Reason{Code: core.ReasonCapacity, Unit: u, Need: j.demand[u], Share: s.name}
+				return r.withReserved(core.Reason{Code: core.ReasonCapacity, Unit: u, Need: j.demand[u], Share: s.name}, s, u)
 			}
 		}
 		return core.Reason{Code: core.ReasonCapacity, Share: s.name}
@@ -324,70 +326,79 @@ func (r *refCore) reason(j *refJob, feasible []*refJob) core.Reason {
 		why := core.Reason{Code: core.ReasonAtLimit, Share: s.name, Unit: u, Limit: s.limits[u], Need: d}
 		if s.strategy != core.LendAndBorrow {
 			why.Code = core.ReasonShareFull
-			return why
+			return r.withLendable(why, s, u)
 		}
 		if c := borrowCap(s, u); c >= 0 && r.borrowed(s, u)+r.borrowPart(j, u) > c {
-			why.Code = core.ReasonAtBorrowLimit
-			return why
+			why.Code, why.BorrowCap = core.ReasonAtBorrowLimit, c
+			return r.withLendable(why, s, u)
 		}
 		if r.borrowPart(j, u) > r.lendableTo(s, u) {
-			return why
+			why.Lendable = max(0, r.lendableTo(s, u))
+			return r.withReserved(why, s, u)
 		}
 	}
 	for _, u := range j.units {
 		if r.free(s, u) < j.demand[u] {
-			return core.Reason{Code: core.ReasonCapacity, Unit: u, Need: j.demand[u], Share: s.name}
+			return r.withReserved(core.Reason{Code: core.ReasonCapacity, Unit: u, Need: j.demand[u], Share: s.name}, s, u)
 		}
 	}
 	return core.Reason{Code: core.ReasonCapacity, Share: s.name}
 }
 
-// Usage is the reference's core.Usage: borrowed capacity is attributed
-// first to the SE capacity beyond the share limits, then to lending shares
-// in name order.
+// Usage is the reference's core.Usage: borrowed capacity is attributed as
+// loans attributes it.
 func (r *refCore) Usage(queue string) []core.ShareUsage {
 	q := r.queue(queue)
 	if q == nil {
 		return nil
 	}
-	e := r.env(q.env)
-	shares := r.sharesOf(q.name)
-	all := map[string]bool{}
-	for _, s := range shares {
-		for u := range s.limits {
-			all[u] = true
-		}
-		for _, j := range r.jobsOf(s) {
-			for u := range j.demand {
-				all[u] = true
+	type key struct {
+		s    *refShare
+		unit string
+	}
+	from, to := map[key][]core.ShareCount{}, map[key][]core.ShareCount{}
+	lent := map[key]int{}
+	add := func(cs []core.ShareCount, name string, n int, rec bool) []core.ShareCount {
+		for i := range cs {
+			if cs[i].Share == name {
+				cs[i].Count += n
+				return cs
 			}
 		}
+		return append(cs, core.ShareCount{Share: name, Count: n, Reclaimable: rec})
 	}
-	lentLeft := map[string]int{}
-	for u := range all {
-		for _, s := range shares {
-			lentLeft[u] += r.borrowed(s, u)
+	for _, u := range r.queueUnits(q) {
+		for _, l := range r.loans(q, u) {
+			b := key{r.shareOf(l.job), u}
+			if l.lender == nil {
+				from[b] = add(from[b], "", l.n, false)
+				continue
+			}
+			from[b] = add(from[b], l.lender.name, l.n, r.reclaims(l.lender, u))
+			k := key{l.lender, u}
+			to[k] = add(to[k], b.s.name, l.n, false)
+			lent[k] += l.n
 		}
-		lentLeft[u] = max(0, lentLeft[u]-r.beyondLimits(e, u))
 	}
+	byName := func(a, b core.ShareCount) int { return refLenderCmp(a.Share, b.Share) }
 	var out []core.ShareUsage
-	for _, s := range shares {
+	for _, s := range r.sharesOf(q.name) {
 		su := core.ShareUsage{Share: s.name, Strategy: s.strategy}
-		for _, u := range slices.Sorted(maps.Keys(all)) {
+		for _, u := range r.queueUnits(q) {
 			used, lim := r.use(s, u), s.limits[u]
 			if used == 0 && lim == 0 {
 				continue
 			}
-			uu := core.UnitUsage{Unit: u, Limit: lim, Used: used, Own: min(used, lim), Borrowed: r.borrowed(s, u)}
+			k := key{s, u}
+			uu := core.UnitUsage{Unit: u, Limit: lim, Used: used, Own: min(used, lim), Borrowed: r.borrowed(s, u),
+				BorrowedFrom: from[k], LentTo: to[k]}
 			if s.strategy == 0 {
 				uu.Own, uu.Borrowed = used, 0 // a FIFO queue has no quota to borrow beyond
 			}
-			idle := r.ownIdle(s, u)
-			if lends(s) {
-				uu.Lent = min(idle, lentLeft[u])
-				lentLeft[u] -= uu.Lent
-			}
-			uu.Idle = idle - uu.Lent
+			uu.Lent = lent[k]
+			uu.Idle = r.ownIdle(s, u) - uu.Lent
+			slices.SortFunc(uu.BorrowedFrom, byName)
+			slices.SortFunc(uu.LentTo, byName)
 			su.Units = append(su.Units, uu)
 		}
 		out = append(out, su)

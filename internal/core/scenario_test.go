@@ -1,6 +1,7 @@
 package core_test
 
 import (
+	"cmp"
 	"fmt"
 	"path/filepath"
 	"strconv"
@@ -112,6 +113,8 @@ func (w *world) handle(t *testing.T, d *datadriven.TestData) string {
 			}
 		}
 		return b.String()
+	case "holdings":
+		return w.holdings(t, d)
 	}
 	d.Fatalf(t, "unknown command %s", d.Cmd)
 	return ""
@@ -268,4 +271,49 @@ func (w *world) queue(f fields) string {
 		return q
 	}
 	return w.lastQ
+}
+
+// holdings prints whose capacity each dispatched job of the queue holds,
+// then how each share's borrowed and lent capacity splits by share
+// ("none": the capacity beyond all share limits).
+func (w *world) holdings(t *testing.T, d *datadriven.TestData) string {
+	q := w.arg(d, "queue", w.lastQ)
+	lender := func(s string) string { return cmp.Or(s, "none") }
+	var b strings.Builder
+	all := w.c.Holdings(q)
+	var ids []string
+	for _, h := range all {
+		ids = append(ids, h.Job)
+	}
+	some := w.c.HoldingsOf(append(ids, "unknown"))
+	if len(some) != len(all) {
+		d.Fatalf(t, "HoldingsOf gives %d holdings, Holdings %d", len(some), len(all))
+	}
+	for _, h := range all {
+		if fmt.Sprint(some[h.Job]) != fmt.Sprint(h) {
+			d.Fatalf(t, "HoldingsOf(%s) = %+v, Holdings says %+v", h.Job, some[h.Job], h)
+		}
+		fmt.Fprintf(&b, "%s share=%s", h.Job, h.Share)
+		for _, o := range h.Own {
+			fmt.Fprintf(&b, " own=%s", o)
+		}
+		for _, l := range h.Loans {
+			fmt.Fprintf(&b, " borrowed=%s:%d from=%s", l.Unit, l.Count, lender(l.Lender))
+			if l.Reclaimable {
+				b.WriteString(" reclaimable")
+			}
+		}
+		b.WriteByte('\n')
+	}
+	for _, su := range w.c.Usage(q) {
+		for _, u := range su.Units {
+			for _, c := range u.BorrowedFrom {
+				fmt.Fprintf(&b, "%s %s borrows %d from %s\n", su.Share, u.Unit, c.Count, lender(c.Share))
+			}
+			for _, c := range u.LentTo {
+				fmt.Fprintf(&b, "%s %s lends %d to %s\n", su.Share, u.Unit, c.Count, c.Share)
+			}
+		}
+	}
+	return b.String()
 }

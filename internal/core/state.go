@@ -195,16 +195,20 @@ func (c *Core) markPool(e *env) {
 	}
 }
 
-// sortedUnits renders per-unit amounts of a job as UnitCounts, skipping
-// zeros, in the job's demand order (unit name).
+// unitCounts renders per-unit amounts of a job as UnitCounts, skipping
+// zeros, in the job's demand order (unit name). The list is part of the
+// cycle's output buffer (see Step).
 func (c *Core) unitCounts(j *job, amount func(need) int) []UnitCount {
-	var out []UnitCount
+	start := len(c.unitOut)
 	for _, d := range j.demand {
 		if n := amount(d); n > 0 {
-			out = append(out, UnitCount{Unit: c.units[d.u], Count: n})
+			c.unitOut = append(c.unitOut, UnitCount{Unit: c.units[d.u], Count: n})
 		}
 	}
-	return out
+	if len(c.unitOut) == start {
+		return nil
+	}
+	return c.unitOut[start:len(c.unitOut):len(c.unitOut)]
 }
 
 func shareCmp(a, b *share) int {

@@ -3,8 +3,8 @@ package engine
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -103,7 +103,7 @@ func (e *Engine) dispatched(j *record.Job, d core.Decision, waitFor []string, ho
 // attemptName names an attempt's training job as AWS Batch does: "AWSBatch",
 // the job name and 32 hex digits, within SageMaker's 63 characters.
 func attemptName(name, id string, seq int) string {
-	sum := sha256.Sum256([]byte(fmt.Sprintf("%s/%d", id, seq)))
+	sum := sha256.Sum256(strconv.AppendInt(append([]byte(id), '/'), int64(seq), 10))
 	if len(name) > 63-8-32 {
 		name = name[:63-8-32]
 	}

@@ -100,7 +100,7 @@ type subscribers struct {
 	mu     sync.Mutex
 	next   int
 	chans  map[int]chan JobEvent
-	recent []JobEvent // the latest events, oldest first: at most 2 × recentEvents
+	recent []*JobEvent // the latest events, oldest first: at most 2 × recentEvents
 }
 
 const recentEvents = 1000
@@ -133,7 +133,12 @@ func (e *Engine) RecentEvents() []JobEvent {
 	s := &e.subs
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return append([]JobEvent(nil), s.recent[max(0, len(s.recent)-recentEvents):]...)
+	kept := s.recent[max(0, len(s.recent)-recentEvents):]
+	out := make([]JobEvent, len(kept))
+	for i, ev := range kept {
+		out[i] = *ev
+	}
+	return out
 }
 
 // publish hands a committed cycle's events to subscribers and observers.
@@ -147,9 +152,14 @@ func (e *Engine) publish(t *tx, took time.Duration) {
 	s := &e.subs
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.recent = append(s.recent, t.events...)
+	// Pointers, not copies: an event is large, and a cycle's events are
+	// not changed once published.
+	for i := max(0, len(t.events)-recentEvents); i < len(t.events); i++ {
+		s.recent = append(s.recent, &t.events[i])
+	}
 	// Trim only when twice the size, so the copy costs O(1) per event.
 	if n := len(s.recent) - recentEvents; n > recentEvents {
+		clear(s.recent[:n])
 		s.recent = append(s.recent[:0], s.recent[n:]...)
 	}
 	for _, ev := range t.events {

@@ -6,6 +6,8 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"slices"
+	"sync"
 	"time"
 
 	"github.com/sharq-dev/sharq/internal/core"
@@ -17,6 +19,9 @@ import (
 // demandOf reads the capacity a CreateTrainingJob request asks for: the
 // instance type × count, or each instance group's, summed per type.
 func demandOf(payload string) ([]record.UnitCount, error) {
+	if d, ok := demandMemo.get(payload); ok {
+		return slices.Clone(d), nil
+	}
 	req, err := trainingjob.Parse([]byte(payload))
 	if err != nil {
 		return nil, payloadError(err)
@@ -29,7 +34,48 @@ func demandOf(payload string) ([]record.UnitCount, error) {
 	for i, d := range demand {
 		out[i] = record.UnitCount{Unit: d.Type, Count: d.Count}
 	}
-	return out, nil
+	demandMemo.put(payload, out)
+	return slices.Clone(out), nil
+}
+
+// demandMemo remembers the demand of recent small payloads: jobs submitted
+// from one template (as a simulation's are) share a payload, and parsing
+// it is most of a submission's work.
+var demandMemo = newDemandCache(1024, 4096)
+
+// demandCache maps payloads of at most maxLen bytes to their demand, up to
+// size entries; when full it starts over.
+type demandCache struct {
+	mu      sync.Mutex
+	size    int
+	maxLen  int
+	demands map[string][]record.UnitCount
+}
+
+func newDemandCache(size, maxLen int) *demandCache {
+	return &demandCache{size: size, maxLen: maxLen, demands: map[string][]record.UnitCount{}}
+}
+
+func (c *demandCache) get(payload string) ([]record.UnitCount, bool) {
+	if len(payload) > c.maxLen {
+		return nil, false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	d, ok := c.demands[payload]
+	return d, ok
+}
+
+func (c *demandCache) put(payload string, d []record.UnitCount) {
+	if len(payload) > c.maxLen {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.demands) >= c.size {
+		clear(c.demands)
+	}
+	c.demands[payload] = d
 }
 
 // coreUnits is a job's demand as the core counts it.
@@ -196,7 +242,9 @@ func (e *Engine) newJob(in SubmitServiceJobInput, demand []record.UnitCount, now
 		ServiceRequestPayload: in.ServiceRequestPayload, RetryStrategy: in.RetryStrategy, TimeoutConfig: in.TimeoutConfig,
 		PreemptionConfiguration: in.PreemptionConfiguration, Tags: in.Tags, CapacityUsage: capacityUsage(demand),
 		Queue: q.JobQueueName, QueuedAt: queued, Demand: demand, Entries: 1, ClientToken: in.ClientToken, Owner: in.Owner,
-		History: []record.Transition{{At: queued / 1e6, Status: StatusSubmitted}},
+		// Room for the usual life (SUBMITTED, RUNNABLE, SCHEDULED,
+		// STARTING, RUNNING, an end) in one allocation.
+		History: append(make([]record.Transition, 0, 6), record.Transition{At: queued / 1e6, Status: StatusSubmitted}),
 	}
 	if err := coreErr(e.core.Apply(e.submitEvent(j))); err != nil {
 		return nil, err

@@ -71,3 +71,16 @@ func (e *Engine) ServiceEnvironmentNames() []string {
 	sort.Strings(out)
 	return out
 }
+
+// HoldingsOf reports whose capacity the named jobs (IDs or ARNs) hold, for
+// those that are dispatched, by job ID: own, or borrowed from which share,
+// and whether that share can take it back.
+func (e *Engine) HoldingsOf(ids []string) map[string]core.Holding {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	jobIDs := make([]string, len(ids))
+	for i, id := range ids {
+		jobIDs[i] = e.jobID(id)
+	}
+	return e.core.HoldingsOf(jobIDs)
+}

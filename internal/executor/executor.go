@@ -131,3 +131,20 @@ type SubmitChecker interface {
 // ErrNoLogs is LogReader's answer for an attempt whose logs it does not
 // keep.
 var ErrNoLogs = errors.New("no logs kept for the attempt")
+
+// InstanceLister is implemented by an executor that can tell where an
+// attempt's instances run, such as the kube executor: each instance's pod
+// and the node it is on. The console shows them.
+type InstanceLister interface {
+	// Instances lists the attempt's instances, algo-1 first; nil when the
+	// executor does not know the attempt (or no more).
+	Instances(attemptID string) []Instance
+}
+
+// Instance is where one instance of an attempt runs.
+type Instance struct {
+	Host  string `json:"host"`            // algo-N
+	Name  string `json:"name,omitempty"`  // the pod ("" while there is none)
+	Node  string `json:"node,omitempty"`  // "" until it is placed
+	Phase string `json:"phase,omitempty"` // Pending, Running, Succeeded or Failed
+}

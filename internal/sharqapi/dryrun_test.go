@@ -57,7 +57,7 @@ func TestDryRunMatchesSubmit(t *testing.T) {
 	}{
 		{"QS1", 3, "would be dispatched now on own capacity 1 × ml.g5.xlarge"},
 		{"QS1", 2, "would be dispatched now borrowing 1 × ml.g5.xlarge"},
-		{"QS1", 1, "would wait at position 1 of QS1: QS1 at its limit of 1 ml.g5.xlarge and nothing lendable"},
+		{"QS1", 1, "would wait at position 1 of QS1: QS1 at its limit of 1 ml.g5.xlarge and nothing lendable: QS3's idle instance is RESERVE"},
 		{"QS2", 1, "would be dispatched now on own capacity 1 × ml.g5.xlarge, preempting med (cross-share from QS1)"},
 		{"QS3", 0, "would be dispatched now on own capacity 1 × ml.g5.xlarge"},
 		{"QS1", 4, "would be dispatched now on own capacity 1 × ml.g5.xlarge, preempting high (in-share from QS1)"},

@@ -4,10 +4,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/sharq-dev/sharq/internal/access"
 	"github.com/sharq-dev/sharq/internal/batchapi"
+	"github.com/sharq-dev/sharq/internal/core"
 	"github.com/sharq-dev/sharq/internal/engine"
 )
 
@@ -37,8 +39,26 @@ func (h *Handler) positions(w http.ResponseWriter, r *http.Request) {
 			out.Jobs = append(out.Jobs, p)
 		}
 	}
+	h.addHoldings(out.Jobs)
 	writeJSON(w, out)
 }
+
+// addHoldings says whose capacity each running job of a quota share holds.
+func (h *Handler) addHoldings(ps []Position) {
+	var ids []string
+	for _, p := range ps {
+		ids = append(ids, p.JobID)
+	}
+	hs := h.eng.HoldingsOf(ids)
+	for i, p := range ps {
+		if hd, ok := hs[p.JobID]; ok && p.Share != "" && slices.Contains(runningStatuses, p.Status) {
+			ps[i].Holding = holdingOf(hd)
+		}
+	}
+}
+
+// runningStatuses are those of a job that holds capacity.
+var runningStatuses = []string{engine.StatusScheduled, engine.StatusStarting, engine.StatusRunning}
 
 // match finds the jobs a part of an ID names: the short IDs tables print
 // are the IDs' last 8 characters.
@@ -74,6 +94,18 @@ func (h *Handler) position(r *http.Request, id string) (Position, error) {
 		p.Misconfigured = st.Reason.Misconfiguration()
 	}
 	return p, nil
+}
+
+// holdingOf is a job's holding on the wire.
+func holdingOf(hd core.Holding) *Holding {
+	out := &Holding{Own: []Instances{}, Borrowed: []Loan{}}
+	for _, o := range hd.Own {
+		out.Own = append(out.Own, Instances{Unit: o.Unit, Count: o.Count})
+	}
+	for _, l := range hd.Loans {
+		out.Borrowed = append(out.Borrowed, Loan{Unit: l.Unit, Count: l.Count, Lender: l.Lender, Reclaimable: l.Reclaimable})
+	}
+	return out
 }
 
 // queueName takes the name out of a job queue ARN (…:job-queue/NAME).

@@ -75,7 +75,16 @@ func (h *Handler) allQueues(ctx context.Context) ([]record.JobQueue, error) {
 func units(us []core.UnitUsage) []UnitUsage {
 	out := make([]UnitUsage, len(us))
 	for i, u := range us {
-		out[i] = UnitUsage{Unit: u.Unit, Limit: u.Limit, Used: u.Used, Own: u.Own, Borrowed: u.Borrowed, Lent: u.Lent, Idle: u.Idle}
+		out[i] = UnitUsage{Unit: u.Unit, Limit: u.Limit, Used: u.Used, Own: u.Own, Borrowed: u.Borrowed, Lent: u.Lent, Idle: u.Idle,
+			BorrowedFrom: shareCounts(u.BorrowedFrom), LentTo: shareCounts(u.LentTo)}
+	}
+	return out
+}
+
+func shareCounts(cs []core.ShareCount) []ShareCount {
+	var out []ShareCount
+	for _, c := range cs {
+		out = append(out, ShareCount{Share: c.Share, Count: c.Count, Reclaimable: c.Reclaimable})
 	}
 	return out
 }

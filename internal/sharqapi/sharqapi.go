@@ -50,6 +50,7 @@ type Engine interface {
 	DescribeJobQueues(ctx context.Context, namesOrArns []string, p engine.Page) ([]record.JobQueue, string, error)
 	DescribeServiceJob(ctx context.Context, id string) (record.Job, error)
 	JobPosition(id string) (core.JobStatus, bool)
+	HoldingsOf(ids []string) map[string]core.Holding
 	MatchJobIDs(fragment string, limit int) []string
 	JobEvents(id string) ([]engine.JobEvent, error)
 	RecentEvents() []engine.JobEvent

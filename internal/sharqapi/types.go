@@ -46,6 +46,49 @@ type UnitUsage struct {
 	Borrowed int    `json:"borrowed"`
 	Lent     int    `json:"lent"`
 	Idle     int    `json:"idle"`
+	// BorrowedFrom splits Borrowed by whose capacity it stands on, LentTo
+	// splits Lent by borrower (docs/decisions.md, "Whose capacity a job
+	// runs on").
+	BorrowedFrom []ShareCount `json:"borrowedFrom,omitempty"`
+	LentTo       []ShareCount `json:"lentTo,omitempty"`
+}
+
+// ShareCount is some instances of a unit lent to or borrowed from a share.
+type ShareCount struct {
+	// Share is the other share; empty for the service environment's
+	// capacity beyond all share limits.
+	Share string `json:"share"`
+	Count int    `json:"count"`
+	// Reclaimable (borrowed capacity only): the lender has a waiting job
+	// that will take it back, as Loan's says.
+	Reclaimable bool `json:"reclaimable,omitempty"`
+}
+
+// Holding is whose capacity a running (SCHEDULED, STARTING or RUNNING) job
+// of a quota share holds.
+type Holding struct {
+	Own      []Instances `json:"own"`      // within its share's limit
+	Borrowed []Loan      `json:"borrowed"` // beyond it
+}
+
+// Instances is a count of one capacity unit.
+type Instances struct {
+	Unit  string `json:"unit"`
+	Count int    `json:"count"`
+}
+
+// Loan is borrowed capacity of one unit and whose it is.
+type Loan struct {
+	Unit  string `json:"unit"`
+	Count int    `json:"count"`
+	// Lender is the share whose idle capacity the instances are; empty for
+	// the service environment's capacity beyond all share limits, which
+	// nobody reclaims.
+	Lender string `json:"lender"`
+	// Reclaimable tells that the lender has a waiting job that needs the
+	// unit and fits its own limits: it takes the capacity back (cross-share
+	// preemption) once its own jobs leave room for that job.
+	Reclaimable bool `json:"reclaimable"`
 }
 
 // PositionsRequest is the body of POST /sharq/v1/jobs/positions.
@@ -91,6 +134,8 @@ type Position struct {
 	// configuration (a MISCONFIGURATION reason); it does not block its share.
 	Misconfigured bool `json:"misconfigured,omitempty"`
 	Preemptions   int  `json:"preemptions"`
+	// Holding is whose capacity a running job of a quota share holds.
+	Holding *Holding `json:"holding,omitempty"`
 	// Owner is the principal that submitted the job (empty when the
 	// server checks no signatures).
 	Owner string `json:"owner,omitempty"`

@@ -22,20 +22,25 @@ type jobStat struct {
 	dispatched bool // at least once
 	pool       *pool
 	share      *poolShare
+	// waitFrom is when the job's current wait began: its submission or
+	// its last requeue; waited sums its waits that a dispatch ended.
+	waitFrom, waited time.Duration
 }
 
 // collector hears every committed cycle of the engine and keeps the
 // figures of the report.
 type collector struct {
-	s      *Sim
-	pools  []*pool
-	ts     *timeSeries
-	jobs   []jobStat
-	waits  waitSets
-	counts map[string]int // jobs by outcome
-	first  time.Duration  // first submission
-	last   time.Duration  // last job end
-	line   []TimelineEntry
+	s     *Sim
+	pools []*pool
+	ts    *timeSeries
+	jobs  []jobStat
+	// firstWaits and requeuedWaits are each wait that a dispatch ended, in
+	// seconds: the first of each job, and those after a requeue.
+	firstWaits, requeuedWaits []float64
+	counts                    map[string]int // jobs by outcome
+	first                     time.Duration  // first submission
+	last                      time.Duration  // last job end
+	line                      []TimelineEntry
 }
 
 func newCollector(s *Sim) *collector {
@@ -46,7 +51,7 @@ func newCollector(s *Sim) *collector {
 		horizon = max(horizon, s.w.Jobs[n-1].At+s.w.Jobs[n-1].Runtime)
 	}
 	c.ts = newTimeSeries(horizon, s.opts.Buckets)
-	c.waits = newWaitSets(len(s.w.Jobs))
+	c.firstWaits = make([]float64, 0, len(s.w.Jobs))
 	for i := range s.w.Jobs {
 		c.jobs[i].pool, c.jobs[i].share = c.find(&s.w.Jobs[i])
 	}
@@ -65,6 +70,7 @@ func (c *collector) find(j *Job) (*pool, *poolShare) {
 
 func (c *collector) submitted(i int32) {
 	c.jobs[i].phase = phaseWaiting
+	c.jobs[i].waitFrom = c.s.now
 }
 
 func (c *collector) rejected(i int32, reason string) {
@@ -105,6 +111,7 @@ func (c *collector) transition(i int32, sj *record.Job, di *engine.DispatchInfo)
 	case engine.StatusRunnable:
 		st.phase = phaseWaiting
 		if was == phaseDispatched {
+			st.waitFrom = c.s.now
 			c.use(st, -int(c.s.w.Jobs[i].Count))
 			c.preempted(i, sj.StatusReason)
 		}
@@ -136,12 +143,22 @@ func (c *collector) dispatched(i int32, di *engine.DispatchInfo) {
 		how += ", " + di.Via
 	}
 	c.timeline(i, "dispatched", how)
+	c.count(st, eventDispatched)
+	wait := c.s.now - st.waitFrom
+	st.waited += wait
 	if st.dispatched {
+		c.requeuedWaits = append(c.requeuedWaits, wait.Seconds())
 		return
 	}
 	st.dispatched = true
-	j := &c.s.w.Jobs[i]
-	c.waits.add(j, c.s.now-j.At)
+	c.firstWaits = append(c.firstWaits, wait.Seconds())
+}
+
+// count books an event of a job's share in its time bucket.
+func (c *collector) count(st *jobStat, kind int) {
+	if st.share != nil {
+		c.ts.count(&st.share.events[kind], c.s.now)
+	}
 }
 
 func (c *collector) preempted(i int32, reason string) {
@@ -161,10 +178,13 @@ func (c *collector) lose(i int32, reason string) {
 	switch {
 	case strings.HasPrefix(reason, "Preempted: cross-share"):
 		ps.crossShare++
+		c.count(&c.jobs[i], eventPreempted)
 	case strings.HasPrefix(reason, "Preempted: in-share"):
 		ps.inShare++
+		c.count(&c.jobs[i], eventPreempted)
 	case reason == "Preemption retries exhausted":
 		ps.exhausted++
+		c.count(&c.jobs[i], eventFailed)
 	default:
 		return // stopped for another cause (cancelled): not a preemption's loss
 	}

@@ -42,9 +42,12 @@ func (c *Comparison) rows() []diffRow {
 		num("wait max", a.Waits.All.Max, b.Waits.All.Max, "s"),
 		num("cross-share preemptions", float64(a.Preemptions.CrossShare), float64(b.Preemptions.CrossShare), ""),
 		num("in-share preemptions", float64(a.Preemptions.InShare), float64(b.Preemptions.InShare), ""),
-		num("GPU-hours lost to preemption", a.Preemptions.LostGPUHours, b.Preemptions.LostGPUHours, "h"),
-		num("jobs that never ran", float64(a.Jobs.NeverRan), float64(b.Jobs.NeverRan), ""),
+		num("instance-hours lost to preemption", a.Preemptions.LostInstanceHours, b.Preemptions.LostInstanceHours, "h"),
 	}
+	if a.hasGPUs() || b.hasGPUs() {
+		rows = append(rows, num("GPU-hours lost to preemption", a.Preemptions.LostGPUHours, b.Preemptions.LostGPUHours, "h"))
+	}
+	rows = append(rows, num("jobs that never ran", float64(a.Jobs.NeverRan), float64(b.Jobs.NeverRan), ""))
 	bw := waitsByGroup(b.Waits.ByShare)
 	for _, g := range a.Waits.ByShare {
 		if o, ok := bw[g.Group]; ok {
@@ -67,6 +70,16 @@ func (c *Comparison) rows() []diffRow {
 		}
 	}
 	return rows
+}
+
+// hasGPUs tells whether any of the report's pools has GPUs.
+func (r *Report) hasGPUs() bool {
+	for _, p := range r.Pools {
+		if p.GPUsPerInstance > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 func waitsByGroup(gs []WaitGroup) map[string]WaitStats {

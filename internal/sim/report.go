@@ -9,7 +9,9 @@ import (
 )
 
 // Report is what a simulation found. Times are in seconds; capacity in
-// instances; GPU-hours are instance-hours of the job's instance type.
+// instances of a pool's capacity unit (an instance type). Use is counted in
+// instance-hours, and also in GPU-hours (instance-hours × the type's GPUs,
+// trainingjob.GPUs) for the instance types that have GPUs only.
 type Report struct {
 	Workload           string  `json:"workload"`
 	CheckpointInterval float64 `json:"checkpointIntervalSeconds"`
@@ -45,17 +47,22 @@ type Counts struct {
 
 // PoolReport is one capacity unit of one queue's service environment.
 type PoolReport struct {
-	Queue       string        `json:"queue"`
-	Environment string        `json:"serviceEnvironment"`
-	Unit        string        `json:"capacityUnit"`
-	Capacity    int           `json:"capacity"`
-	Utilisation float64       `json:"utilisation"`
-	GPUHours    float64       `json:"gpuHours"`
-	Shares      []ShareReport `json:"shares"`
+	Queue       string `json:"queue"`
+	Environment string `json:"serviceEnvironment"`
+	Unit        string `json:"capacityUnit"`
+	Capacity    int    `json:"capacity"`
+	// GPUsPerInstance is the GPUs of one instance of the unit; 0 for a
+	// type without GPUs, whose use is told in instance-hours only.
+	GPUsPerInstance int     `json:"gpusPerInstance"`
+	Utilisation     float64 `json:"utilisation"`
+	InstanceHours   float64 `json:"instanceHours"`
+	// GPUHours is InstanceHours × GPUsPerInstance; absent without GPUs.
+	GPUHours float64       `json:"gpuHours,omitempty"`
+	Shares   []ShareReport `json:"shares"`
 }
 
 // ShareReport is one share's use of one pool. Averages are over the
-// makespan.
+// makespan, in instances; hours are instance-hours.
 type ShareReport struct {
 	Share    string `json:"share"`
 	Strategy string `json:"strategy"`
@@ -65,19 +72,29 @@ type ShareReport struct {
 	AvgOwn         float64 `json:"averageOwn"`
 	AvgBorrowed    float64 `json:"averageBorrowed"`
 	AvgLent        float64 `json:"averageLent"`
-	OwnHours       float64 `json:"ownGpuHours"`
-	BorrowedHours  float64 `json:"borrowedGpuHours"`
-	LentHours      float64 `json:"lentGpuHours"`
+	OwnHours       float64 `json:"ownInstanceHours"`
+	BorrowedHours  float64 `json:"borrowedInstanceHours"`
+	LentHours      float64 `json:"lentInstanceHours"`
 	// Usage is (own + borrowed) / limit on average.
 	Usage float64 `json:"usage"`
 }
 
-// WaitReport is the time from submission to first dispatch.
+// WaitReport is how long jobs waited to be dispatched. A job waits from
+// its submission to its first dispatch, and again from each requeue (after
+// a preemption, or a failed attempt that is retried) to its next dispatch.
+// All and the groups count each job dispatched at least once, with the sum
+// of its waits; First and Requeued count each wait on its own. A wait that
+// no dispatch ends (the job was cancelled, or could not be placed) is in
+// none of them.
 type WaitReport struct {
 	All        WaitStats   `json:"all"`
 	ByShare    []WaitGroup `json:"byShare"`
 	ByPriority []WaitGroup `json:"byPriority"`
 	ByClass    []WaitGroup `json:"byClass,omitempty"`
+	// First are the waits from submission to first dispatch.
+	First WaitStats `json:"firstWaits"`
+	// Requeued are the waits from a requeue to the next dispatch.
+	Requeued WaitStats `json:"requeuedWaits"`
 }
 
 // WaitGroup is the wait of one group of jobs.
@@ -96,24 +113,31 @@ type WaitStats struct {
 	Max   float64 `json:"max"`
 }
 
-// Preemptions count preempted attempts by kind, and the work they lost.
+// Preemptions count preempted attempts by kind, and the work they lost:
+// in instance-hours over all pools, and in GPU-hours over the pools whose
+// instances have GPUs.
 type Preemptions struct {
 	CrossShare int `json:"crossShare"`
 	InShare    int `json:"inShare"`
 	// RetriesExhausted are preemptions that failed the job.
-	RetriesExhausted int              `json:"retriesExhausted"`
-	LostGPUHours     float64          `json:"lostGpuHours"`
-	ByShare          []SharePreempted `json:"byShare"`
+	RetriesExhausted  int              `json:"retriesExhausted"`
+	LostInstanceHours float64          `json:"lostInstanceHours"`
+	LostGPUHours      float64          `json:"lostGpuHours,omitempty"`
+	ByShare           []SharePreempted `json:"byShare"`
 }
 
-// SharePreempted is the preemptions suffered by one share's jobs.
+// SharePreempted is the preemptions suffered by one share's jobs on one
+// capacity unit.
 type SharePreempted struct {
-	Queue            string  `json:"queue"`
-	Share            string  `json:"share"`
-	CrossShare       int     `json:"crossShare"`
-	InShare          int     `json:"inShare"`
-	RetriesExhausted int     `json:"retriesExhausted"`
-	LostGPUHours     float64 `json:"lostGpuHours"`
+	Queue             string  `json:"queue"`
+	Share             string  `json:"share"`
+	Unit              string  `json:"capacityUnit"`
+	GPUsPerInstance   int     `json:"gpusPerInstance"`
+	CrossShare        int     `json:"crossShare"`
+	InShare           int     `json:"inShare"`
+	RetriesExhausted  int     `json:"retriesExhausted"`
+	LostInstanceHours float64 `json:"lostInstanceHours"`
+	LostGPUHours      float64 `json:"lostGpuHours,omitempty"`
 }
 
 // PoolSeries is a pool's use over time in buckets of equal width, from
@@ -125,12 +149,18 @@ type PoolSeries struct {
 	Shares        []ShareSeries `json:"shares"`
 }
 
-// ShareSeries are a share's average instances per bucket.
+// ShareSeries are a share's average instances per bucket, and how many of
+// its jobs were dispatched, preempted and requeued, and failed by a
+// preemption (their retries exhausted) in each bucket; a count series is
+// absent when nothing of its kind happened.
 type ShareSeries struct {
-	Share    string    `json:"share"`
-	Own      []float64 `json:"own"`
-	Borrowed []float64 `json:"borrowed"`
-	Lent     []float64 `json:"lent"`
+	Share       string    `json:"share"`
+	Own         []float64 `json:"own"`
+	Borrowed    []float64 `json:"borrowed"`
+	Lent        []float64 `json:"lent"`
+	Dispatches  []int     `json:"dispatches,omitempty"`
+	Preemptions []int     `json:"preemptions,omitempty"`
+	Failures    []int     `json:"preemptionFailures,omitempty"`
 }
 
 // TimelineEntry is one dispatch, preemption or end.
@@ -160,6 +190,17 @@ type waitSets struct {
 
 func newWaitSets(n int) waitSets {
 	return waitSets{all: make([]float64, 0, n), share: map[string][]float64{}, prio: map[int][]float64{}, class: map[string][]float64{}}
+}
+
+// perJob gathers each dispatched job's total wait.
+func (c *collector) perJob() waitSets {
+	w := newWaitSets(len(c.jobs))
+	for i := range c.jobs {
+		if st := &c.jobs[i]; st.dispatched {
+			w.add(&c.s.w.Jobs[i], st.waited)
+		}
+	}
+	return w
 }
 
 func (w *waitSets) add(j *Job, d time.Duration) {
@@ -219,19 +260,22 @@ func (c *collector) report() *Report {
 		}
 	}
 	c.poolReports(r, span)
+	waits := c.perJob()
 	r.Waits = WaitReport{
-		ByShare:    groups(c.waits.share, func(k string) string { return k }),
-		ByPriority: groups(c.waits.prio, strconv.Itoa),
-		ByClass:    groups(c.waits.class, func(k string) string { return k }),
+		ByShare:    groups(waits.share, func(k string) string { return k }),
+		ByPriority: groups(waits.prio, strconv.Itoa),
+		ByClass:    groups(waits.class, func(k string) string { return k }),
+		First:      stats(c.firstWaits),
+		Requeued:   stats(c.requeuedWaits),
 	}
-	r.Waits.All = stats(c.waits.all)
+	r.Waits.All = stats(waits.all)
 	r.series = &seriesData{width: c.ts.width, pools: c.pools, waits: map[string][]float64{}}
 	r.series.n = int(min(int64(c.ts.n), int64((end+c.ts.width-1)/c.ts.width)))
 	r.Series = seriesReport(c.pools, r.series.n, c.ts.width.Seconds())
-	if len(c.waits.class) > 0 {
-		r.series.waits = c.waits.class
+	if len(waits.class) > 0 {
+		r.series.waits = waits.class
 	} else {
-		for p, v := range c.waits.prio {
+		for p, v := range waits.prio {
 			r.series.waits["priority "+strconv.Itoa(p)] = v
 		}
 	}
@@ -241,7 +285,8 @@ func (c *collector) report() *Report {
 func (c *collector) poolReports(r *Report, span float64) {
 	usedAll, capAll, usageSum, usageN := 0.0, 0.0, 0.0, 0
 	for _, p := range c.pools {
-		pr := PoolReport{Queue: p.queue, Environment: p.env, Unit: p.unit, Capacity: p.capacity, GPUHours: round(p.used / 3600)}
+		pr := PoolReport{Queue: p.queue, Environment: p.env, Unit: p.unit, Capacity: p.capacity, GPUsPerInstance: p.gpus,
+			InstanceHours: round(p.used / 3600), GPUHours: round(p.used * float64(p.gpus) / 3600)}
 		pr.Utilisation = ratio(p.used, float64(p.capacity)*span)
 		usedAll += p.used
 		capAll += float64(p.capacity) * span
@@ -252,12 +297,13 @@ func (c *collector) poolReports(r *Report, span float64) {
 				usageN++
 			}
 			pr.Shares = append(pr.Shares, sr)
-			r.addPreemptions(p.queue, s)
+			r.addPreemptions(p, s)
 		}
 		r.Pools = append(r.Pools, pr)
 	}
 	r.Utilisation = ratio(usedAll, capAll)
 	r.AverageShareUsage = ratio(usageSum, float64(usageN))
+	r.Preemptions.LostInstanceHours = round(r.Preemptions.LostInstanceHours)
 	r.Preemptions.LostGPUHours = round(r.Preemptions.LostGPUHours)
 }
 
@@ -272,7 +318,7 @@ func shareReport(s *poolShare, span float64) ShareReport {
 	}
 }
 
-func (r *Report) addPreemptions(queue string, s *poolShare) {
+func (r *Report) addPreemptions(pl *pool, s *poolShare) {
 	if s.crossShare+s.inShare+s.exhausted == 0 {
 		return
 	}
@@ -280,9 +326,11 @@ func (r *Report) addPreemptions(queue string, s *poolShare) {
 	p.CrossShare += s.crossShare
 	p.InShare += s.inShare
 	p.RetriesExhausted += s.exhausted
-	p.LostGPUHours += s.lost / 3600
-	p.ByShare = append(p.ByShare, SharePreempted{Queue: queue, Share: s.name, CrossShare: s.crossShare, InShare: s.inShare,
-		RetriesExhausted: s.exhausted, LostGPUHours: round(s.lost / 3600)})
+	p.LostInstanceHours += s.lost / 3600
+	p.LostGPUHours += s.lost * float64(pl.gpus) / 3600
+	p.ByShare = append(p.ByShare, SharePreempted{Queue: pl.queue, Share: s.name, Unit: pl.unit, GPUsPerInstance: pl.gpus,
+		CrossShare: s.crossShare, InShare: s.inShare, RetriesExhausted: s.exhausted,
+		LostInstanceHours: round(s.lost / 3600), LostGPUHours: round(s.lost * float64(pl.gpus) / 3600)})
 }
 
 func ratio(a, b float64) float64 {
@@ -304,9 +352,26 @@ func seriesReport(pools []*pool, n int, width float64) []PoolSeries {
 					(*dst)[i] = math.Round(v*1000) / 1000
 				}
 			}
+			for k, dst := range []*[]int{&ss.Dispatches, &ss.Preemptions, &ss.Failures} {
+				*dst = bucketCounts(s.events[k], n)
+			}
 			ps.Shares = append(ps.Shares, ss)
 		}
 		out = append(out, ps)
+	}
+	return out
+}
+
+// bucketCounts are the counts of an event series in n buckets; nil when it
+// has none.
+func bucketCounts(s []float64, n int) []int {
+	if s == nil {
+		return nil
+	}
+	out := make([]int, n)
+	for k, v := range s {
+		// An event at the makespan's very end counts in the last bucket.
+		out[min(k, n-1)] += int(v)
 	}
 	return out
 }

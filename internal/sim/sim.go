@@ -65,6 +65,7 @@ type Sim struct {
 	attempts map[string]*attempt
 	col      *collector
 	ended    int
+	payloads map[payloadKey]string
 }
 
 // clock is the virtual clock the engine reads.
@@ -236,7 +237,7 @@ func (s *Sim) step(ctx context.Context) (bool, error) {
 	first := s.next
 	for s.next < len(s.w.Jobs) && s.w.Jobs[s.next].At == s.now {
 		j := &s.w.Jobs[s.next]
-		in.Submits = append(in.Submits, submitInput(j))
+		in.Submits = append(in.Submits, s.submitInput(j))
 		in.IDs = append(in.IDs, j.ID)
 		s.col.submitted(int32(s.next))
 		s.next++
@@ -278,10 +279,10 @@ func (s *Sim) apply(ctx context.Context, in engine.Instant, first int) error {
 	return nil
 }
 
-func submitInput(j *Job) engine.SubmitServiceJobInput {
+func (s *Sim) submitInput(j *Job) engine.SubmitServiceJobInput {
 	in := engine.SubmitServiceJobInput{
 		JobName: j.Name, JobQueue: j.Queue, ServiceJobType: "SAGEMAKER_TRAINING", QuotaShareName: j.Share,
-		ServiceRequestPayload: payload(j.InstanceType, j.Count), SchedulingPriority: &j.Priority,
+		ServiceRequestPayload: s.payload(j.InstanceType, j.Count), SchedulingPriority: &j.Priority,
 	}
 	if in.JobName == "" {
 		in.JobName = j.ID
@@ -293,13 +294,26 @@ func submitInput(j *Job) engine.SubmitServiceJobInput {
 }
 
 // payload is the smallest CreateTrainingJob request that says what the job
-// needs.
-func payload(unit string, count int) string {
+// needs; jobs that need the same share one string.
+func (s *Sim) payload(unit string, count int) string {
+	k := payloadKey{unit, count}
+	if p, ok := s.payloads[k]; ok {
+		return p
+	}
 	b, err := trainingjob.New(unit, count).Marshal()
 	if err != nil {
 		panic(err) // only hyperparameters that are not JSON fail to marshal
 	}
+	if s.payloads == nil {
+		s.payloads = map[payloadKey]string{}
+	}
+	s.payloads[k] = string(b)
 	return string(b)
+}
+
+type payloadKey struct {
+	unit  string
+	count int
 }
 
 // change is a trace's priority change or cancellation of job i.

@@ -114,6 +114,7 @@ func readCSV(r io.Reader, add func(line int, row traceRow) error) error {
 	for i, c := range cols {
 		cols[i] = strings.TrimSpace(strings.ToLower(c))
 	}
+	row := make(traceRow, len(cols)) // reused: add keeps the values, not the row
 	for line := 2; ; line++ {
 		rec, err := cr.Read()
 		if errors.Is(err, io.EOF) {
@@ -122,7 +123,7 @@ func readCSV(r io.Reader, add func(line int, row traceRow) error) error {
 		if err != nil {
 			return err
 		}
-		row := make(traceRow, len(cols))
+		clear(row)
 		for i, c := range cols {
 			if i < len(rec) {
 				row[c] = strings.TrimSpace(rec[i])
@@ -167,8 +168,9 @@ func readJSONL(r *bufio.Reader, add func(line int, row traceRow) error) error {
 
 // traceBuilder turns rows into jobs.
 type traceBuilder struct {
-	w     *Workload
-	index map[string]int
+	w       *Workload
+	index   map[string]int
+	strings map[string]string // see intern
 }
 
 func newTraceBuilder() *traceBuilder {
@@ -224,7 +226,9 @@ func (b *traceBuilder) submit(id string, at time.Duration, row traceRow) error {
 	if _, dup := b.index[id]; dup {
 		return fmt.Errorf("job %s is submitted twice", id)
 	}
-	j := Job{ID: id, Name: row["name"], Class: row["class"], At: at, Queue: row["queue"], Share: row["share"], InstanceType: row["instance_type"]}
+	id = strings.Clone(id) // not the input line it is part of
+	j := Job{ID: id, Name: strings.Clone(row["name"]), Class: b.intern(row["class"]), At: at, Queue: b.intern(row["queue"]),
+		Share: b.intern(row["share"]), InstanceType: b.intern(row["instance_type"])}
 	var err error
 	if j.Priority, err = parseInt(row["priority"], "priority", 0); err != nil {
 		return err
@@ -245,6 +249,21 @@ func (b *traceBuilder) submit(id string, at time.Duration, row traceRow) error {
 	b.index[id] = len(b.w.Jobs)
 	b.w.Jobs = append(b.w.Jobs, j)
 	return nil
+}
+
+// intern returns one copy of each of the few distinct shares, queues,
+// classes and instance types, so that a job does not keep its whole input
+// line alive through them.
+func (b *traceBuilder) intern(v string) string {
+	if s, ok := b.strings[v]; ok {
+		return s
+	}
+	if b.strings == nil {
+		b.strings = map[string]string{}
+	}
+	v = strings.Clone(v)
+	b.strings[v] = v
+	return v
 }
 
 func (b *traceBuilder) change(id string, c Change) error {

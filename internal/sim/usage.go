@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/sharq-dev/sharq/internal/clusterconfig"
+	"github.com/sharq-dev/sharq/internal/trainingjob"
 )
 
 // pool is one capacity unit of one queue's service environment: the
@@ -13,6 +14,7 @@ import (
 type pool struct {
 	queue, env, unit string
 	capacity         int
+	gpus             int          // per instance
 	shares           []*poolShare // by name, as the core orders them
 	last             time.Duration
 	used             float64 // instance-seconds
@@ -28,7 +30,10 @@ type poolShare struct {
 	// series the same per time bucket.
 	area   [3]float64
 	series [3][]float64
-	// Waits and preemptions.
+	// events counts dispatches, preemptions that requeued a job and
+	// preemptions that failed one, per time bucket.
+	events [3][]float64
+	// Preemptions.
 	lost                float64 // instance-seconds lost to preemption
 	crossShare, inShare int
 	exhausted           int
@@ -42,7 +47,7 @@ func newPools(cfg *clusterconfig.Config) []*pool {
 		q := &cfg.JobQueues[qi]
 		se := cfg.Env(q.ServiceEnvironments[0])
 		for _, l := range se.CapacityLimits {
-			p := &pool{queue: q.Name, env: se.Name, unit: l.CapacityUnit, capacity: l.MaxCapacity}
+			p := &pool{queue: q.Name, env: se.Name, unit: l.CapacityUnit, capacity: l.MaxCapacity, gpus: trainingjob.GPUs(l.CapacityUnit)}
 			if !cfg.QuotaQueue(q) {
 				p.shares = []*poolShare{{strategy: "FIFO", limit: l.MaxCapacity}}
 			}
@@ -138,13 +143,28 @@ func (ts *timeSeries) add(s *[]float64, from, to time.Duration, value float64) {
 	for to > ts.width*time.Duration(ts.n) {
 		ts.merge()
 	}
-	if *s == nil {
-		*s = make([]float64, ts.n)
-		ts.all = append(ts.all, s)
-	}
+	ts.alloc(s)
 	for b := from / ts.width; b*ts.width < to; b++ {
 		lo, hi := max(from, b*ts.width), min(to, (b+1)*ts.width)
 		(*s)[b] += value * (hi - lo).Seconds()
+	}
+}
+
+// count adds one event at the instant at to the buckets of s.
+func (ts *timeSeries) count(s *[]float64, at time.Duration) {
+	for at >= ts.width*time.Duration(ts.n) {
+		ts.merge()
+	}
+	ts.alloc(s)
+	(*s)[at/ts.width]++
+}
+
+// alloc makes a series on its first value, so that a series nothing was
+// added to stays nil.
+func (ts *timeSeries) alloc(s *[]float64) {
+	if *s == nil {
+		*s = make([]float64, ts.n)
+		ts.all = append(ts.all, s)
 	}
 }
 
@@ -164,4 +184,11 @@ const (
 	kindOwn = iota
 	kindBorrowed
 	kindLent
+)
+
+// Kinds of events a share's events hold.
+const (
+	eventDispatched = iota
+	eventPreempted  // and requeued
+	eventFailed     // by a preemption: the job's retries were exhausted
 )

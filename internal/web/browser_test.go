@@ -130,16 +130,21 @@ func screenshot(t *testing.T, ctx context.Context, name string) image.Image {
 	return img
 }
 
-// segment is a bar segment as laid out in the page, in CSS pixels.
+// segment is a bar segment as laid out in the page, in CSS pixels, with
+// the box of the label written on it, if any.
 type segment struct {
-	Share, Kind string
-	N           int
-	X, Y, W, H  float64
+	Share, Kind    string
+	N              int
+	X, Y, W, H     float64
+	LX, LY, LW, LH float64
 }
 
 const segmentsJS = `[...document.querySelectorAll('.bar .seg')].map(s => {
   const r = s.getBoundingClientRect();
-  return {Share: s.parentElement.dataset.share, Kind: s.classList[1], N: Number(s.dataset.n), X: r.x, Y: r.y, W: r.width, H: r.height};
+  const l = s.querySelector('.seg-label');
+  const lr = l ? l.getBoundingClientRect() : {x: 0, y: 0, width: 0, height: 0};
+  return {Share: s.parentElement.dataset.share, Kind: s.classList[1], N: Number(s.dataset.n), X: r.x, Y: r.y, W: r.width, H: r.height,
+    LX: lr.x, LY: lr.y, LW: lr.width, LH: lr.height};
 })`
 
 // The segment colours of app.css.
@@ -166,7 +171,8 @@ func checkBars(t *testing.T, img image.Image, segs []segment, want map[string][]
 		// The inner part of the segment, away from borders and the white
 		// separator between segments.
 		r := image.Rect(int(s.X)+3, int(s.Y)+3, int(s.X+s.W)-3, int(s.Y+s.H)-3)
-		if frac := colourShare(img, r, segmentColours[s.Kind]); frac < 0.95 {
+		label := image.Rect(int(s.LX), int(s.LY), int(s.LX+s.LW)+1, int(s.LY+s.LH)+1)
+		if frac := colourShare(img, r, label, segmentColours[s.Kind]); frac < 0.95 {
 			t.Errorf("%s %s segment: %.0f%% of its pixels have its colour", s.Share, s.Kind, 100*frac)
 		}
 	}
@@ -177,22 +183,27 @@ func checkBars(t *testing.T, img image.Image, segs []segment, want map[string][]
 	}
 }
 
-// colourShare is the fraction of r's pixels within a small distance of c.
-func colourShare(img image.Image, r image.Rectangle, c color.RGBA) float64 {
+// colourShare is the fraction of r's pixels, those in skip left out, within
+// a small distance of c.
+func colourShare(img image.Image, r, skip image.Rectangle, c color.RGBA) float64 {
 	r = r.Intersect(img.Bounds())
-	if r.Empty() {
-		return 0
-	}
-	match := 0
+	match, all := 0, 0
 	for y := r.Min.Y; y < r.Max.Y; y++ {
 		for x := r.Min.X; x < r.Max.X; x++ {
+			if image.Pt(x, y).In(skip) {
+				continue
+			}
+			all++
 			pr, pg, pb, _ := img.At(x, y).RGBA()
 			if near(pr>>8, c.R) && near(pg>>8, c.G) && near(pb>>8, c.B) {
 				match++
 			}
 		}
 	}
-	return float64(match) / float64(r.Dx()*r.Dy())
+	if all == 0 {
+		return 0
+	}
+	return float64(match) / float64(all)
 }
 
 func near(a uint32, b uint8) bool {

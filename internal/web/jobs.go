@@ -4,11 +4,13 @@ import (
 	"encoding/json"
 	"mime"
 	"net/http"
+	"path"
 
 	"github.com/sharq-dev/sharq/internal/access"
 	"github.com/sharq-dev/sharq/internal/arn"
 	"github.com/sharq-dev/sharq/internal/batchapi"
 	"github.com/sharq-dev/sharq/internal/engine"
+	"github.com/sharq-dev/sharq/internal/executor"
 	"github.com/sharq-dev/sharq/internal/jsonhttp"
 )
 
@@ -21,6 +23,12 @@ type JobDetail struct {
 	Position      int    `json:"position,omitempty"`
 	Reason        string `json:"reason,omitempty"`
 	Misconfigured bool   `json:"misconfigured,omitempty"`
+	// Holding is whose capacity a running job of a quota share holds.
+	Holding *Holding `json:"holding,omitempty"`
+	// Instances, by attempt as in Job.Attempts, tells where each
+	// instance runs (its pod and node) while the executor knows it; absent
+	// when the executor tells no such thing (Options.Instances).
+	Instances [][]executor.Instance `json:"instances,omitempty"`
 }
 
 func (c *Console) jobDetail(w http.ResponseWriter, r *http.Request) {
@@ -41,6 +49,16 @@ func (c *Console) jobDetail(w http.ResponseWriter, r *http.Request) {
 	d := JobDetail{Job: batchapi.ServiceJobOf(j), Events: batchapi.EventsOf(evs, c.base)}
 	if p, ok := c.eng.JobPosition(j.JobID); ok && !p.Dispatched && j.Status == engine.StatusRunnable {
 		d.Position, d.Reason, d.Misconfigured = p.Position+1, p.Reason.String(), p.Reason.Misconfiguration()
+	}
+	if h, ok := c.eng.HoldingsOf([]string{j.JobID})[j.JobID]; ok && j.QuotaShareName != "" {
+		d.Holding = holdingOf(h)
+	}
+	if l := c.opts.Instances; l != nil && len(j.Attempts) > 0 {
+		d.Instances = make([][]executor.Instance, len(j.Attempts))
+		for i, a := range j.Attempts {
+			// The attempt's ID is its training job's name, the last part of the ARN.
+			d.Instances[i] = l.Instances(path.Base(a.ServiceResourceID.Value))
+		}
 	}
 	writeJSON(w, d)
 }

@@ -66,6 +66,39 @@ type Unit struct {
 	Borrowed int    `json:"borrowed"`
 	Lent     int    `json:"lent"`
 	Idle     int    `json:"idle"`
+	// BorrowedFrom splits Borrowed by whose capacity it is, LentTo splits
+	// Lent by borrower.
+	BorrowedFrom []ShareCount `json:"borrowedFrom,omitempty"`
+	LentTo       []ShareCount `json:"lentTo,omitempty"`
+}
+
+// ShareCount is some instances lent to or borrowed from a share ("": the
+// capacity beyond all share limits).
+type ShareCount struct {
+	Share       string `json:"share"`
+	Count       int    `json:"count"`
+	Reclaimable bool   `json:"reclaimable,omitempty"`
+}
+
+// Holding is whose capacity a running job of a quota share holds.
+type Holding struct {
+	Own      []Instances `json:"own"`
+	Borrowed []Loan      `json:"borrowed"`
+}
+
+// Instances is a count of one capacity unit.
+type Instances struct {
+	Unit  string `json:"unit"`
+	Count int    `json:"count"`
+}
+
+// Loan is borrowed capacity of one unit: whose (Lender "": beyond all
+// share limits) and whether the lender can take it back.
+type Loan struct {
+	Unit        string `json:"unit"`
+	Count       int    `json:"count"`
+	Lender      string `json:"lender"`
+	Reclaimable bool   `json:"reclaimable,omitempty"`
 }
 
 // JobLine is a job as the lists show it.
@@ -83,6 +116,8 @@ type JobLine struct {
 	Preemptions   int    `json:"preemptions,omitempty"`
 	CreatedAt     int64  `json:"createdAt"`
 	StartedAt     int64  `json:"startedAt,omitempty"`
+	// Holding is whose capacity a running job of a quota share holds.
+	Holding *Holding `json:"holding,omitempty"`
 }
 
 func (c *Console) state(w http.ResponseWriter, r *http.Request) {
@@ -139,6 +174,7 @@ func (c *Console) buildQueue(ctx context.Context, q record.JobQueue, shares []en
 		out.Shares = append(out.Shares, c.buildShare(ctx, q, s))
 	}
 	out.Dispatched = c.dispatched(ctx, q.JobQueueName)
+	c.addHoldings(out.Dispatched)
 	return out
 }
 
@@ -253,7 +289,42 @@ func line(j record.Job) JobLine {
 func units(in []core.UnitUsage) []Unit {
 	out := make([]Unit, 0, len(in))
 	for _, u := range in {
-		out = append(out, Unit{Unit: u.Unit, Limit: u.Limit, Used: u.Used, Own: u.Own, Borrowed: u.Borrowed, Lent: u.Lent, Idle: u.Idle})
+		out = append(out, Unit{Unit: u.Unit, Limit: u.Limit, Used: u.Used, Own: u.Own, Borrowed: u.Borrowed, Lent: u.Lent, Idle: u.Idle,
+			BorrowedFrom: shareCounts(u.BorrowedFrom), LentTo: shareCounts(u.LentTo)})
+	}
+	return out
+}
+
+func shareCounts(in []core.ShareCount) []ShareCount {
+	var out []ShareCount
+	for _, c := range in {
+		out = append(out, ShareCount{Share: c.Share, Count: c.Count, Reclaimable: c.Reclaimable})
+	}
+	return out
+}
+
+// addHoldings gives the lines of running jobs of quota shares whose
+// capacity they hold. A job listed before it was preempted has none.
+func (c *Console) addHoldings(lines []JobLine) {
+	ids := make([]string, len(lines))
+	for i, l := range lines {
+		ids[i] = l.ID
+	}
+	hs := c.eng.HoldingsOf(ids)
+	for i := range lines {
+		if h, ok := hs[lines[i].ID]; ok && lines[i].Share != "" {
+			lines[i].Holding = holdingOf(h)
+		}
+	}
+}
+
+func holdingOf(h core.Holding) *Holding {
+	out := &Holding{Own: []Instances{}, Borrowed: []Loan{}}
+	for _, o := range h.Own {
+		out.Own = append(out.Own, Instances{Unit: o.Unit, Count: o.Count})
+	}
+	for _, l := range h.Loans {
+		out.Borrowed = append(out.Borrowed, Loan{Unit: l.Unit, Count: l.Count, Lender: l.Lender, Reclaimable: l.Reclaimable})
 	}
 	return out
 }

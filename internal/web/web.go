@@ -3,7 +3,8 @@
 // each share's queue with positions and waiting reasons, the jobs holding
 // capacity and the latest state changes, all kept current by server-sent
 // events; and a page per job with its attempts, preemptions, state changes
-// and logs, where its priority can be changed and it can be terminated.
+// and logs (and, with the kube executor, each attempt's pods and their
+// nodes), where its priority can be changed and it can be terminated.
 //
 // The assets are embedded in the binary and use no network. Routes:
 //
@@ -44,6 +45,7 @@ import (
 	"github.com/sharq-dev/sharq/internal/batchapi"
 	"github.com/sharq-dev/sharq/internal/core"
 	"github.com/sharq-dev/sharq/internal/engine"
+	"github.com/sharq-dev/sharq/internal/executor"
 	"github.com/sharq-dev/sharq/internal/record"
 )
 
@@ -58,6 +60,7 @@ type Engine interface {
 	GetJobQueueSnapshot(ctx context.Context, jobQueue string) (engine.QueueSnapshot, error)
 	DescribeServiceJob(ctx context.Context, id string) (record.Job, error)
 	JobPosition(id string) (core.JobStatus, bool)
+	HoldingsOf(ids []string) map[string]core.Holding
 	JobEvents(id string) ([]engine.JobEvent, error)
 	RecentEvents() []engine.JobEvent
 	Subscribe(buf int) (<-chan engine.JobEvent, func())
@@ -103,6 +106,10 @@ type Options struct {
 	// Authorizer is asked once per data request whether the caller may
 	// read it. Default: access.AllowAll.
 	Authorizer access.Authorizer
+	// Instances, when the executor can tell, says where each attempt's
+	// instances run (the kube executor's pods and nodes); a job's page
+	// shows them.
+	Instances executor.InstanceLister
 }
 
 // Console serves the console. It is an engine.Observer: pass it in

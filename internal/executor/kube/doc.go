@@ -12,7 +12,8 @@
 // gives them their DNS names (SM_HOSTS, SM_CURRENT_HOST: algo-N.<service>)
 // and carries the attempt's record in an annotation, which is how a
 // restarted executor knows its attempts again. Every object is labelled
-// app.kubernetes.io/managed-by=sharq, sharq.dev/attempt and sharq.dev/job.
+// app.kubernetes.io/managed-by=sharq, sharq.dev/attempt, sharq.dev/job and
+// sharq.dev/term.
 // The namespace comes from Options.Namespace, per queue or share with
 // {queue} and {share}.
 //
@@ -43,6 +44,16 @@
 // A pod still there ForceAfter past its grace period is force-deleted and
 // the reason says so. Ended attempts keep their pods (for the logs) for
 // KeepEnded, then their Service and pods are deleted.
+//
+// # Terms
+//
+// Servers that share a store lead in turn, each under a higher term
+// (Options.Term). Objects are labelled with the term they were created
+// under, and ending an attempt first claims its Service for the executor's
+// term, in a JSON patch whose test makes the API server refuse it when a
+// newer leader claimed the Service meanwhile. An executor neither creates,
+// ends nor deletes objects of a higher term than its own: a leader that
+// has lost its lease without knowing it cannot undo its successor's work.
 //
 // # Restarts
 //

@@ -7,9 +7,12 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -30,45 +33,57 @@ var ErrClosed = errors.New("kube executor closed")
 // errNotHeld is returned by Start and Stop while this server does not lead.
 var errNotHeld = errors.New("kube executor: this server does not hold the lease")
 
-// Executor runs attempts as pods. It implements executor.Executor and
-// executor.LogReader.
+// errSuperseded is returned by Start and Stop for an attempt whose objects
+// a leader of a higher term made or claimed.
+var errSuperseded = errors.New("kube executor: a leader of a higher term owns the attempt")
+
+// Executor runs attempts as pods. It implements executor.Executor,
+// executor.LogReader and executor.InstanceLister, and is a
+// prometheus.Collector of its requests to the API server.
 type Executor struct {
-	opts    Options
-	log     *slog.Logger
-	cs      kubernetes.Interface
-	factory informers.SharedInformerFactory
-	pods    cache.SharedIndexInformer
-	svcs    listersv1.ServiceLister
-	queue   workqueue.TypedRateLimitingInterface[string]
-	out     *outbox
-	stop    chan struct{}
-	wg      sync.WaitGroup
+	opts     Options
+	log      *slog.Logger
+	cs       kubernetes.Interface
+	factory  informers.SharedInformerFactory
+	pods     cache.SharedIndexInformer
+	svcs     listersv1.ServiceLister
+	queue    workqueue.TypedRateLimitingInterface[string]
+	out      *outbox
+	requests *requestCounter
+	stop     chan struct{}
+	wg       sync.WaitGroup
 
 	mu       sync.Mutex
 	attempts map[string]*attempt // by namespace/name
 	byID     map[string]*attempt
 	nsReady  map[string]bool
 	closed   bool
+
+	nsMu sync.Mutex // held while a namespace is made
 }
 
 // attempt is the executor's view of one attempt.
 type attempt struct {
 	key, ns, name string
 	rec           attemptRecord
+	// term is the highest term its objects were seen under.
+	term int64
 
 	// mu serialises the attempt's changes, so that its updates go out in
 	// the order they happened.
 	mu       sync.Mutex
 	started  bool      // all its objects exist
-	created  time.Time // when this process created its pods (zero: adopted)
+	created  time.Time // when its pods were created: by this process, else its Service's creation
 	end      *ending
 	reported executor.State
 	endedAt  time.Time
 }
 
 var (
-	_ executor.Executor  = (*Executor)(nil)
-	_ executor.LogReader = (*Executor)(nil)
+	_ executor.Executor       = (*Executor)(nil)
+	_ executor.LogReader      = (*Executor)(nil)
+	_ executor.InstanceLister = (*Executor)(nil)
+	_ prometheus.Collector    = (*Executor)(nil)
 )
 
 const podsByAttempt = "attempt"
@@ -82,8 +97,10 @@ func New(ctx context.Context, opts Options) (*Executor, error) {
 	}
 	cfg := *opts.Config
 	if cfg.QPS == 0 {
-		cfg.QPS, cfg.Burst = 200, 400
+		cfg.QPS, cfg.Burst = float32(opts.QPS), 2*opts.QPS
 	}
+	requests := newRequestCounter()
+	cfg.Wrap(requests.wrap)
 	cs, err := kubernetes.NewForConfig(&cfg)
 	if err != nil {
 		return nil, fmt.Errorf("kube executor: %w", err)
@@ -92,7 +109,7 @@ func New(ctx context.Context, opts Options) (*Executor, error) {
 		return nil, err
 	}
 	e := &Executor{
-		opts: opts, log: opts.Logger, cs: cs, out: newOutbox(), stop: make(chan struct{}),
+		opts: opts, log: opts.Logger, cs: cs, out: newOutbox(), requests: requests, stop: make(chan struct{}),
 		queue:    workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]()),
 		attempts: map[string]*attempt{}, byID: map[string]*attempt{}, nsReady: map[string]bool{},
 	}
@@ -161,7 +178,10 @@ func (e *Executor) adopt(s *corev1.Service) *attempt {
 	if a := e.attempts[key]; a != nil {
 		return a
 	}
-	a := &attempt{key: key, ns: s.Namespace, name: s.Name, rec: rec, started: true}
+	// Its pods may still be on their way when another executor has just
+	// made the Service.
+	a := &attempt{key: key, ns: s.Namespace, name: s.Name, rec: rec, started: true, term: termOf(s),
+		created: s.CreationTimestamp.Time}
 	if v, ok := s.Annotations[annotEnding]; ok {
 		var end ending
 		if json.Unmarshal([]byte(v), &end) == nil {
@@ -204,7 +224,7 @@ func (e *Executor) Start(ctx context.Context, ea executor.Attempt) error {
 	}
 	a := e.attempts[key]
 	if a == nil {
-		a = &attempt{key: key, ns: s.ns, name: s.name, rec: s.rec}
+		a = &attempt{key: key, ns: s.ns, name: s.name, rec: s.rec, term: s.term}
 		e.attempts[key], e.byID[ea.ID] = a, a
 	}
 	e.mu.Unlock()
@@ -212,10 +232,22 @@ func (e *Executor) Start(ctx context.Context, ea executor.Attempt) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.started || a.end != nil {
+		e.seeTerm(a)
+		if above(a.term, s.term) {
+			return errSuperseded
+		}
 		return nil
 	}
-	if err := e.create(ctx, s); err != nil {
-		if apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) {
+	if err := e.create(ctx, a, s); err != nil {
+		switch {
+		case errors.Is(err, errSuperseded):
+			// Not ours to run: known again from its Service, unchanged.
+			e.mu.Lock()
+			delete(e.attempts, key)
+			delete(e.byID, ea.ID)
+			e.mu.Unlock()
+			e.queue.Add(key)
+		case apierrors.IsInvalid(err) || apierrors.IsBadRequest(err):
 			e.forget(a)
 			return executor.Permanent(err)
 		}
@@ -226,25 +258,124 @@ func (e *Executor) Start(ctx context.Context, ea executor.Attempt) error {
 	return nil
 }
 
-func (e *Executor) create(ctx context.Context, s *spec) error {
+// create makes the attempt's Service and pods under s.term. Objects that
+// exist already are the attempt's own (names are by attempt ID): one of a
+// higher term means a newer leader has it, and nothing is created; a
+// Service of a lower term is claimed first.
+func (e *Executor) create(ctx context.Context, a *attempt, s *spec) error {
 	if err := e.ensureNamespace(ctx, s.ns); err != nil {
 		return err
 	}
 	svc, err := e.cs.CoreV1().Services(s.ns).Create(ctx, s.svc, metav1.CreateOptions{})
 	if apierrors.IsAlreadyExists(err) {
 		svc, err = e.cs.CoreV1().Services(s.ns).Get(ctx, s.name, metav1.GetOptions{})
+		if err == nil {
+			a.term = termOf(svc)
+			if a.term < s.term {
+				if err := e.patchService(ctx, a, s.term, nil); err != nil && !errors.Is(err, errSuperseded) {
+					// Not the spec's fault: no permanent error.
+					return fmt.Errorf("claim service %s/%s: %v", s.ns, s.name, err)
+				}
+			}
+		}
 	}
 	if err != nil {
 		return fmt.Errorf("create service %s/%s: %w", s.ns, s.name, err)
 	}
+	if above(a.term, s.term) {
+		return errSuperseded
+	}
 	owner := metav1.OwnerReference{APIVersion: "v1", Kind: "Service", Name: svc.Name, UID: svc.UID}
 	for _, p := range s.pods {
 		p.OwnerReferences = []metav1.OwnerReference{owner}
-		if _, err := e.cs.CoreV1().Pods(s.ns).Create(ctx, p, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		_, err := e.cs.CoreV1().Pods(s.ns).Create(ctx, p, metav1.CreateOptions{})
+		if apierrors.IsAlreadyExists(err) {
+			var old *corev1.Pod
+			if old, err = e.cs.CoreV1().Pods(s.ns).Get(ctx, p.Name, metav1.GetOptions{}); err == nil && above(termOf(old), s.term) {
+				return errSuperseded
+			}
+		}
+		if err != nil && !apierrors.IsNotFound(err) {
 			return fmt.Errorf("create pod %s/%s: %w", s.ns, p.Name, err)
 		}
 	}
 	return nil
+}
+
+// fenced tells whether objects of term belong to a newer leader than this
+// executor's.
+func (e *Executor) fenced(term int64) bool { return above(term, e.opts.Term) }
+
+// above tells whether term is higher than own, when own is a term (0: a
+// server alone on its store, which fences nothing).
+func above(term, own int64) bool { return own > 0 && term > own }
+
+// seeTerm raises the attempt's term to its Service's in the cache. The
+// caller holds a.mu.
+func (e *Executor) seeTerm(a *attempt) {
+	if s, err := e.svcs.Services(a.ns).Get(a.name); err == nil {
+		a.term = max(a.term, termOf(s))
+	}
+}
+
+// patchService sets annotations on the attempt's Service and claims it for
+// term when that is higher than the Service's. With fencing on, the patch
+// holds only while the Service's term label is still the one this executor
+// saw (a JSON patch test, checked by the API server): a newer leader's
+// claim in between makes it fail with errSuperseded. The caller holds a.mu.
+func (e *Executor) patchService(ctx context.Context, a *attempt, term int64, annotations map[string]string) error {
+	seen, labelled := strconv.FormatInt(a.term, 10), true
+	if s, err := e.svcs.Services(a.ns).Get(a.name); err == nil {
+		seen, labelled = s.Labels[labelTerm]
+		a.term = max(a.term, termOf(s))
+	}
+	for try := 0; ; try++ {
+		if e.fenced(a.term) || above(a.term, term) {
+			return errSuperseded
+		}
+		var ops []map[string]any
+		switch raise := term > a.term || (!labelled && term > 0); {
+		case !labelled && raise:
+			ops = append(ops, map[string]any{"op": "add", "path": termPath, "value": strconv.FormatInt(term, 10)})
+		case labelled && (raise || e.opts.Term > 0):
+			ops = append(ops, map[string]any{"op": "test", "path": termPath, "value": seen})
+			if raise {
+				ops = append(ops, map[string]any{"op": "replace", "path": termPath, "value": strconv.FormatInt(term, 10)})
+			}
+		}
+		for k, v := range annotations {
+			ops = append(ops, map[string]any{"op": "add", "path": "/metadata/annotations/" + escapePointer(k), "value": v})
+		}
+		if len(ops) == 0 {
+			return nil
+		}
+		patch, _ := json.Marshal(ops)
+		_, err := e.cs.CoreV1().Services(a.ns).Patch(ctx, a.name, types.JSONPatchType, patch, metav1.PatchOptions{})
+		if err == nil {
+			a.term = max(a.term, term)
+			return nil
+		}
+		if apierrors.IsNotFound(err) || try == 2 {
+			return err
+		}
+		// The test may have failed: see the label as it is now.
+		s, gerr := e.cs.CoreV1().Services(a.ns).Get(ctx, a.name, metav1.GetOptions{})
+		if gerr != nil {
+			return err
+		}
+		now, ok := s.Labels[labelTerm]
+		if now == seen && ok == labelled {
+			return err // not the test
+		}
+		a.term, seen, labelled = termOf(s), now, ok
+	}
+}
+
+// termPath is the JSON pointer to the term label.
+var termPath = "/metadata/labels/" + escapePointer(labelTerm)
+
+func escapePointer(s string) string {
+	return strings.NewReplacer("~", "~0", "/", "~1").Replace(s)
 }
 
 // ensureNamespace creates a missing namespace once; a namespace sharq may
@@ -252,6 +383,15 @@ func (e *Executor) create(ctx context.Context, s *spec) error {
 func (e *Executor) ensureNamespace(ctx context.Context, ns string) error {
 	e.mu.Lock()
 	ready := e.nsReady[ns]
+	e.mu.Unlock()
+	if ready {
+		return nil
+	}
+	// One create for the many starts that find a new namespace at once.
+	e.nsMu.Lock()
+	defer e.nsMu.Unlock()
+	e.mu.Lock()
+	ready = e.nsReady[ns]
 	e.mu.Unlock()
 	if ready {
 		return nil
@@ -293,6 +433,10 @@ func (e *Executor) Stop(ctx context.Context, attemptID string, grace time.Durati
 	if a.reported.Terminal() {
 		return nil
 	}
+	e.seeTerm(a)
+	if e.fenced(a.term) {
+		return errSuperseded
+	}
 	if a.rec.GraceSet {
 		grace = a.rec.Grace
 	}
@@ -303,12 +447,15 @@ func (e *Executor) Stop(ctx context.Context, attemptID string, grace time.Durati
 	return e.beginEnd(ctx, a, end)
 }
 
-// beginEnd records the ending on the Service, then deletes the pods with
-// its grace period. The caller holds a.mu.
+// beginEnd records the ending on the Service, claiming it for this
+// executor's term, then deletes the pods with its grace period. The caller
+// holds a.mu.
 func (e *Executor) beginEnd(ctx context.Context, a *attempt, end *ending) error {
 	b, _ := json.Marshal(end)
-	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{annotEnding: string(b)}}})
-	_, err := e.cs.CoreV1().Services(a.ns).Patch(ctx, a.name, types.MergePatchType, patch, metav1.PatchOptions{})
+	err := e.patchService(ctx, a, e.opts.Term, map[string]string{annotEnding: string(b)})
+	if errors.Is(err, errSuperseded) {
+		return err
+	}
 	if err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("record end of %s: %w", a.rec.ID, err)
 	}
@@ -324,7 +471,7 @@ func (e *Executor) beginEnd(ctx context.Context, a *attempt, end *ending) error 
 func (e *Executor) deletePods(ctx context.Context, a *attempt, grace time.Duration) error {
 	secs := int64(math.Ceil(grace.Seconds()))
 	for _, p := range e.podsOf(a) {
-		if p == nil || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+		if p == nil || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed || e.fenced(termOf(p)) {
 			continue
 		}
 		if p.DeletionTimestamp != nil && p.DeletionGracePeriodSeconds != nil && *p.DeletionGracePeriodSeconds <= secs {

@@ -3,6 +3,7 @@ package kube
 import (
 	"context"
 	"io"
+	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -41,4 +42,23 @@ func (e *Executor) Logs(ctx context.Context, attemptID, host, stream string, off
 		}
 	}
 	return r, nil
+}
+
+// Instances tells each instance's pod, its node and phase, from the cache.
+func (e *Executor) Instances(attemptID string) []executor.Instance {
+	e.mu.Lock()
+	a := e.byID[attemptID]
+	e.mu.Unlock()
+	if a == nil {
+		return nil
+	}
+	pods := e.podsOf(a)
+	out := make([]executor.Instance, len(pods))
+	for i, p := range pods {
+		out[i].Host = "algo-" + strconv.Itoa(i+1)
+		if p != nil {
+			out[i].Name, out[i].Node, out[i].Phase = p.Name, p.Spec.NodeName, string(p.Status.Phase)
+		}
+	}
+	return out
 }

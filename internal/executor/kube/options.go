@@ -41,11 +41,21 @@ type Options struct {
 	KeepEnded time.Duration
 	// Resync re-examines every attempt this often (default 1 min).
 	Resync time.Duration
+	// QPS is how many requests a second the executor may send the API
+	// server, in bursts of twice that (default 200), unless Config sets its
+	// own.
+	QPS    int
 	Logger *slog.Logger
 	// Held, when set, tells whether this server may still act: it leads
 	// on a store shared with others. While it does not, the executor
 	// creates and deletes nothing; the leader's executor does.
 	Held func() bool
+	// Term is the leadership term this server acts under when it shares
+	// its store with others (0: alone, no fencing). Its objects are
+	// labelled sharq.dev/term with it; it neither creates, ends nor
+	// deletes objects of a higher term, which a newer leader made or
+	// claimed.
+	Term int64
 }
 
 // Table is the instance-type table: what each instance of a type gets.
@@ -156,6 +166,9 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.Resync <= 0 {
 		o.Resync = time.Minute
+	}
+	if o.QPS <= 0 {
+		o.QPS = 200
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)

@@ -28,6 +28,7 @@ const (
 	labelJob       = "sharq.dev/job"      // the job ID, when it is a valid label value
 	labelHost      = "sharq.dev/host"     // algo-1 ... algo-N
 	labelInstance  = "sharq.dev/instance" // Options.Instance
+	labelTerm      = "sharq.dev/term"     // the leadership term the objects were created or last claimed under
 	annotAttempt   = "sharq.dev/attempt"  // the record: attemptRecord as JSON
 	annotEnding    = "sharq.dev/ending"   // why the attempt is being ended: ending as JSON
 	containerName  = "algo"
@@ -60,6 +61,7 @@ type spec struct {
 	rec  attemptRecord
 	ns   string
 	name string
+	term int64
 	svc  *corev1.Service
 	pods []*corev1.Pod
 }
@@ -89,12 +91,13 @@ func (o Options) build(a executor.Attempt) (*spec, error) {
 	if len(types) == 0 {
 		return nil, fmt.Errorf("no instances to run: no ResourceConfig in the payload")
 	}
-	s := &spec{ns: o.namespaceFor(a.Queue, a.Share), name: objectName(a)}
+	s := &spec{ns: o.namespaceFor(a.Queue, a.Share), name: objectName(a), term: max(a.Term, o.Term)}
 	s.rec = attemptRecord{ID: a.ID, JobID: a.JobID, Hosts: len(types), Grace: grace, GraceSet: graceSet,
 		Timeout: timeout(a.Timeout, j.StoppingCondition.MaxRuntimeInSeconds)}
 	rec, _ := json.Marshal(s.rec)
 	labels := s.labels(a)
 	labels[labelInstance] = o.Instance
+	labels[labelTerm] = strconv.FormatInt(s.term, 10)
 	s.svc = &corev1.Service{
 		ObjectMeta: metav1.ObjectMeta{Name: s.name, Namespace: s.ns, Labels: labels,
 			Annotations: map[string]string{annotAttempt: string(rec)}},
@@ -119,6 +122,16 @@ func (o Options) build(a executor.Attempt) (*spec, error) {
 		s.pods = append(s.pods, p)
 	}
 	return s, nil
+}
+
+// termOf is the term an object of sharq's was created or claimed under (0
+// when it carries none).
+func termOf(o metav1.Object) int64 {
+	t, err := strconv.ParseInt(o.GetLabels()[labelTerm], 10, 64)
+	if err != nil || t < 0 {
+		return 0
+	}
+	return t
 }
 
 func (s *spec) labels(a executor.Attempt) map[string]string {

@@ -54,6 +54,10 @@ func (e *Executor) sync(key string) error {
 	if !a.started {
 		return nil // Start is still creating it
 	}
+	e.seeTerm(a)
+	if e.fenced(a.term) {
+		return nil // a newer leader's executor acts
+	}
 	now := time.Now()
 	if a.reported.Terminal() {
 		return e.maybeCleanUp(ctx, a, now)
@@ -99,7 +103,7 @@ func (e *Executor) sync(key string) error {
 func (e *Executor) forceDelete(ctx context.Context, a *attempt) error {
 	zero := int64(0)
 	for _, p := range e.podsOf(a) {
-		if p == nil || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+		if p == nil || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed || e.fenced(termOf(p)) {
 			continue
 		}
 		err := e.cs.CoreV1().Pods(a.ns).Delete(ctx, p.Name, metav1.DeleteOptions{GracePeriodSeconds: &zero})
@@ -137,8 +141,11 @@ func (e *Executor) maybeCleanUp(ctx context.Context, a *attempt, now time.Time) 
 }
 
 func (e *Executor) deleteObjects(ctx context.Context, a *attempt) error {
+	if e.fenced(a.term) {
+		return nil
+	}
 	for _, p := range e.podsOf(a) {
-		if p == nil {
+		if p == nil || e.fenced(termOf(p)) {
 			continue
 		}
 		if err := e.cs.CoreV1().Pods(a.ns).Delete(ctx, p.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
@@ -176,7 +183,7 @@ func (e *Executor) syncUnknown(ctx context.Context, key string) error {
 	}
 	for _, o := range objs {
 		p := o.(*corev1.Pod)
-		if p.DeletionTimestamp != nil {
+		if p.DeletionTimestamp != nil || e.fenced(termOf(p)) {
 			continue
 		}
 		e.log.Info("kube executor: deleting orphan pod", "pod", p.Namespace+"/"+p.Name)

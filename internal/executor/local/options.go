@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/sharq-dev/sharq/internal/trainingjob"
 )
 
 // Options configures an Executor.
@@ -51,15 +53,9 @@ type Options struct {
 	Held func() bool
 }
 
-// DefaultGPUsPerInstance is the GPU count of common SageMaker instance types.
-var DefaultGPUsPerInstance = map[string]int{
-	"ml.g4dn.xlarge": 1, "ml.g4dn.12xlarge": 4,
-	"ml.g5.xlarge": 1, "ml.g5.2xlarge": 1, "ml.g5.4xlarge": 1, "ml.g5.8xlarge": 1,
-	"ml.g5.12xlarge": 4, "ml.g5.24xlarge": 4, "ml.g5.48xlarge": 8,
-	"ml.g6.xlarge": 1, "ml.g6.12xlarge": 4, "ml.g6.48xlarge": 8,
-	"ml.p3.2xlarge": 1, "ml.p3.8xlarge": 4, "ml.p3.16xlarge": 8,
-	"ml.p4d.24xlarge": 8, "ml.p5.48xlarge": 8,
-}
+// DefaultGPUsPerInstance is the GPU count of the SageMaker instance types
+// that have GPUs (trainingjob.GPUs).
+var DefaultGPUsPerInstance = trainingjob.GPUTable()
 
 // withDefaults fills unset options; it is the only place that reads the
 // process environment, so that the rest of the executor sees plain values.

@@ -192,7 +192,14 @@
 
   function legend() {
     return el('div', { class: 'legend' }, SEGMENTS.map(([k, title]) =>
-      el('span', { title }, el('i', { class: k }), k === 'reserved' ? 'reserved idle' : k)));
+      el('span', { title }, el('i', { class: k }), k === 'reserved' ? 'reserved idle' : k)), reclaimKey());
+  }
+
+  // reclaimKey explains the outline of borrowed capacity its lender will
+  // take back.
+  function reclaimKey() {
+    return el('span', { title: 'reclaimable: the lender has a waiting job that fits its limit and takes this capacity back first' },
+      el('i', { class: 'borrowed reclaim-key' }), '↺ reclaimable');
   }
 
   // scales gives each unit of a queue the bar length that stands for the
@@ -206,13 +213,13 @@
   }
 
   function bar(q, sh, u, scale) {
-    const reserve = sh.strategy === 'RESERVE';
-    const parts = [['own', u.own], ['borrowed', u.borrowed], ['lent', u.lent], [reserve ? 'reserved' : 'idle', u.idle]];
     const b = el('div', { class: 'bar', 'data-queue': q.name, 'data-share': sh.name, 'data-unit': u.unit });
-    for (const [k, n] of parts) {
-      if (!n) continue;
-      const seg = el('span', { class: 'seg ' + k, 'data-n': n, title: n + ' ' + (k === 'reserved' ? 'reserved idle' : k) });
-      seg.style.width = (100 * n / scale) + '%';
+    const segs = capacitySegments(sh, u);
+    for (const sg of segs) {
+      const seg = el('span', { class: 'seg ' + sg.kind + (sg.reclaimable ? ' reclaimable' : ''), 'data-n': sg.n,
+        'data-lender': sg.lender, 'data-borrower': sg.borrower, title: segmentTitle(sg) },
+      sg.label ? el('span', { class: 'seg-label', text: sg.label }) : null);
+      seg.style.width = (100 * sg.n / scale) + '%';
       b.append(seg);
     }
     // A tick where the share's limit ends: what lies beyond it is borrowed.
@@ -221,12 +228,42 @@
       mark.style.left = (100 * u.limit / scale) + '%';
       b.append(mark);
     }
-    const label = [];
-    if (u.own) label.push(u.own + ' own');
-    if (u.borrowed) label.push(u.borrowed + ' borrowed');
-    if (u.lent) label.push(u.lent + ' lent');
-    if (u.idle) label.push(u.idle + (reserve ? ' reserved idle' : ' idle'));
-    return [b, el('div', { class: 'bar-label', text: (label.join(' · ') || 'nothing') + ' — limit ' + u.limit })];
+    const label = segs.map(segmentTitle).join(' · ');
+    return [b, el('div', { class: 'bar-label', text: (label || 'nothing') + ' — limit ' + u.limit })];
+  }
+
+  // capacitySegments splits a share's use of a unit for its bar: own;
+  // borrowed, one segment per lender, in the order the scheduler attributes
+  // them (the capacity beyond all share limits, lender '', first; lenders
+  // that will take theirs back last, nearest the end of the bar); lent, one
+  // per borrower; idle (reserved for RESERVE).
+  function capacitySegments(sh, u) {
+    const out = [{ kind: 'own', n: u.own }];
+    const rank = (f) => f.share === '' ? 0 : f.reclaimable ? 2 : 1;
+    const from = (u.borrowedFrom || []).slice().sort((a, b) => rank(a) - rank(b));
+    for (const f of (from.length ? from : [{ count: u.borrowed }])) {
+      const label = f.share === undefined ? '' : f.share === '' ? 'spare' : 'from ' + f.share + (f.reclaimable ? ' ↺' : '');
+      out.push({ kind: 'borrowed', n: f.count, lender: f.share, reclaimable: f.reclaimable, label });
+    }
+    for (const t of (u.lentTo && u.lentTo.length ? u.lentTo : [{ count: u.lent }])) {
+      out.push({ kind: 'lent', n: t.count, borrower: t.share, label: t.share ? 'to ' + t.share : '' });
+    }
+    out.push({ kind: sh.strategy === 'RESERVE' ? 'reserved' : 'idle', n: u.idle });
+    return out.filter((sg) => sg.n);
+  }
+
+  function segmentTitle(sg) {
+    switch (sg.kind) {
+      case 'borrowed':
+        if (sg.lender === undefined) return sg.n + ' borrowed';
+        if (sg.lender === '') return sg.n + ' borrowed from spare capacity (beyond the share limits)';
+        return sg.n + ' borrowed from ' + sg.lender + (sg.reclaimable ? ', reclaimable by ' + sg.lender : '');
+      case 'lent':
+        return sg.n + ' lent' + (sg.borrower ? ' to ' + sg.borrower : '');
+      case 'reserved':
+        return sg.n + ' reserved idle';
+    }
+    return sg.n + ' ' + sg.kind;
   }
 
   function shareBadges(sh) {
@@ -285,12 +322,32 @@
 
   function dispatchedTable(q) {
     if (!q.dispatched.length) return el('p', { class: 'muted', text: 'No job holds capacity.' });
-    return el('table', {},
-      el('thead', {}, el('tr', {}, ['job', 'share', 'status', 'priority', 'preempted', 'started'].map((h) => el('th', { text: h })))),
+    return el('table', { class: 'holding' },
+      el('thead', {}, el('tr', {}, ['job', 'share', 'status', 'capacity', 'priority', 'preempted', 'started'].map((h) => el('th', { text: h })))),
       el('tbody', {}, q.dispatched.map((j) => el('tr', { 'data-job': j.id },
         el('td', {}, jobLink(j.id, j.name)), el('td', { text: j.share || '' }), el('td', {}, statusBadge(j.status)),
+        el('td', { class: 'holding-cell' }, holdingCell(j.holding)),
         el('td', { class: 'num', text: j.priority }), el('td', { class: 'num', text: j.preemptions || '' }),
         el('td', { class: 'muted', text: ago(j.startedAt) })))));
+  }
+
+  // holdingCell says whose capacity a running job holds: "own", "from
+  // QS2", "own + spare", with a badge for each lender that will take its
+  // capacity back.
+  function holdingCell(h) {
+    if (!h) return '—';
+    const parts = h.own.length ? ['own'] : [];
+    const lenders = [...new Set(h.borrowed.map((l) => l.lender))];
+    parts.push(...lenders.map((l) => l === '' ? 'spare' : l));
+    const text = (h.own.length || !lenders.length ? '' : 'from ') + parts.join(' + ');
+    const reclaim = [...new Set(h.borrowed.filter((l) => l.reclaimable).map((l) => l.lender))];
+    return [el('span', { class: 'holding-text', title: holdingTitle(h), text }),
+      reclaim.map((l) => el('span', { class: 'reclaim-badge', 'data-reclaimer': l, title: l + ' has a waiting job that fits its limit: it takes its capacity back first from this job', text: 'reclaimable by ' + l }))];
+  }
+
+  function holdingTitle(h) {
+    return h.own.map((o) => o.count + ' × ' + o.unit + ' own').concat(h.borrowed.map((l) => l.count + ' × ' + l.unit + ' borrowed from ' +
+      (l.lender || 'spare capacity (beyond the share limits)') + (l.reclaimable ? ', reclaimable' : ''))).join(', ');
   }
 
   function queuePanel(q) {
@@ -390,6 +447,7 @@
       ['preempted', times(j.preemptionSummary ? j.preemptionSummary.preemptedAttemptCount : 0)],
     ].filter(([, v]) => v !== '');
     if (d.position) kv.push(['place in share', el('span', { id: 'job-position', text: '#' + d.position })]);
+    if (d.holding) kv.push(['runs on', el('span', { id: 'job-holding' }, holdingCell(d.holding), ' ', el('span', { class: 'muted', text: holdingTitle(d.holding) }))]);
     const reason = d.reason || j.statusReason;
     if (reason) kv.push([j.status === 'RUNNABLE' ? 'waiting because' : 'reason', el('span', { class: d.misconfigured ? 'msg err' : '', text: reasonText(reason) })]);
     box.replaceChildren(
@@ -469,15 +527,30 @@
         e.status === 'SCHEDULED' ? el('span', { class: 'muted', text: ' attempt ' + attempt }) : null,
         e.statusReason ? el('span', { class: 'why', text: reasonText(e.statusReason) }) : null));
     }
+    // Where each attempt's instances run, when the executor tells (the
+    // kube executor's pods and their nodes).
+    const pods = d.instances || [];
+    const showPods = pods.some((l) => l && l.length);
     const attempts = (j.attempts || []).map((a, i) => el('tr', {},
       el('td', { class: 'num', text: i + 1 }),
       el('td', { class: 'mono', text: (a.serviceResourceId && a.serviceResourceId.value || '').replace(/.*training-job\//, '') }),
       el('td', { text: stamp(a.startedAt) }), el('td', { text: stamp(a.stoppedAt) }),
-      el('td', { class: 'muted', text: reasonText(a.statusReason || '') })));
+      el('td', { class: 'muted', text: reasonText(a.statusReason || '') }),
+      showPods ? el('td', {}, instanceList(pods[i])) : null));
+    const heads = ['#', 'training job', 'started', 'stopped', 'reason'].concat(showPods ? ['pods'] : []);
     box.replaceChildren(el('h3', { text: 'Timeline' }), el('ol', { class: 'timeline' }, items),
       el('h3', { text: 'Attempts' }),
-      attempts.length ? el('table', {}, el('thead', {}, el('tr', {}, ['#', 'training job', 'started', 'stopped', 'reason'].map((h) => el('th', { text: h })))),
+      attempts.length ? el('table', { id: 'attempts' }, el('thead', {}, el('tr', {}, heads.map((h) => el('th', { text: h })))),
         el('tbody', {}, attempts)) : el('p', { class: 'muted', text: 'No attempt yet.' }));
+  }
+
+  // instanceList shows an attempt's instances: pod, node and phase.
+  function instanceList(list) {
+    if (!list || !list.length) return el('span', { class: 'muted', text: '—' });
+    return el('ul', { class: 'pods' }, list.map((p) => el('li', { 'data-host': p.host, 'data-node': p.node || '' },
+      el('span', { class: 'mono', text: p.name || p.host + ': no pod' }),
+      p.name ? [' on ', el('span', { class: 'mono node', text: p.node || 'no node yet' })] : null,
+      p.phase ? el('span', { class: 'muted', text: ' ' + p.phase }) : null)));
   }
 
   // followLogs shows the latest attempt's output from the server's logs
