@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -55,25 +56,34 @@ func startLocalMarked(t *testing.T, dataDir, mark string, args ...string) *local
 	t.Cleanup(func() {
 		s.kill()
 		left := ls.leftovers()
-		if len(left) == 0 {
-			return
-		}
-		if !t.Failed() {
+		if len(left) > 0 && !t.Failed() {
 			t.Errorf("processes of %s's jobs outlived the test: %v", t.Name(), left)
 		}
 		for pid := range left {
 			syscall.Kill(pid, syscall.SIGKILL)
+		}
+		// With no server connected and no job left, the supervisor exits.
+		deadline := time.Now().Add(10 * time.Second)
+		for len(supervisorsOf(s.dataDir)) > 0 && time.Now().Before(deadline) {
+			time.Sleep(20 * time.Millisecond)
+		}
+		if sup := supervisorsOf(s.dataDir); len(sup) > 0 && !t.Failed() {
+			t.Errorf("the supervisor %v still runs 10 s after the server and its jobs ended", sup)
 		}
 	})
 	return ls
 }
 
 // leftovers lists the processes, with their command lines, that belong to
-// the server's data dir or carry the server's mark.
+// the server's data dir or carry the server's mark, other than the
+// server and the supervisor.
 func (s *localServer) leftovers() map[int]string {
 	out := map[int]string{}
+	sups := supervisorsOf(s.dataDir)
 	for _, pid := range processesUnder(s.dataDir, s.cmd.Process.Pid) {
-		out[pid] = cmdline(pid)
+		if !slices.Contains(sups, pid) {
+			out[pid] = cmdline(pid)
+		}
 	}
 	for _, pid := range marked(s.mark + "/") {
 		out[pid] = cmdline(pid)
@@ -81,8 +91,37 @@ func (s *localServer) leftovers() map[int]string {
 	return out
 }
 
+// supervisorsOf lists the live supervisors of the local executor of a
+// server's data dir: `sharq __supervise <data-dir>/executor`. There is at
+// most one, except for a moment while one exits and another starts.
+func supervisorsOf(dataDir string) []int {
+	var out []int
+	for _, pid := range processesUnder(dataDir) {
+		args := strings.Split(cmdline(pid), " ")
+		if n := len(args); n >= 2 && args[n-2] == "__supervise" && args[n-1] == filepath.Join(dataDir, "executor") {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// supervisor returns the pid of the data dir's one supervisor.
+func (s *localServer) supervisor(t *testing.T) int {
+	t.Helper()
+	var pid int
+	eventually(t, 30*time.Second, func() error {
+		sups := supervisorsOf(s.dataDir)
+		if len(sups) != 1 {
+			return notYet("supervisors of %s: %v, want one", s.dataDir, sups)
+		}
+		pid = sups[0]
+		return nil
+	})
+	return pid
+}
+
 // waitNoProcesses waits until no process of the server's jobs is left (the
-// server itself aside).
+// server and the supervisor aside).
 func (s *localServer) waitNoProcesses(t *testing.T, timeout time.Duration) {
 	t.Helper()
 	eventually(t, timeout, func() error {
@@ -322,30 +361,27 @@ func (s *localServer) endAll(t *testing.T, c *batch.Client, jobs ...string) {
 }
 
 // waitEnded waits until the jobs are FAILED or SUCCEEDED and nothing of
-// them runs any more: neither their processes nor the supervisors of their
-// attempts.
+// them runs any more.
 func (s *localServer) waitEnded(t *testing.T, c *batch.Client, jobs ...string) {
 	t.Helper()
 	for _, job := range jobs {
 		d := waitStatus(t, c, job, types.ServiceJobStatusFailed, types.ServiceJobStatusSucceeded)
 		s.waitGone(t, aws.ToString(d.JobName), 60*time.Second)
-		s.waitSupervisors(t, d, 60*time.Second)
+		s.waitAttemptsGone(t, d, 60*time.Second)
 	}
 }
 
-// waitSupervisors waits until the supervisors of the job's attempts have
-// exited. NB: a supervisor records its attempt's end, which the job's
-// status follows, once the attempt's processes are gone, and exits only
-// after that: for a moment the attempt has ended and its supervisor still
-// runs (for a whole second in a -race build, whose runtime sleeps before
-// the process exits).
-func (s *localServer) waitSupervisors(t *testing.T, d *batch.DescribeServiceJobOutput, timeout time.Duration) {
+// waitAttemptsGone waits until no process runs in the directories of the
+// job's attempts. NB: the supervisor records an attempt's end, which the
+// job's status follows, once it has killed what was left of the attempt;
+// a killed process may take a moment to go.
+func (s *localServer) waitAttemptsGone(t *testing.T, d *batch.DescribeServiceJobOutput, timeout time.Duration) {
 	t.Helper()
 	eventually(t, timeout, func() error {
 		for _, a := range d.Attempts {
 			id := attemptID(t, a.ServiceResourceId)
 			if pids := processesUnder(s.attemptDir(id)); len(pids) > 0 {
-				return notYet("the supervisor of job %s's attempt %s still runs: %v", aws.ToString(d.JobName), id, pids)
+				return notYet("processes of job %s's attempt %s still run: %v", aws.ToString(d.JobName), id, pids)
 			}
 		}
 		return nil

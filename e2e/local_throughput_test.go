@@ -7,11 +7,13 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"os/exec"
 	"runtime"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -32,9 +34,11 @@ var (
 // of `sleep 0.2` (one instance each) submitted over the API to one quota
 // share of a service environment of 120 instances, each run as real
 // processes, timed from the first submission to the last completion (the
-// largest stoppedAt). It runs only when -local-bench-jobs is set:
+// largest stoppedAt). First, in the same run, it times the machine's
+// ceiling: the same N `sleep 0.2` started with os/exec, 120 at a time,
+// with nothing else. It runs only when -local-bench-jobs is set:
 //
-//	go test ./e2e -run TestLocalThroughput -v -timeout 30m -local-bench-jobs 10000
+//	go test ./e2e -run TestLocalThroughput -v -timeout 40m -local-bench-jobs 10000
 func TestLocalThroughput(t *testing.T) {
 	if *benchJobs <= 0 {
 		t.Skip("a benchmark: run it with -local-bench-jobs N")
@@ -43,6 +47,7 @@ func TestLocalThroughput(t *testing.T) {
 		t.Skip("a benchmark: run it without -race")
 	}
 	n, capacity := *benchJobs, *benchCapacity
+	bare := bareSleeps(t, n, capacity)
 	args := append([]string{"--stop-grace", "5s"}, strings.Fields(*benchServeArgs)...)
 	s := startLocal(t, "", args...)
 	c := batch.New(batch.Options{
@@ -103,6 +108,8 @@ func TestLocalThroughput(t *testing.T) {
 	}
 	observed := time.Since(start)
 	cpu1 := processCPU(t, s.cmd.Process.Pid)
+	// The server started the supervisor during the run; it runs on.
+	sup := processCPU(t, s.supervisor(t))
 
 	// The last completion, from the jobs' stoppedAt.
 	last := lastStoppedAt(t, s.client(), n)
@@ -112,13 +119,61 @@ func TestLocalThroughput(t *testing.T) {
 	}
 	load1 := loadAverage()
 	t.Logf("%d jobs of sleep 0.2 on %d instances, %d submitters, serve %s", n, capacity, *benchSubmitters, strings.Join(args, " "))
-	t.Logf("end to end: %v, %.1f jobs/s (submissions took %v, %.0f/s)", elapsed.Round(time.Millisecond), float64(n)/elapsed.Seconds(),
+	rate := float64(n) / elapsed.Seconds()
+	t.Logf("end to end: %v, %.1f jobs/s (submissions took %v, %.0f/s)", elapsed.Round(time.Millisecond), rate,
 		submitted.Round(time.Millisecond), float64(n)/submitted.Seconds())
-	t.Logf("CPU per job: server %.1f ms, supervisors and jobs %.1f ms", 1000*(cpu1.self-cpu0.self)/float64(n), 1000*(cpu1.children-cpu0.children)/float64(n))
+	t.Logf("bare os/exec of the same %d sleep 0.2, %d at a time: %v, %.1f/s (%.1f ms CPU each); sharq reached %.0f %% of it",
+		n, capacity, bare.elapsed.Round(time.Millisecond), bare.rate(), 1000*bare.cpu/float64(n), 100*rate/bare.rate())
+	perJob := func(sec float64) float64 { return 1000 * sec / float64(n) }
+	t.Logf("CPU per job: server %.1f ms, supervisor %.1f ms, jobs %.1f ms (server's other children %.1f ms)",
+		perJob(cpu1.self-cpu0.self), perJob(sup.self), perJob(sup.children), perJob(cpu1.children-cpu0.children))
 	t.Logf("machine: %d CPUs; load average before %.2f %.2f %.2f, after %.2f %.2f %.2f, peak 1-min %.2f",
 		runtime.NumCPU(), load0[0], load0[1], load0[2], load1[0], load1[1], load1[2], peakLoad)
 	s.waitNoProcesses(t, time.Minute)
 	s.stop()
+}
+
+// bareRun is how long N sleeps took with nothing but os/exec, and their
+// CPU time in seconds.
+type bareRun struct {
+	n       int
+	elapsed time.Duration
+	cpu     float64
+}
+
+func (b bareRun) rate() float64 { return float64(b.n) / b.elapsed.Seconds() }
+
+// bareSleeps runs n `sleep 0.2` with os/exec, concurrency at a time: the
+// ceiling of process creation on this machine for the benchmark's jobs.
+func bareSleeps(t *testing.T, n, concurrency int) bareRun {
+	t.Helper()
+	path, err := exec.LookPath("sleep")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ru0, ru1 syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_CHILDREN, &ru0)
+	slots := make(chan struct{}, concurrency)
+	var wg sync.WaitGroup
+	var failed atomic.Int64
+	start := time.Now()
+	for range n {
+		slots <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-slots }()
+			if err := exec.Command(path, "0.2").Run(); err != nil {
+				failed.Add(1)
+			}
+		})
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	syscall.Getrusage(syscall.RUSAGE_CHILDREN, &ru1)
+	if failed.Load() > 0 {
+		t.Fatalf("%d of %d bare sleeps failed", failed.Load(), n)
+	}
+	cpu := func(r syscall.Rusage) float64 { return float64(r.Utime.Nano()+r.Stime.Nano()) / 1e9 }
+	return bareRun{n: n, elapsed: elapsed, cpu: cpu(ru1) - cpu(ru0)}
 }
 
 // lastStoppedAt waits until ListServiceJobs lists the n jobs of bench-jq

@@ -200,7 +200,8 @@ func walkthroughSDK(t *testing.T, c *batch.Client, team func(share string) *batc
 }
 
 // endAll terminates the jobs; the local executor's processes under
-// dataDir (other than the servers') must go with them.
+// dataDir (other than the servers' and the supervisor's) must go with
+// them.
 func endAll(t *testing.T, c *batch.Client, live []string, dataDir string, servers ...int) {
 	for _, job := range live {
 		_, err := c.TerminateServiceJob(ctx(t), &batch.TerminateServiceJobInput{JobId: aws.String(job), Reason: aws.String("walkthrough over")})
@@ -210,7 +211,7 @@ func endAll(t *testing.T, c *batch.Client, live []string, dataDir string, server
 		waitStatus(t, c, job, types.ServiceJobStatusFailed, types.ServiceJobStatusSucceeded)
 	}
 	eventually(t, 30*time.Second, func() error {
-		if pids := processesUnder(dataDir, servers...); len(pids) > 0 {
+		if pids := processesUnder(dataDir, append(servers, supervisorsOf(dataDir)...)...); len(pids) > 0 {
 			return notYet("processes %v of terminated jobs still run", pids)
 		}
 		return nil

@@ -73,7 +73,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.DurationVar(&cfg.retention, "retention", 7*24*time.Hour, "how long ended jobs are kept")
 	fs.DurationVar(&cfg.grace, "stop-grace", 120*time.Second, "time a stopped job gets between SIGTERM and SIGKILL")
 	fs.StringVar(&cfg.logLevel, "log-level", "info", "debug, info, warn or error")
-	fs.StringVar(&cfg.supervisor, "supervisor", "", "local executor: the program that supervises each attempt, run as PROGRAM "+local.SupervisorArg+" DIR (default: this binary; sharq-supervise starts faster)")
+	fs.StringVar(&cfg.supervisor, "supervisor", "", "local executor: the program that supervises the attempts, run as PROGRAM "+local.SupervisorArg+" DIR (default: this binary; sharq-supervise is smaller)")
 	fs.StringVar(&cfg.store, "store", os.Getenv("SHARQ_STORE"), "postgres://... for a store shared by several servers, one of which leads (default $SHARQ_STORE; empty: SQLite in --data-dir)")
 	fs.StringVar(&cfg.advertise, "advertise", "", "with a shared store: the address (HOST:PORT or URL) at which the others reach this server (default: --listen)")
 	fs.DurationVar(&cfg.leaseTTL, "lease-ttl", 6*time.Second, "with a shared store: how long the leadership lasts unrenewed; a follower takes over within about 1.25 times this after the leader dies")
@@ -105,8 +105,8 @@ func openExecutor(cfg serveConfig, log *slog.Logger) (executor.Executor, error) 
 			opts.Held = cfg.lease.Held
 		}
 		if cfg.supervisor != "" {
-			// Supervisors run in their attempt's directory: the path must be
-			// absolute.
+			// The supervisor runs in the executor's directory: the path must
+			// be absolute.
 			path, err := filepath.Abs(cfg.supervisor)
 			if err == nil {
 				_, err = exec.LookPath(path)

@@ -3,11 +3,7 @@ package local
 import (
 	"errors"
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
-	"syscall"
 
 	"github.com/sharq-dev/sharq/internal/executor"
 )
@@ -63,7 +59,8 @@ func (e *Executor) allocateLocked(at *attempt) bool {
 	return true
 }
 
-// launch starts the attempt's supervisor, unless Stop ended it meanwhile.
+// launch hands the attempt to the supervisor, unless Stop ended it
+// meanwhile.
 func (e *Executor) launch(at *attempt) {
 	at.mu.Lock()
 	defer at.mu.Unlock()
@@ -75,8 +72,12 @@ func (e *Executor) launch(at *attempt) {
 	}
 	spec := at.plan.assign(splitGPUs(gpus, at.plan.need), len(e.opts.GPUs) > 0)
 	at.plan = nil
-	if err := e.startSupervisor(at, spec); err != nil {
-		e.log.Error("start supervisor", "attempt", at.id, "err", err)
+	err := e.handOver(at, spec)
+	switch {
+	case errors.Is(err, ErrClosed):
+		// Left as it is, without a start: the next executor launches it.
+	case err != nil:
+		e.log.Error("hand attempt to the supervisor", "attempt", at.id, "err", err)
 		e.failLocked(at, "CannotStart: "+err.Error())
 	}
 }
@@ -89,12 +90,10 @@ func splitGPUs(gpus []int, need []int) [][]int {
 	return out
 }
 
-// startSupervisor runs the supervisor in its own session so that signals
-// to the server's process group (a Ctrl-C, a service stop) do not reach
-// training. The executor locks the lock file before the supervisor exists
-// and hands it over, so the attempt is never seen unlocked while it is
-// starting.
-func (e *Executor) startSupervisor(at *attempt, spec launchSpec) error {
+// handOver writes the launch spec and sends the attempt to the
+// supervisor with its lock file, which the executor locks first: the
+// attempt is never seen unlocked while it is being handed over.
+func (e *Executor) handOver(at *attempt, spec launchSpec) error {
 	if err := writeJSON(at.dir, launchFile, spec); err != nil {
 		return err
 	}
@@ -103,39 +102,18 @@ func (e *Executor) startSupervisor(at *attempt, spec launchSpec) error {
 		return err
 	}
 	defer lock.Close()
-	logf, err := os.OpenFile(filepath.Join(at.dir, supervisorLog), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
-	if err != nil {
-		return fmt.Errorf("open supervisor log: %w", err)
-	}
-	defer logf.Close()
 	e.watchLocked(at)
-	args := append(append([]string{}, e.opts.SupervisorCommand[1:]...), at.dir)
-	cmd := exec.Command(e.opts.SupervisorCommand[0], args...)
-	cmd.Dir = at.dir // not the server's directory, which may go away
-	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.ExtraFiles = []*os.File{lock} // becomes lockFD
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("start supervisor: %w", err)
+	if err := e.sup.launch(at.id, lock); err != nil {
+		return err
 	}
-	at.child = true
-	go func() {
-		err := cmd.Wait()
-		e.check(at, true, err)
-	}()
+	at.handed = true
 	return nil
 }
 
-// lostTransition is how an attempt ends whose supervisor died without
-// recording an end. A supervisor that exited on its own before starting
-// anything (a broken SupervisorCommand) could not start the job; anything
-// else lost the attempt.
-func (e *Executor) lostTransition(at *attempt, st status, exitErr error) transition {
-	var ee *exec.ExitError
-	if len(st.History) == 0 && errors.As(exitErr, &ee) && ee.Exited() {
-		tail := stderrTail(filepath.Join(at.dir, supervisorLog), 300)
-		return transition{State: executor.Failed, Reason: fmt.Sprintf("CannotStart: supervisor %v: %s", exitErr, tail)}
-	}
+// lostTransition is how an attempt ends whose supervisor went away
+// without recording its end; exitErr is the supervisor's exit status when
+// this process started it.
+func (e *Executor) lostTransition(st status, exitErr error) transition {
 	reason := "attempt processes vanished (supervisor died)"
 	switch {
 	case st.BootID != "" && st.BootID != e.bootID:

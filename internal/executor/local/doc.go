@@ -42,29 +42,53 @@
 // Attempts reports it as Scheduled. (The engine starts a preemptor only once
 // its victims have stopped.)
 //
-// # Supervisors and restarts
+// # The supervisor and restarts
 //
-// Each attempt runs under a supervisor: the sharq binary started again with
-// SupervisorArg, in its own session, so that a restart of the server does not
-// kill training. The supervisor owns the instance processes (it is their
-// subreaper), does the SIGTERM/SIGKILL and timeout logic, and records the
-// attempt in <DataDir>/attempts/<attemptID>/:
+// Attempts run under the supervisor of the data dir: one process, the
+// sharq binary started again with SupervisorArg and the data dir, in a
+// session of its own, so that a restart of the server (kill -9 included)
+// does not stop training. An attempt costs one process creation, its
+// instance's own (one per instance). The executor starts the supervisor
+// when it first needs one and none runs; the supervisor exits once no
+// executor is connected and no attempt runs. Its files are in DataDir:
+//
+//	supervisor.lock  flock held by the live supervisor: there is one at most
+//	supervisor.sock  where executors reach it (a SOCK_SEQPACKET unix socket, mode 0600)
+//	supervisor.log   what it has to say
+//
+// The executor takes the lock and binds the socket itself, then starts the
+// supervisor with both, so that it can connect at once and two executors
+// racing to start one end up with the same. Over the socket it hands over
+// an attempt ("launch", with the attempt's lock file, locked, attached) and
+// asks for a stop ("stop"); everything else goes through files, as before.
+// The supervisor owns the instance processes (it is their subreaper),
+// does the SIGTERM/SIGKILL and timeout logic, and records each attempt in
+// <DataDir>/attempts/<attemptID>/:
 //
 //	attempt.json    the Start request, written before Start returns
 //	launch.json     resolved commands, environments and GPUs
 //	state.json      every transition with its time and reason (atomic rename)
 //	stop.json       a stop request (reason and grace)
-//	lock            flock held by the live supervisor for its whole life
+//	lock            flock held by the supervisor while the attempt runs
 //	logs/<host>.stdout, logs/<host>.stderr
 //	hosts/<host>/   the instance's working, model and output directories
 //
 // The executor learns of transitions through inotify on the attempt
-// directory (and a slow poll as a safety net), and of a dead supervisor by
-// the lock being free. New reattaches to what it finds: live supervisors are
-// watched again, attempts that ended meanwhile are reported by Attempts, an
-// attempt whose supervisor died without a final state becomes Lost, and one
-// whose supervisor never started is admitted again. Close leaves supervisors
-// and their jobs running.
+// directory (and a slow poll as a safety net), and of an attempt the
+// supervisor let go without an end by its lock being free. If the
+// supervisor dies, the instances die with it (Pdeathsig), the executor
+// reports every attempt it ran Lost ("attempt processes vanished
+// (supervisor ...)"), kills what is left of them, and starts a new
+// supervisor for the next attempt. A SIGTERM to the supervisor stops every
+// attempt as Stop does, and it exits once they have ended.
+//
+// New reattaches to what it finds: attempts still locked are watched
+// again, attempts that ended meanwhile are reported by Attempts, an
+// attempt whose lock is free without a final state becomes Lost, and one
+// that never recorded a start is admitted again. An attempt still run by
+// the per-attempt supervisor of an older sharq is adopted the same way,
+// and stopped with a SIGTERM to that supervisor. Close leaves the
+// supervisor and the jobs running.
 //
 // State files are not fsynced: after a power loss an attempt may be reported
 // Lost although it ended; the engine retries it.

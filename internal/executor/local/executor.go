@@ -27,7 +27,7 @@ type phase int
 
 const (
 	queued   phase = iota // waiting for GPUs; nothing runs
-	launched              // a supervisor was started (or found alive)
+	launched              // handed to the supervisor (or found running)
 	ended                 // a terminal state is recorded
 )
 
@@ -43,8 +43,7 @@ type attempt struct {
 	mu       sync.Mutex
 	plan     *plan          // while queued
 	grace    *time.Duration // the payload's grace override
-	child    bool           // the supervisor is our child: its exit is seen through Wait
-	adopted  bool           // the supervisor was found alive: its lock shows its life
+	handed   bool           // the supervisor has it: its lock shows the supervisor's life
 	reported int            // transitions of state.json already sent as updates
 	last     transition
 
@@ -63,6 +62,7 @@ type Executor struct {
 	bootID string
 	out    *outbox
 	watch  *watcher
+	sup    *link
 	done   chan struct{}
 	wg     sync.WaitGroup
 
@@ -96,7 +96,11 @@ func New(opts Options) (*Executor, error) {
 	if err := os.MkdirAll(e.root, 0o755); err != nil {
 		return nil, fmt.Errorf("open data dir: %w", err)
 	}
+	if e.sup, err = newLink(opts.DataDir, opts.SupervisorCommand, e.log, e.probeAll); err != nil {
+		return nil, err
+	}
 	if e.watch, err = newWatcher(); err != nil {
+		e.sup.close()
 		return nil, err
 	}
 	e.reattach()
@@ -179,13 +183,13 @@ func (e *Executor) enqueueLocked(at *attempt, a executor.Attempt) {
 	e.mu.Unlock()
 }
 
-// failLocked ends an attempt that has no supervisor with a Failed state.
+// failLocked ends an attempt that no supervisor has with a Failed state.
 func (e *Executor) failLocked(at *attempt, reason string) {
 	e.endLocked(at, transition{State: executor.Failed, Reason: reason})
 }
 
-// endLocked records a terminal transition for an attempt without a live
-// supervisor and reports it.
+// endLocked records a terminal transition for an attempt that no live
+// supervisor has and reports it.
 func (e *Executor) endLocked(at *attempt, t transition) {
 	st, err := readStatus(at.dir)
 	if err != nil {
@@ -230,27 +234,50 @@ func (e *Executor) Stop(ctx context.Context, attemptID string, grace time.Durati
 	return nil
 }
 
-// requestStop writes the stop request, then signals the supervisor if it
-// has announced itself. NB: the supervisor announces its pid only after it
-// can take the signal, and checks for a request after announcing, so a
-// request is never missed and the signal never kills it.
+// requestStop writes the stop request, then tells the supervisor, which
+// reads it. An attempt not handed over yet reads it when it is: launch
+// waits for at.mu, which the caller holds.
 func (e *Executor) requestStop(at *attempt, grace time.Duration) error {
 	if err := writeJSON(at.dir, stopFile, stopRequest{Reason: "Stopped", Grace: grace}); err != nil {
 		return fmt.Errorf("stop %s: %w", at.id, err)
+	}
+	if !at.handed {
+		return nil
 	}
 	st, err := readStatus(at.dir)
 	if err != nil {
 		return fmt.Errorf("stop %s: %w", at.id, err)
 	}
-	if st.Supervisor == 0 || st.ended() {
+	if st.ended() {
 		return nil
 	}
-	// Once the supervisor is gone its pid may be reused: signal only while
-	// its lock shows it alive.
+	if held, err := lockHeld(at.dir); err != nil || !held {
+		return err // the supervisor let it go: it ended, or is Lost
+	}
+	err = e.sup.stop(at.id)
+	if errors.Is(err, errNoSupervisor) {
+		err = nil
+	}
+	if err != nil {
+		return fmt.Errorf("stop %s: %w", at.id, err)
+	}
+	if st.Supervisor != 0 && st.Supervisor != e.sup.supervisorPID() {
+		return signalAttemptSupervisor(at, st.Supervisor)
+	}
+	return nil
+}
+
+// signalAttemptSupervisor stops an attempt that an older sharq started
+// under a supervisor of its own, which a SIGTERM stops. Only one
+// supervisor of the data dir lives at a time, so a live holder of the
+// attempt's lock other than the connected supervisor is such a one.
+func signalAttemptSupervisor(at *attempt, pid int) error {
+	// Once that supervisor is gone its pid may be reused: signal only
+	// while its lock shows it alive.
 	if held, err := lockHeld(at.dir); err != nil || !held {
 		return err
 	}
-	if err := syscall.Kill(st.Supervisor, syscall.SIGTERM); err != nil && !errors.Is(err, syscall.ESRCH) {
+	if err := syscall.Kill(pid, syscall.SIGTERM); err != nil && !errors.Is(err, syscall.ESRCH) {
 		return fmt.Errorf("stop %s: %w", at.id, err)
 	}
 	return nil
@@ -324,7 +351,7 @@ func (e *Executor) Logs(ctx context.Context, attemptID, host, stream string, off
 // hostName is an instance's name: algo-1 to algo-N.
 var hostName = regexp.MustCompile(`^algo-[0-9]+$`)
 
-// Close stops watching. Supervisors and their jobs keep running; a new
+// Close stops watching. The supervisor and the jobs keep running; a new
 // executor on the same DataDir picks them up.
 func (e *Executor) Close() error {
 	e.mu.Lock()
@@ -335,6 +362,7 @@ func (e *Executor) Close() error {
 	e.closed = true
 	e.mu.Unlock()
 	close(e.done)
+	e.sup.close()
 	err := e.watch.close()
 	e.wg.Wait()
 	return err

@@ -15,13 +15,12 @@ import (
 
 // Files of an attempt directory; doc.go describes them.
 const (
-	attemptFile   = "attempt.json"
-	launchFile    = "launch.json"
-	stateFile     = "state.json"
-	stopFile      = "stop.json"
-	lockFile      = "lock"
-	logsDir       = "logs"
-	supervisorLog = "supervisor.log"
+	attemptFile = "attempt.json"
+	launchFile  = "launch.json"
+	stateFile   = "state.json"
+	stopFile    = "stop.json"
+	lockFile    = "lock"
+	logsDir     = "logs"
 )
 
 // Scheduled is the state Attempts reports for an attempt that waits for
@@ -122,7 +121,7 @@ func readStatus(dir string) (status, error) {
 	return st, err
 }
 
-// lockHeld tells whether a live supervisor holds the attempt's lock. The
+// lockHeld tells whether the live supervisor holds the attempt's lock. The
 // kernel drops a flock when its holder dies, so this cannot be fooled by a
 // reused pid.
 func lockHeld(dir string) (bool, error) {
@@ -144,8 +143,8 @@ func lockHeld(dir string) (bool, error) {
 	return false, nil
 }
 
-// takeLock creates and locks the attempt's lock file for a supervisor about
-// to start; the supervisor inherits the locked file.
+// takeLock creates and locks the attempt's lock file for the attempt's
+// hand-over; the supervisor receives the locked file.
 func takeLock(dir string) (*os.File, error) {
 	f, err := os.OpenFile(filepath.Join(dir, lockFile), os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {

@@ -3,6 +3,7 @@ package local
 import (
 	"encoding/json"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -19,6 +20,9 @@ import (
 func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == SupervisorArg {
 		os.Exit(SupervisorMain(os.Args[2:]))
+	}
+	if len(os.Args) > 1 && os.Args[1] == attemptSupervisorArg {
+		os.Exit(attemptSupervisorMain(os.Args[2:]))
 	}
 	// Under -race a supervisor would linger a second after its work, which
 	// only slows the checks that nothing survives.
@@ -51,11 +55,14 @@ func newHarness(tb testing.TB, opts Options) *harness {
 	return openHarness(tb, opts)
 }
 
-// openHarness takes opts as they are (nil GPUs detects them).
+// openHarness takes opts as they are (nil GPUs detects them); an empty
+// DataDir is a new temporary one.
 func openHarness(tb testing.TB, opts Options) *harness {
 	tb.Helper()
-	h := &harness{tb: tb, dir: tb.TempDir(), opts: opts}
-	h.opts.DataDir = h.dir
+	if opts.DataDir == "" {
+		opts.DataDir = tb.TempDir()
+	}
+	h := &harness{tb: tb, dir: opts.DataDir, opts: opts}
 	if h.opts.Logger == nil {
 		h.opts.Logger = slog.New(slog.NewTextHandler(tb.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))
 	}
@@ -204,6 +211,22 @@ func (h *harness) cleanup() {
 			return
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// waitSupervisorsReaped waits until every supervisor the executor started
+// has exited and been reaped.
+func (h *harness) waitSupervisorsReaped() {
+	h.tb.Helper()
+	h.e.sup.startedMu.Lock()
+	started := maps.Clone(h.e.sup.started)
+	h.e.sup.startedMu.Unlock()
+	for pid, s := range started {
+		select {
+		case <-s.reaped:
+		case <-time.After(waitTimeout):
+			h.tb.Fatalf("supervisor %d still runs", pid)
+		}
 	}
 }
 

@@ -28,7 +28,7 @@ type Options struct {
 	// GPUsPerInstance gives the GPUs of an instance type; its entries
 	// override DefaultGPUsPerInstance. Unknown types have none.
 	GPUsPerInstance map[string]int
-	// SupervisorCommand starts a supervisor; the attempt directory is
+	// SupervisorCommand starts the supervisor of DataDir, which is
 	// appended. Default: this executable followed by SupervisorArg.
 	SupervisorCommand []string
 	// Env is the base environment of job processes. Nil means this
@@ -63,7 +63,8 @@ func (o Options) withDefaults() (Options, error) {
 	if o.DataDir == "" {
 		return o, errors.New("options: DataDir is required")
 	}
-	// Supervisors and jobs run in other directories: paths must be absolute.
+	// The supervisor and the jobs run in other directories: paths must be
+	// absolute.
 	dir, err := filepath.Abs(o.DataDir)
 	if err != nil {
 		return o, fmt.Errorf("options: %w", err)

@@ -58,7 +58,7 @@ func (e *Executor) load(id string) {
 	case len(st.History) == 0:
 		e.enqueueLocked(at, rec.Attempt)
 	default:
-		e.loseLocked(at, st, nil)
+		e.loseLocked(at, st, e.sup.exitStatus(st.Supervisor, 0))
 	}
 }
 
@@ -85,7 +85,7 @@ func (e *Executor) adopt(at *attempt) {
 	if err := readJSON(filepath.Join(at.dir, launchFile), &spec); err != nil {
 		e.log.Warn("read launch spec", "attempt", at.id, "err", err)
 	}
-	at.grace, at.adopted = spec.GraceOverride, true
+	at.grace, at.handed = spec.GraceOverride, true
 	e.mu.Lock()
 	for _, h := range spec.Hosts {
 		for _, g := range h.GPUs {

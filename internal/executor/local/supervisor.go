@@ -1,382 +1,331 @@
 package local
 
 import (
-	"errors"
+	"encoding/json"
 	"fmt"
-	"io/fs"
+	"log/slog"
+	"net"
 	"os"
 	"os/signal"
 	"path/filepath"
-	"runtime"
-	"strconv"
+	"sync"
 	"syscall"
 	"time"
-
-	"github.com/sharq-dev/sharq/internal/executor"
 )
 
 // SupervisorArg is the hidden first argument that makes the sharq binary run
-// as an attempt supervisor (see SupervisorMain).
+// as the supervisor of a data dir (see SupervisorMain).
 const SupervisorArg = "__supervise"
 
-// lockFD is where the executor hands the supervisor its locked lock file.
-const lockFD = 3
+// The descriptors the executor hands a supervisor it starts: the locked
+// supervisor.lock and the listening supervisor.sock.
+const (
+	lockFD     = 3
+	listenerFD = 4
+)
 
 // prSetChildSubreaper makes orphaned descendants children of the caller.
 const prSetChildSubreaper = 36
 
-// SupervisorMain runs the supervisor of the attempt whose directory is
-// args[0] and returns the process's exit code. The sharq binary calls it
-// when started as "sharq __supervise <dir>"; the attempt's outcome is in
+// protocolVersion is what the supervisor and the executor speak; a server
+// refuses a supervisor of another version rather than misread it.
+const protocolVersion = 1
+
+// startIdle is how long a new supervisor waits for its first client before
+// it exits, when the server that started it went away at once.
+const startIdle = 10 * time.Second
+
+// message is one packet on supervisor.sock. The supervisor says "hello" to
+// every client; clients send "launch" (with the attempt's locked lock file
+// attached) and "stop".
+type message struct {
+	Op      string `json:"op"`
+	Attempt string `json:"attempt,omitempty"`
+	PID     int    `json:"pid,omitempty"`
+	Version int    `json:"version,omitempty"`
+}
+
+// SupervisorMain runs the supervisor of the executor data dir args[0] and
+// returns the process's exit code. The sharq binary calls it when started as
+// "sharq __supervise DIR" by the executor, which hands it its lock and its
+// listening socket (see the package doc). Attempts' outcomes are in their
 // state.json, not in the exit code.
 func SupervisorMain(args []string) int {
 	if len(args) != 1 {
-		fmt.Fprintln(os.Stderr, "usage: sharq "+SupervisorArg+" ATTEMPT_DIR")
+		fmt.Fprintln(os.Stderr, "usage: sharq "+SupervisorArg+" DATA_DIR (started by sharq serve)")
 		return 2
 	}
-	// Pdeathsig fires when the thread that forked an instance ends: fork
-	// from this one, which lives as long as the process.
-	runtime.LockOSThread()
-	s, err := newSupervisor(args[0])
-	if err == nil {
-		err = s.run()
-	}
+	d, err := newDaemon(args[0])
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "supervise %s: %v\n", args[0], err)
 		return 1
 	}
+	d.serve()
 	return 0
 }
 
-// host is an instance process as the supervisor tracks it.
-type host struct {
-	spec hostSpec
-	pid  int
-	done bool
-	ws   syscall.WaitStatus
+// daemon is the supervisor: one process per data dir that runs every
+// attempt the executors hand it, and outlives them.
+type daemon struct {
+	root   string // <DataDir>/attempts
+	pid    int
+	bootID string
+	log    *slog.Logger
+	lock   *os.File // supervisor.lock, held for the process's life
+	ln     *net.UnixListener
+	procs  *procTable
+	done   chan struct{} // closed when the supervisor may exit
+
+	mu       sync.Mutex
+	clients  int
+	runs     map[string]*run
+	stopping bool // SIGTERM: every attempt is being stopped
+	exiting  bool
 }
 
-// ending says why the attempt is ending, once something decided it should.
-type ending struct {
-	state  executor.State // Stopped or Failed
-	reason string         // for Stopped, and for a Failed attempt that could not start
-	failed *host          // the instance whose exit failed the attempt
-	grace  time.Duration
-	killed bool // the grace period ran out and SIGKILL was sent
-}
-
-type supervisor struct {
-	dir   string
-	spec  launchSpec
-	st    status
-	hosts []*host
-	byPID map[int]*host
-	live  int
-	term  chan os.Signal // a stop request
-	chld  chan os.Signal // a child to reap
-	end   *ending
-	grace *time.Timer
-}
-
-func newSupervisor(dir string) (*supervisor, error) {
-	// The inherited lock must stay with the supervisor alone: its release
-	// tells the executor that the supervisor is gone.
+func newDaemon(dataDir string) (*daemon, error) {
+	// Both descriptors stay with the supervisor alone: the lock's release
+	// tells that it is gone, and no job may answer its clients.
 	syscall.CloseOnExec(lockFD)
-	s := &supervisor{dir: dir, byPID: map[int]*host{}, term: make(chan os.Signal, 1), chld: make(chan os.Signal, 1)}
-	if err := readJSON(filepath.Join(dir, launchFile), &s.spec); err != nil {
-		return nil, fmt.Errorf("read launch spec: %w", err)
+	syscall.CloseOnExec(listenerFD)
+	lf := os.NewFile(listenerFD, "supervisor.sock")
+	l, err := net.FileListener(lf)
+	lf.Close()
+	if err != nil {
+		return nil, fmt.Errorf("listener: %w", err)
 	}
-	// Register before announcing our pid in state.json: the executor only
-	// signals a pid it read there.
-	signal.Notify(s.term, syscall.SIGTERM)
-	signal.Notify(s.chld, syscall.SIGCHLD)
-	signal.Ignore(syscall.SIGHUP, syscall.SIGINT, syscall.SIGPIPE)
+	ln, ok := l.(*net.UnixListener)
+	if !ok {
+		return nil, fmt.Errorf("listener: %T is not a unix socket", l)
+	}
+	ln.SetUnlinkOnClose(false)
 	if _, _, errno := syscall.RawSyscall(syscall.SYS_PRCTL, prSetChildSubreaper, 1, 0); errno != 0 {
 		return nil, fmt.Errorf("become subreaper: %w", errno)
 	}
-	s.st = status{Supervisor: os.Getpid(), BootID: bootID()}
-	return s, nil
-}
-
-// run is the supervisor's life: 1) announce Starting, 2) spawn the
-// instances unless a stop came first, 3) announce Running, 4) wait for all
-// of them while handling stop requests, the timeout and the grace period,
-// 5) clean up stragglers and record the outcome.
-func (s *supervisor) run() error {
-	if err := s.record(transition{State: executor.Starting}); err != nil {
-		return err
-	}
-	if s.stopRequested() {
-		return s.finish()
-	}
-	s.spawnAll()
-	if s.end == nil {
-		s.st.Hosts = s.hostProcs()
-		if err := s.record(transition{State: executor.Running}); err != nil {
-			s.beginEnd(&ending{state: executor.Failed, reason: "CannotStart: " + err.Error()})
-		}
-	}
-	s.wait()
-	s.drain()
-	return s.finish()
-}
-
-// stopRequested handles a stop that arrived before anything was spawned.
-func (s *supervisor) stopRequested() bool {
-	req, ok := s.readStop()
-	if ok {
-		s.end = &ending{state: executor.Stopped, reason: req.Reason, grace: req.Grace}
-	}
-	return ok
-}
-
-// readStop reads the stop request; ok is false when there is none. A
-// request that cannot be read, or a SIGTERM without one, stops with the
-// default grace period.
-func (s *supervisor) readStop() (req stopRequest, ok bool) {
-	err := readJSON(filepath.Join(s.dir, stopFile), &req)
-	if err == nil && req.Reason != "" {
-		return req, true
-	}
-	return stopRequest{Reason: "Stopped", Grace: s.spec.Grace}, !errors.Is(err, fs.ErrNotExist)
-}
-
-func (s *supervisor) spawnAll() {
-	for _, hs := range s.spec.Hosts {
-		pid, err := spawn(hs)
-		if err != nil {
-			s.beginEnd(&ending{state: executor.Failed, reason: "CannotStart: " + hs.Name + ": " + err.Error()})
-			break
-		}
-		h := &host{spec: hs, pid: pid}
-		s.hosts = append(s.hosts, h)
-		s.byPID[pid] = h
-		s.live++
-	}
-}
-
-// spawn starts one instance in a process group of its own, so that a signal
-// reaches everything it started. Pdeathsig kills it if the supervisor dies,
-// which makes the attempt Lost rather than an unsupervised run.
-// NB: syscall.ForkExec, not os.StartProcess, whose first use forks an
-// extra process to probe for pidfd support; process creation is the
-// dominant cost of an attempt.
-func spawn(hs hostSpec) (int, error) {
-	for _, d := range append([]string{filepath.Dir(hs.Stdout)}, hs.Mkdirs...) {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			return 0, err
-		}
-	}
-	var files [3]*os.File
-	defer func() {
-		for _, f := range files {
-			if f != nil {
-				f.Close()
-			}
+	// Caught and dropped, not ignored: an ignored signal would stay
+	// ignored in the jobs.
+	drop := make(chan os.Signal, 1)
+	signal.Notify(drop, syscall.SIGHUP, syscall.SIGINT, syscall.SIGPIPE)
+	go func() {
+		for range drop {
 		}
 	}()
-	var err error
-	if files[0], err = os.Open(os.DevNull); err != nil {
-		return 0, err
-	}
-	for i, path := range []string{hs.Stdout, hs.Stderr} {
-		if files[i+1], err = os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644); err != nil {
-			return 0, err
-		}
-	}
-	pid, err := syscall.ForkExec(hs.Path, hs.Args, &syscall.ProcAttr{
-		Dir:   hs.Dir,
-		Env:   hs.Env,
-		Files: []uintptr{files[0].Fd(), files[1].Fd(), files[2].Fd()},
-		Sys:   &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL},
-	})
+	procs, err := newProcTable()
 	if err != nil {
-		return 0, &os.PathError{Op: "fork/exec", Path: hs.Path, Err: err}
+		return nil, err
 	}
-	return pid, nil
+	d := &daemon{
+		root:   filepath.Join(dataDir, "attempts"),
+		pid:    os.Getpid(),
+		bootID: bootID(),
+		log:    slog.New(slog.NewTextHandler(os.Stderr, nil)),
+		lock:   os.NewFile(lockFD, "supervisor.lock"),
+		ln:     ln,
+		procs:  procs,
+		done:   make(chan struct{}),
+		runs:   map[string]*run{},
+	}
+	return d, nil
 }
 
-// reap collects the children that have exited, instances and orphaned
-// descendants alike (the supervisor is their subreaper). none reports that
-// no child is left at all.
-func (s *supervisor) reap() (none bool) {
+// serve accepts clients and runs what they hand over until the
+// supervisor is idle: no client connected and no attempt running. SIGTERM
+// stops every attempt, as Stop does, and the supervisor exits once they
+// have ended.
+func (d *daemon) serve() {
+	term := make(chan os.Signal, 1)
+	signal.Notify(term, syscall.SIGTERM)
+	go d.accept()
+	time.AfterFunc(startIdle, func() {
+		d.mu.Lock()
+		defer d.mu.Unlock()
+		d.maybeExitLocked()
+	})
+	d.log.Info("supervising", "pid", d.pid, "dir", d.root)
+	select {
+	case <-d.done:
+	case <-term:
+		d.terminate()
+		<-d.done
+	}
+	d.log.Info("supervisor exits", "pid", d.pid)
+}
+
+func (d *daemon) accept() {
 	for {
-		var ws syscall.WaitStatus
-		pid, err := syscall.Wait4(-1, &ws, syscall.WNOHANG, nil)
-		switch {
-		case errors.Is(err, syscall.EINTR):
-			continue
-		case err != nil:
-			return true
-		case pid == 0:
-			return false
+		c, err := d.ln.AcceptUnix()
+		if err != nil {
+			return // closed: the supervisor exits
 		}
-		s.onExit(pid, ws)
-	}
-}
-
-func (s *supervisor) hostProcs() []hostProc {
-	ps := make([]hostProc, len(s.hosts))
-	for i, h := range s.hosts {
-		ps[i] = hostProc{Name: h.spec.Name, PID: h.pid}
-	}
-	return ps
-}
-
-// wait runs until every instance has exited.
-func (s *supervisor) wait() {
-	var timeout <-chan time.Time
-	if s.spec.Timeout > 0 {
-		t := time.NewTimer(s.spec.Timeout)
-		defer t.Stop()
-		timeout = t.C
-	}
-	for s.live > 0 {
-		if s.reap() || s.live == 0 {
+		if !sameUser(c) {
+			c.Close()
+			continue
+		}
+		d.mu.Lock()
+		if d.exiting {
+			d.mu.Unlock()
+			c.Close()
 			return
 		}
-		var graceC <-chan time.Time
-		if s.grace != nil {
-			graceC = s.grace.C
-		}
-		select {
-		case <-s.chld:
-		case <-s.term:
-			req, _ := s.readStop()
-			s.beginEnd(&ending{state: executor.Stopped, reason: req.Reason, grace: req.Grace})
-		case <-timeout:
-			s.beginEnd(&ending{state: executor.Stopped, reason: "Attempt duration exceeded", grace: s.spec.Grace})
-		case <-graceC:
-			s.end.killed = true
-			s.signalLive(syscall.SIGKILL)
-		}
+		d.clients++
+		d.mu.Unlock()
+		go d.serveClient(c)
 	}
 }
 
-func (s *supervisor) onExit(pid int, ws syscall.WaitStatus) {
-	h := s.byPID[pid]
-	if h == nil || h.done {
-		return // an orphaned descendant
+// sameUser tells whether the peer runs as this process's user; the
+// socket's mode already keeps others out.
+func sameUser(c *net.UnixConn) bool {
+	rc, err := c.SyscallConn()
+	if err != nil {
+		return false
 	}
-	h.done, h.ws = true, ws
-	s.live--
-	// The instance is over: what it left behind in its group goes too, as
-	// when a container exits.
-	syscall.Kill(-h.pid, syscall.SIGKILL)
-	if s.end == nil && exitCode(ws) != 0 {
-		s.beginEnd(&ending{state: executor.Failed, failed: h, grace: s.spec.Grace})
-	}
-}
-
-// beginEnd records the first reason to end and asks the live instances to
-// exit; later reasons do not change the outcome.
-func (s *supervisor) beginEnd(e *ending) {
-	if s.end != nil {
-		return
-	}
-	s.end = e
-	if e.grace <= 0 {
-		e.killed = s.live > 0
-		s.signalLive(syscall.SIGKILL)
-		return
-	}
-	s.signalLive(syscall.SIGTERM)
-	s.grace = time.NewTimer(e.grace)
-}
-
-func (s *supervisor) signalLive(sig syscall.Signal) {
-	for _, h := range s.hosts {
-		if !h.done {
-			syscall.Kill(-h.pid, sig)
-		}
-	}
-}
-
-// drain kills and reaps whatever is left: processes of the instances'
-// groups and descendants that left them (setsid daemons), so that the
-// final state means nothing of the attempt runs any more.
-func (s *supervisor) drain() {
-	if s.grace != nil {
-		s.grace.Stop()
-	}
-	for _, h := range s.hosts {
-		syscall.Kill(-h.pid, syscall.SIGKILL)
-	}
-	tick := time.NewTicker(100 * time.Millisecond)
-	defer tick.Stop()
-	for !s.reap() {
-		select {
-		case <-s.chld:
-		case <-tick.C:
-			killChildren(os.Getpid())
-		}
-	}
-}
-
-func killChildren(parent int) {
-	eachProc(func(pid int, ps procStat) {
-		if ps.PPID == parent {
-			syscall.Kill(pid, syscall.SIGKILL)
-		}
+	var cred *syscall.Ucred
+	rc.Control(func(fd uintptr) {
+		cred, err = syscall.GetsockoptUcred(int(fd), syscall.SOL_SOCKET, syscall.SO_PEERCRED)
 	})
+	return err == nil && int(cred.Uid) == os.Getuid()
 }
 
-// finish records the outcome.
-func (s *supervisor) finish() error {
-	return s.record(s.outcome())
-}
-
-func (s *supervisor) outcome() transition {
-	code := 0
-	for _, h := range s.hosts {
-		if c := exitCode(h.ws); h.done && c != 0 && code == 0 {
-			code = c
+// serveClient greets a client and handles its requests until it goes.
+func (d *daemon) serveClient(c *net.UnixConn) {
+	defer func() {
+		c.Close()
+		d.mu.Lock()
+		d.clients--
+		d.maybeExitLocked()
+		d.mu.Unlock()
+	}()
+	hello, _ := json.Marshal(message{Op: "hello", PID: d.pid, Version: protocolVersion})
+	if _, err := c.Write(hello); err != nil {
+		return
+	}
+	buf := make([]byte, 4096)
+	oob := make([]byte, syscall.CmsgSpace(4*4))
+	for {
+		n, oobn, _, _, err := c.ReadMsgUnix(buf, oob)
+		if err != nil || n == 0 {
+			return
+		}
+		files := receivedFiles(oob[:oobn])
+		var m message
+		if err := json.Unmarshal(buf[:n], &m); err != nil {
+			d.log.Warn("bad request", "err", err)
+			closeAll(files)
+			continue
+		}
+		switch m.Op {
+		case "launch":
+			if len(files) != 1 {
+				d.log.Warn("launch without its lock", "attempt", m.Attempt)
+				closeAll(files)
+				continue
+			}
+			d.launch(m.Attempt, files[0])
+		case "stop":
+			closeAll(files)
+			d.stop(m.Attempt)
+		default:
+			closeAll(files)
+			d.log.Warn("unknown request", "op", m.Op)
 		}
 	}
-	e := s.end
-	switch {
-	case e == nil:
-		return transition{State: executor.Succeeded}
-	case e.failed != nil:
-		return transition{State: executor.Failed, Reason: s.failReason(e.failed), ExitCode: exitCode(e.failed.ws)}
-	case e.killed && e.state == executor.Stopped:
-		return transition{State: e.state, Reason: e.reason + ": killed with SIGKILL after " + seconds(e.grace) + " grace period", ExitCode: code}
-	default:
-		return transition{State: e.state, Reason: e.reason, ExitCode: code}
+}
+
+// receivedFiles returns the descriptors passed with a message (received
+// close-on-exec).
+func receivedFiles(oob []byte) []*os.File {
+	msgs, err := syscall.ParseSocketControlMessage(oob)
+	if err != nil {
+		return nil
+	}
+	var files []*os.File
+	for _, m := range msgs {
+		fds, err := syscall.ParseUnixRights(&m)
+		if err != nil {
+			continue
+		}
+		for _, fd := range fds {
+			files = append(files, os.NewFile(uintptr(fd), "lock"))
+		}
+	}
+	return files
+}
+
+func closeAll(files []*os.File) {
+	for _, f := range files {
+		f.Close()
 	}
 }
 
-// failReason is "exit code N: <stderr tail>", naming the host when there
-// are several and the signal when one ended the process.
-func (s *supervisor) failReason(h *host) string {
-	r := "exit code " + strconv.Itoa(exitCode(h.ws))
-	if h.ws.Signaled() {
-		r += " (" + h.ws.Signal().String() + ")"
+// launch runs an attempt whose launch.json the executor wrote; lock is
+// its lock file, locked, which the run holds until its end is recorded.
+// A launch of an attempt already running is a repeat and is dropped.
+func (d *daemon) launch(id string, lock *os.File) {
+	if err := validID(id); err != nil {
+		d.log.Warn("launch", "err", err)
+		lock.Close()
+		return
 	}
-	if len(s.hosts) > 1 {
-		r += " on " + h.spec.Name
+	d.mu.Lock()
+	if d.runs[id] != nil {
+		d.mu.Unlock()
+		lock.Close()
+		return
 	}
-	if tail := stderrTail(h.spec.Stderr, 500); tail != "" {
-		r += ": " + tail
+	r := newRun(d, id, lock)
+	d.runs[id] = r
+	if d.stopping {
+		r.requestStop()
 	}
-	return r
+	d.mu.Unlock()
+	go func() {
+		r.main()
+		d.mu.Lock()
+		delete(d.runs, id)
+		d.maybeExitLocked()
+		d.mu.Unlock()
+	}()
 }
 
-// record appends a transition to state.json.
-func (s *supervisor) record(t transition) error {
-	t.At = time.Now()
-	s.st.History = append(s.st.History, t)
-	return writeJSON(s.dir, stateFile, s.st)
-}
-
-// exitCode follows the shell: 128+n for a process killed by signal n.
-func exitCode(ws syscall.WaitStatus) int {
-	if ws.Signaled() {
-		return 128 + int(ws.Signal())
+// stop asks a running attempt to stop; its stop.json says how.
+func (d *daemon) stop(id string) {
+	d.mu.Lock()
+	r := d.runs[id]
+	d.mu.Unlock()
+	if r != nil {
+		r.requestStop()
 	}
-	return ws.ExitStatus()
 }
 
-func seconds(d time.Duration) string {
-	return strconv.FormatFloat(d.Seconds(), 'f', -1, 64) + "s"
+// terminate stops every attempt and lets the supervisor exit once they
+// have ended, connected clients or not; attempts handed over meanwhile
+// are stopped at once.
+func (d *daemon) terminate() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.log.Info("SIGTERM: stopping every attempt", "attempts", len(d.runs))
+	d.stopping = true
+	d.ln.Close()
+	for _, r := range d.runs {
+		r.requestStop()
+	}
+	d.maybeExitLocked()
+}
+
+// maybeExitLocked ends the supervisor once nothing needs it.
+func (d *daemon) maybeExitLocked() {
+	if d.exiting || len(d.runs) > 0 || d.clients > 0 && !d.stopping {
+		return
+	}
+	d.exiting = true
+	d.ln.Close()
+	close(d.done)
+}
+
+// alive tells whether an attempt runs here.
+func (d *daemon) alive(id string) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.runs[id] != nil
 }

@@ -13,10 +13,10 @@ import (
 )
 
 // check brings the executor's view of a launched attempt up to date with
-// its state.json. dead says the supervisor is known to be gone (its exit
-// was seen, or its lock is free), in which case an attempt without a
+// its state.json. dead says the supervisor is known to have let the
+// attempt go (its lock is free), in which case an attempt without a
 // recorded end is lost.
-func (e *Executor) check(at *attempt, dead bool, exitErr error) {
+func (e *Executor) check(at *attempt, dead bool) {
 	at.mu.Lock()
 	defer at.mu.Unlock()
 	if e.isClosed() {
@@ -41,14 +41,14 @@ func (e *Executor) check(at *attempt, dead bool, exitErr error) {
 		return
 	}
 	if dead {
-		e.loseLocked(at, st, exitErr)
+		e.loseLocked(at, st, e.sup.exitStatus(st.Supervisor, 2*time.Second))
 	}
 }
 
-// loseLocked ends an attempt whose supervisor died without recording an
-// end, and kills what may be left of its processes.
+// loseLocked ends an attempt whose supervisor let it go without recording
+// an end, and kills what may be left of its processes.
 func (e *Executor) loseLocked(at *attempt, st status, exitErr error) {
-	t := e.lostTransition(at, st, exitErr)
+	t := e.lostTransition(st, exitErr)
 	if st.BootID == e.bootID {
 		if n := killSession(st.Supervisor); n > 0 {
 			e.log.Warn("killed orphaned attempt processes", "attempt", at.id, "count", n)
@@ -104,7 +104,7 @@ func (e *Executor) watchLocked(at *attempt) {
 func (e *Executor) onStateChange(id string) {
 	if id == "" {
 		for _, at := range e.launchedAttempts() {
-			e.check(at, false, nil)
+			e.check(at, false)
 		}
 		return
 	}
@@ -112,13 +112,13 @@ func (e *Executor) onStateChange(id string) {
 	at := e.attempts[id]
 	e.mu.Unlock()
 	if at != nil {
-		e.check(at, false, nil)
+		e.check(at, false)
 	}
 }
 
-// poll is the safety net: it notices supervisors that died (and were not
-// our children), re-reads the state of attempts without a watch, and
-// removes ended attempts past their retention.
+// poll is the safety net: it notices a supervisor that died, re-reads
+// the state of attempts without a watch, and removes ended attempts past
+// their retention.
 func (e *Executor) poll() {
 	tick := time.NewTicker(e.opts.PollInterval)
 	defer tick.Stop()
@@ -129,13 +129,19 @@ func (e *Executor) poll() {
 			return
 		case <-tick.C:
 		}
-		for _, at := range e.launchedAttempts() {
-			e.probe(at)
-		}
+		e.probeAll()
 		if time.Since(lastSweep) > time.Hour {
 			e.sweep()
 			lastSweep = time.Now()
 		}
+	}
+}
+
+// probeAll probes every launched attempt; the link calls it when a
+// supervisor went away.
+func (e *Executor) probeAll() {
+	for _, at := range e.launchedAttempts() {
+		e.probe(at)
 	}
 }
 
@@ -153,27 +159,21 @@ func (e *Executor) launchedAttempts() []*attempt {
 
 func (e *Executor) probe(at *attempt) {
 	at.mu.Lock()
-	child, adopted := at.child, at.adopted
+	handed := at.handed
 	at.mu.Unlock()
-	if !child && !adopted {
-		return // its supervisor is being started
+	if !handed {
+		return // being handed over
 	}
 	e.mu.Lock()
 	watched := at.wd != 0
 	e.mu.Unlock()
-	if child {
-		if !watched {
-			e.check(at, false, nil)
-		}
-		return
-	}
 	held, err := lockHeld(at.dir)
 	if err != nil {
 		e.log.Warn("probe attempt", "attempt", at.id, "err", err)
 		return
 	}
 	if !held || !watched {
-		e.check(at, !held, nil)
+		e.check(at, !held)
 	}
 }
 
