@@ -243,9 +243,13 @@ func TestStreamPushesStateOnChange(t *testing.T) {
 	c := &collector{t: t, in: openStream(t, s.url)}
 	c.until("first state", func() bool { return len(c.states) > 0 })
 	w := s.step1()
-	c.until("state with QS1 borrowing", func() bool {
-		u := unitOf(c.states[len(c.states)-1], "QS1")
-		return u != nil && u.Own == 1 && u.Borrowed == 1
+	// The start estimate of the waiting job comes after the cycles that
+	// placed the others: the state to look at, and the last before the
+	// server is idle, has it.
+	c.until("state with QS1 borrowing and an estimate of low's start", func() bool {
+		st := c.states[len(c.states)-1]
+		u, sh := unitOf(st, "QS1"), shareOf(st, "QS1")
+		return u != nil && u.Own == 1 && u.Borrowed == 1 && len(sh.Front) == 1 && sh.Front[0].ETA != nil
 	})
 	st := c.states[len(c.states)-1]
 	if u := unitOf(st, "QS2"); u.Lent != 1 || u.Idle != 0 {
