@@ -210,10 +210,22 @@ func openPTY(t *testing.T) (*os.File, *os.File) {
 func TestLogsFollowHeaders(t *testing.T) {
 	s := newServer(t, true)
 	s.ok(Apply, "-f", announcement)
-	s.ok(Submit, "--share", "QS1", "--name", "flaky", "--retries", "1", "--", "sh", "-c", "sleep 0.3; echo out; exit 1")
+	// Each attempt prints, then ends once go exists: the test creates it
+	// when logs -f has shown the first attempt, which may not have ended
+	// before logs started (logs -f starts at the latest attempt).
+	release := filepath.Join(t.TempDir(), "go")
+	s.ok(Submit, "--share", "QS1", "--name", "flaky", "--retries", "1", "--", "sh", "-c",
+		"echo out; while [ ! -e "+release+" ]; do sleep 0.05; done; exit 1")
 	var both syncBuffer // stdout and stderr in the order they were written
-	code := Logs(t.Context(), []string{"--endpoint", s.url, "-f", "--stream", "stdout", "flaky"}, &both, &both)
-	if code != ExitOK {
+	done := make(chan int, 1)
+	go func() {
+		done <- Logs(t.Context(), []string{"--endpoint", s.url, "-f", "--stream", "stdout", "flaky"}, &both, &both)
+	}()
+	eventually(t, "logs -f showing the first attempt", func() bool { return strings.Contains(both.String(), "out\n") })
+	if err := os.WriteFile(release, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code := <-done; code != ExitOK {
 		t.Fatalf("exit %d: %s", code, both.String())
 	}
 	golden(t, "logs_follow_attempts", both.String())
