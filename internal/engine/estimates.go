@@ -22,7 +22,7 @@ import (
 // and keeps. Run keeps the estimates fresh in the background, one
 // computation at a time: after a cycle that changed something, or once the
 // first end the last run expected has come, and never sooner after the
-// last one than it took.
+// last one than four times what it took.
 
 // Defaults of Options.EstimateHorizon and Options.EstimateMaxDecisions.
 const (
@@ -32,6 +32,11 @@ const (
 
 // minEstimateGap is the least time between two background computations.
 const minEstimateGap = 100 * time.Millisecond
+
+// estimateRest is how many times as long as a background computation took
+// the estimator rests after it: it takes at most a fifth of a CPU from the
+// engine and the API, which busy servers with large queues need more.
+const estimateRest = 4
 
 // EstimateObserver hears that new start estimates are ready. An Observer
 // that implements it is told, from the estimator's goroutine; it must be
@@ -280,8 +285,7 @@ func (e *Engine) noteCycle(t *tx) {
 }
 
 // runEstimates keeps the estimates fresh until done is closed: it
-// computes when woken, and waits after each computation at least as long
-// as it took, so that it takes at most half of a CPU.
+// computes when woken, and rests after each computation (estimateRest).
 func (e *Engine) runEstimates(done <-chan struct{}) {
 	for {
 		select {
@@ -298,7 +302,7 @@ func (e *Engine) runEstimates(done <-chan struct{}) {
 		select {
 		case <-done:
 			return
-		case <-time.After(max(took, minEstimateGap)):
+		case <-time.After(max(estimateRest*took, minEstimateGap)):
 		}
 	}
 }
