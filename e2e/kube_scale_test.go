@@ -463,40 +463,92 @@ type scalePods struct {
 
 func watchScalePods(t *testing.T, cs kubernetes.Interface, ns string) *scalePods {
 	t.Helper()
-	w, err := cs.CoreV1().Pods(ns).Watch(context.Background(), metav1.ListOptions{LabelSelector: "app.kubernetes.io/managed-by=sharq"})
+	ctx, cancel := context.WithCancel(context.Background())
+	p := &scalePods{addedAt: map[string]time.Time{}, deleted: map[string]time.Time{}, graces: map[string]int64{}}
+	done := make(chan struct{})
+	t.Cleanup(func() { cancel(); <-done })
+	opts := metav1.ListOptions{LabelSelector: "app.kubernetes.io/managed-by=sharq"}
+	w, err := cs.CoreV1().Pods(ns).Watch(ctx, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(w.Stop)
-	p := &scalePods{addedAt: map[string]time.Time{}, deleted: map[string]time.Time{}, graces: map[string]int64{}}
 	go func() {
-		for ev := range w.ResultChan() {
-			now := time.Now()
-			pod, ok := ev.Object.(*corev1.Pod)
-			if !ok {
-				continue
-			}
+		defer close(done)
+		defer func() {
 			p.mu.Lock()
-			switch ev.Type {
-			case watch.Added:
-				if _, seen := p.addedAt[pod.Labels["sharq.dev/job"]]; !seen {
-					p.addedAt[pod.Labels["sharq.dev/job"]] = now
-				}
-			case watch.Deleted:
-				p.deleted[pod.Name] = now
-			}
-			if g := pod.DeletionGracePeriodSeconds; g != nil {
-				if _, seen := p.graces[pod.Name]; !seen {
-					p.graces[pod.Name] = *g
-				}
-			}
+			p.ended = true
 			p.mu.Unlock()
+		}()
+		// The API server ends a watch now and then (its timeout, a slow
+		// reader under a burst of events): watch again from the last
+		// version seen, or list again when that version is gone.
+		for {
+			rv := p.follow(w)
+			if ctx.Err() != nil {
+				return
+			}
+			if rv == "" {
+				list, err := cs.CoreV1().Pods(ns).List(ctx, opts)
+				if err != nil {
+					return
+				}
+				p.listed(list.Items)
+				rv = list.ResourceVersion
+			}
+			o := opts
+			o.ResourceVersion = rv
+			if w, err = cs.CoreV1().Pods(ns).Watch(ctx, o); err != nil {
+				return
+			}
 		}
-		p.mu.Lock()
-		p.ended = true
-		p.mu.Unlock()
 	}()
 	return p
+}
+
+// follow records a watch's events until it ends, and returns the last
+// resource version seen, or "" when the watch ended with an error.
+func (p *scalePods) follow(w watch.Interface) string {
+	defer w.Stop()
+	rv := ""
+	for ev := range w.ResultChan() {
+		now := time.Now()
+		if ev.Type == watch.Error {
+			return ""
+		}
+		pod, ok := ev.Object.(*corev1.Pod)
+		if !ok {
+			continue
+		}
+		rv = pod.ResourceVersion
+		p.mu.Lock()
+		switch ev.Type {
+		case watch.Added:
+			if _, seen := p.addedAt[pod.Labels["sharq.dev/job"]]; !seen {
+				p.addedAt[pod.Labels["sharq.dev/job"]] = now
+			}
+		case watch.Deleted:
+			p.deleted[pod.Name] = now
+		}
+		if g := pod.DeletionGracePeriodSeconds; g != nil {
+			if _, seen := p.graces[pod.Name]; !seen {
+				p.graces[pod.Name] = *g
+			}
+		}
+		p.mu.Unlock()
+	}
+	return rv
+}
+
+// listed records pods a watch missed, as added when listed.
+func (p *scalePods) listed(pods []corev1.Pod) {
+	now := time.Now()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, pod := range pods {
+		if _, seen := p.addedAt[pod.Labels["sharq.dev/job"]]; !seen {
+			p.addedAt[pod.Labels["sharq.dev/job"]] = now
+		}
+	}
 }
 
 func (p *scalePods) added(job string) (time.Time, bool) {
