@@ -213,7 +213,11 @@ func (e *Engine) Run(ctx context.Context) error {
 			return ErrLeaseLost
 		case o := <-e.ops:
 			batch = append(batch, o)
-		case u := <-updates:
+		case u, ok := <-updates:
+			if !ok {
+				updates = nil // the executor has closed
+				continue
+			}
 			batch = append(batch, &op{fn: func(now time.Time) error { e.handleUpdate(u, now); return nil }})
 		case <-tick.C:
 			batch = append(batch, &op{fn: e.housekeeping})
@@ -238,7 +242,10 @@ func (e *Engine) drain(batch []*op, updates <-chan executor.Update) []*op {
 		select {
 		case o := <-e.ops:
 			batch = append(batch, o)
-		case u := <-updates:
+		case u, ok := <-updates:
+			if !ok {
+				return batch
+			}
 			batch = append(batch, &op{fn: func(now time.Time) error { e.handleUpdate(u, now); return nil }})
 		default:
 			return batch

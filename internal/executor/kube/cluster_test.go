@@ -85,7 +85,10 @@ func (h *harness) open() {
 	go func() {
 		for {
 			select {
-			case u := <-ch:
+			case u, ok := <-ch:
+				if !ok {
+					return
+				}
 				h.mu.Lock()
 				h.ups = append(h.ups, u)
 				h.mu.Unlock()

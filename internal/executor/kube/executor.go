@@ -48,7 +48,7 @@ type Executor struct {
 	pods     cache.SharedIndexInformer
 	svcs     listersv1.ServiceLister
 	queue    workqueue.TypedRateLimitingInterface[string]
-	out      *outbox
+	out      *executor.Outbox
 	requests *requestCounter
 	stop     chan struct{}
 	wg       sync.WaitGroup
@@ -109,7 +109,7 @@ func New(ctx context.Context, opts Options) (*Executor, error) {
 		return nil, err
 	}
 	e := &Executor{
-		opts: opts, log: opts.Logger, cs: cs, out: newOutbox(), requests: requests, stop: make(chan struct{}),
+		opts: opts, log: opts.Logger, cs: cs, out: executor.NewOutbox(), requests: requests, stop: make(chan struct{}),
 		queue:    workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]()),
 		attempts: map[string]*attempt{}, byID: map[string]*attempt{}, nsReady: map[string]bool{},
 	}
@@ -140,7 +140,7 @@ func New(ctx context.Context, opts Options) (*Executor, error) {
 		}
 	}
 	e.adoptAll()
-	e.out.start(e.stop)
+	go e.out.Run(e.stop)
 	for range 4 {
 		e.wg.Go(e.work)
 	}
@@ -503,7 +503,7 @@ func (e *Executor) podsOf(a *attempt) []*corev1.Pod {
 func (e *Executor) mayAct() bool { return e.opts.Held == nil || e.opts.Held() }
 
 // Updates delivers the attempts' changes of state.
-func (e *Executor) Updates() <-chan executor.Update { return e.out.ch }
+func (e *Executor) Updates() <-chan executor.Update { return e.out.Updates() }
 
 // Attempts lists the attempts found on the cluster with their state.
 func (e *Executor) Attempts(ctx context.Context) ([]executor.Update, error) {

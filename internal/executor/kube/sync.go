@@ -84,7 +84,7 @@ func (e *Executor) sync(key string) error {
 	}
 	if v.state != "" && v.state != a.reported {
 		a.reported = v.state
-		e.out.send(executor.Update{AttemptID: a.rec.ID, JobID: a.rec.JobID, State: v.state,
+		e.out.Put(executor.Update{AttemptID: a.rec.ID, JobID: a.rec.JobID, State: v.state,
 			Reason: v.reason, ExitCode: v.exitCode, At: now})
 		if v.state.Terminal() {
 			a.endedAt = now

@@ -60,7 +60,7 @@ type Executor struct {
 	log    *slog.Logger
 	root   string // <DataDir>/attempts
 	bootID string
-	out    *outbox
+	out    *executor.Outbox
 	watch  *watcher
 	sup    *link
 	done   chan struct{}
@@ -88,7 +88,7 @@ func New(opts Options) (*Executor, error) {
 		log:      opts.Logger,
 		root:     filepath.Join(opts.DataDir, "attempts"),
 		bootID:   bootID(),
-		out:      newOutbox(),
+		out:      executor.NewOutbox(),
 		done:     make(chan struct{}),
 		attempts: map[string]*attempt{},
 		gpuOwner: map[int]string{},
@@ -108,7 +108,7 @@ func New(opts Options) (*Executor, error) {
 	e.loaded = true
 	e.mu.Unlock()
 	e.wg.Add(3)
-	go func() { defer e.wg.Done(); e.out.run(e.done) }()
+	go func() { defer e.wg.Done(); e.out.Run(e.done) }()
 	go func() { defer e.wg.Done(); e.watch.run(e.onStateChange) }()
 	go func() { defer e.wg.Done(); e.poll() }()
 	e.admit()
@@ -284,7 +284,7 @@ func signalAttemptSupervisor(at *attempt, pid int) error {
 }
 
 // Updates delivers state changes; it is closed by Close.
-func (e *Executor) Updates() <-chan executor.Update { return e.out.ch }
+func (e *Executor) Updates() <-chan executor.Update { return e.out.Updates() }
 
 // Attempts lists every attempt the executor knows with its current state,
 // ended ones included (until Retention removes them), sorted by ID.

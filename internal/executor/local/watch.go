@@ -63,7 +63,7 @@ func (e *Executor) loseLocked(at *attempt, st status, exitErr error) {
 func (e *Executor) emitLocked(at *attempt, st status) {
 	for ; at.reported < len(st.History); at.reported++ {
 		t := st.History[at.reported]
-		e.out.put(executor.Update{AttemptID: at.id, JobID: at.jobID, State: t.State, Reason: t.Reason, ExitCode: t.ExitCode, At: t.At})
+		e.out.Put(executor.Update{AttemptID: at.id, JobID: at.jobID, State: t.State, Reason: t.Reason, ExitCode: t.ExitCode, At: t.At})
 	}
 	if t, ok := st.last(); ok {
 		at.last = t
@@ -174,51 +174,6 @@ func (e *Executor) probe(at *attempt) {
 	}
 	if !held || !watched {
 		e.check(at, !held)
-	}
-}
-
-// outbox decouples the watchers from the reader of Updates: reporting
-// never blocks on a slow engine, and order is kept.
-type outbox struct {
-	mu    sync.Mutex
-	queue []executor.Update
-	wake  chan struct{}
-	ch    chan executor.Update
-}
-
-func newOutbox() *outbox {
-	return &outbox{wake: make(chan struct{}, 1), ch: make(chan executor.Update, 256)}
-}
-
-func (o *outbox) put(u executor.Update) {
-	o.mu.Lock()
-	o.queue = append(o.queue, u)
-	o.mu.Unlock()
-	select {
-	case o.wake <- struct{}{}:
-	default:
-	}
-}
-
-func (o *outbox) run(done <-chan struct{}) {
-	defer close(o.ch)
-	for {
-		o.mu.Lock()
-		q := o.queue
-		o.queue = nil
-		o.mu.Unlock()
-		for _, u := range q {
-			select {
-			case o.ch <- u:
-			case <-done:
-				return
-			}
-		}
-		select {
-		case <-o.wake:
-		case <-done:
-			return
-		}
 	}
 }
 
