@@ -3,6 +3,8 @@ package kube
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -173,7 +175,7 @@ func payloadJSON(image string, env map[string]string) string {
 	fmt.Fprintf(&b, `{"AlgorithmSpecification":{"TrainingImage":%q,"ContainerEntrypoint":["python","train.py"],"ContainerArguments":["--epochs","3"]},`, image)
 	b.WriteString(`"HyperParameters":{"lr":"0.1","epochs":3},"Environment":{`)
 	first := true
-	for _, k := range sortedKeys(env) {
+	for _, k := range slices.Sorted(maps.Keys(env)) {
 		if !first {
 			b.WriteString(",")
 		}

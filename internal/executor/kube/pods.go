@@ -5,9 +5,10 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"path"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -203,22 +204,14 @@ func (it InstanceType) resources() (corev1.ResourceRequirements, error) {
 // variables common to all hosts, in a stable order.
 func (o Options) environment(a executor.Attempt, j *trainingjob.Request, hosts []string) []corev1.EnvVar {
 	var env []corev1.EnvVar
-	for _, k := range sortedKeys(j.Environment) {
+	for _, k := range slices.Sorted(maps.Keys(j.Environment)) {
 		env = append(env, corev1.EnvVar{Name: k, Value: j.Environment[k]})
 	}
 	set := func(k, v string) { env = append(env, corev1.EnvVar{Name: k, Value: v}) }
-	hps := j.HyperParameters.Strings()
-	set("TRAINING_JOB_NAME", a.ID)
-	set("SM_HPS", jsonString(hps))
-	for _, k := range sortedKeys(hps) {
-		set("SM_HP_"+strings.ToUpper(k), hps[k])
+	for _, v := range j.ToolkitVars(a.ID, o.channels(j)) {
+		set(v.Name, v.Value)
 	}
-	ch := o.channels(j)
-	set("SM_CHANNELS", jsonString(sortedKeys(ch)))
-	for _, k := range sortedKeys(ch) {
-		set("SM_CHANNEL_"+strings.ToUpper(k), ch[k])
-	}
-	set("SM_HOSTS", jsonString(hosts))
+	set("SM_HOSTS", trainingjob.JSONString(hosts))
 	set("SM_MODEL_DIR", "/opt/ml/model")
 	set("SM_OUTPUT_DIR", "/opt/ml/output")
 	set("SM_OUTPUT_DATA_DIR", "/opt/ml/output/data")
@@ -312,18 +305,4 @@ func timeout(attempt time.Duration, maxRuntime int64) time.Duration {
 		}
 	}
 	return max(t, 0)
-}
-
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
-
-func jsonString(v any) string {
-	b, _ := json.Marshal(v)
-	return string(b)
 }

@@ -1,13 +1,13 @@
 package local
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/url"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 
@@ -55,7 +55,7 @@ func (e *Executor) CheckSubmit(payload []byte) error {
 		return nil
 	}
 	env := newEnvList(e.opts.Env)
-	for _, k := range sortedKeys(j.Environment) {
+	for _, k := range slices.Sorted(maps.Keys(j.Environment)) {
 		env.set(k, j.Environment[k])
 	}
 	if _, err := lookPath(cmd, env.vars); err != nil {
@@ -108,16 +108,6 @@ func graceOverride(j *trainingjob.Request) (*time.Duration, error) {
 		return nil, nil
 	}
 	return &d, nil
-}
-
-// sortedKeys keeps generated environments in a stable order.
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // lookPath finds file in the job's PATH (not the executor's), as the
@@ -177,9 +167,4 @@ func (e *envList) set(k, v string) {
 	}
 	e.at[k] = len(e.vars)
 	e.vars = append(e.vars, k+"="+v)
-}
-
-func jsonString(v any) string {
-	b, _ := json.Marshal(v)
-	return string(b)
 }

@@ -1,10 +1,12 @@
 package local
 
 import (
+	"maps"
 	"math"
 	"net/url"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -66,7 +68,7 @@ func (e *Executor) prepare(a executor.Attempt, dir string) (*plan, error) {
 		return nil, err
 	}
 	base := newEnvList(e.opts.Env)
-	for _, k := range sortedKeys(j.Environment) {
+	for _, k := range slices.Sorted(maps.Keys(j.Environment)) {
 		base.set(k, j.Environment[k])
 	}
 	argv := append(append([]string{}, j.AlgorithmSpecification.ContainerEntrypoint...), j.AlgorithmSpecification.ContainerArguments...)
@@ -109,18 +111,10 @@ func (p *plan) host(dir string, names []string, i int, typ string, base *envList
 		Stderr: filepath.Join(dir, logsDir, name+".stderr"),
 	}
 	env := newEnvList(base.vars)
-	hps := j.HyperParameters.Strings()
-	env.set("TRAINING_JOB_NAME", a.ID)
-	env.set("SM_HPS", jsonString(hps))
-	for _, k := range sortedKeys(hps) {
-		env.set("SM_HP_"+strings.ToUpper(k), hps[k])
+	for _, v := range j.ToolkitVars(a.ID, channels(j)) {
+		env.set(v.Name, v.Value)
 	}
-	ch := channels(j)
-	env.set("SM_CHANNELS", jsonString(sortedKeys(ch)))
-	for _, k := range sortedKeys(ch) {
-		env.set("SM_CHANNEL_"+strings.ToUpper(k), ch[k])
-	}
-	env.set("SM_HOSTS", jsonString(names))
+	env.set("SM_HOSTS", trainingjob.JSONString(names))
 	env.set("SM_CURRENT_HOST", name)
 	env.set("SM_CURRENT_INSTANCE_TYPE", typ)
 	env.set("SM_NUM_CPUS", strconv.Itoa(runtime.NumCPU()))
