@@ -52,7 +52,7 @@ func (h *Handler) addHoldings(ps []Position) {
 	hs := h.eng.HoldingsOf(ids)
 	for i, p := range ps {
 		if hd, ok := hs[p.JobID]; ok && p.Share != "" && slices.Contains(runningStatuses, p.Status) {
-			ps[i].Holding = holdingOf(hd)
+			ps[i].Holding = HoldingOf(hd)
 		}
 	}
 }
@@ -97,8 +97,8 @@ func (h *Handler) position(r *http.Request, id string) (Position, error) {
 	return p, nil
 }
 
-// holdingOf is a job's holding on the wire.
-func holdingOf(hd core.Holding) *Holding {
+// HoldingOf is a job's holding on the wire.
+func HoldingOf(hd core.Holding) *Holding {
 	out := &Holding{Own: []Instances{}, Borrowed: []Loan{}}
 	for _, o := range hd.Own {
 		out.Own = append(out.Own, Instances{Unit: o.Unit, Count: o.Count})

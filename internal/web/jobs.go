@@ -12,6 +12,7 @@ import (
 	"github.com/sharq-dev/sharq/internal/engine"
 	"github.com/sharq-dev/sharq/internal/executor"
 	"github.com/sharq-dev/sharq/internal/jsonhttp"
+	"github.com/sharq-dev/sharq/internal/sharqapi"
 )
 
 // JobDetail is what a job's page shows.
@@ -54,7 +55,7 @@ func (c *Console) jobDetail(w http.ResponseWriter, r *http.Request) {
 		d.ETA = c.estimateOf(j.JobID)
 	}
 	if h, ok := c.eng.HoldingsOf([]string{j.JobID})[j.JobID]; ok && j.QuotaShareName != "" {
-		d.Holding = holdingOf(h)
+		d.Holding = sharqapi.HoldingOf(h)
 	}
 	if l := c.opts.Instances; l != nil && len(j.Attempts) > 0 {
 		d.Instances = make([][]executor.Instance, len(j.Attempts))

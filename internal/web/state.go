@@ -10,6 +10,7 @@ import (
 	"github.com/sharq-dev/sharq/internal/core"
 	"github.com/sharq-dev/sharq/internal/engine"
 	"github.com/sharq-dev/sharq/internal/record"
+	"github.com/sharq-dev/sharq/internal/sharqapi"
 )
 
 // State is what the console shows on its main page. It holds no clock
@@ -72,34 +73,13 @@ type Unit struct {
 	LentTo       []ShareCount `json:"lentTo,omitempty"`
 }
 
-// ShareCount is some instances lent to or borrowed from a share ("": the
-// capacity beyond all share limits).
-type ShareCount struct {
-	Share       string `json:"share"`
-	Count       int    `json:"count"`
-	Reclaimable bool   `json:"reclaimable,omitempty"`
-}
-
-// Holding is whose capacity a running job of a quota share holds.
-type Holding struct {
-	Own      []Instances `json:"own"`
-	Borrowed []Loan      `json:"borrowed"`
-}
-
-// Instances is a count of one capacity unit.
-type Instances struct {
-	Unit  string `json:"unit"`
-	Count int    `json:"count"`
-}
-
-// Loan is borrowed capacity of one unit: whose (Lender "": beyond all
-// share limits) and whether the lender can take it back.
-type Loan struct {
-	Unit        string `json:"unit"`
-	Count       int    `json:"count"`
-	Lender      string `json:"lender"`
-	Reclaimable bool   `json:"reclaimable,omitempty"`
-}
+// The capacity shapes are sharq's API's own (internal/sharqapi).
+type (
+	ShareCount = sharqapi.ShareCount
+	Holding    = sharqapi.Holding
+	Instances  = sharqapi.Instances
+	Loan       = sharqapi.Loan
+)
 
 // JobLine is a job as the lists show it.
 type JobLine struct {
@@ -316,20 +296,9 @@ func (c *Console) addHoldings(lines []JobLine) {
 	hs := c.eng.HoldingsOf(ids)
 	for i := range lines {
 		if h, ok := hs[lines[i].ID]; ok && lines[i].Share != "" {
-			lines[i].Holding = holdingOf(h)
+			lines[i].Holding = sharqapi.HoldingOf(h)
 		}
 	}
-}
-
-func holdingOf(h core.Holding) *Holding {
-	out := &Holding{Own: []Instances{}, Borrowed: []Loan{}}
-	for _, o := range h.Own {
-		out.Own = append(out.Own, Instances{Unit: o.Unit, Count: o.Count})
-	}
-	for _, l := range h.Loans {
-		out.Borrowed = append(out.Borrowed, Loan{Unit: l.Unit, Count: l.Count, Lender: l.Lender, Reclaimable: l.Reclaimable})
-	}
-	return out
 }
 
 // lastSegment takes the name out of an ARN (…/NAME); a bare name is
