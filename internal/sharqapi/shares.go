@@ -38,7 +38,7 @@ func (h *Handler) usage(ctx context.Context) (Usage, error) {
 		if len(q.ServiceEnvironmentOrder) > 0 {
 			// The engine stores the environment's ARN; its name ends it.
 			qu.ServiceEnvironment = path.Base(q.ServiceEnvironmentOrder[0].ServiceEnvironment)
-			qu.Capacity = units(h.eng.EnvUsage(qu.ServiceEnvironment))
+			qu.Capacity = UnitsOf(h.eng.EnvUsage(qu.ServiceEnvironment))
 		}
 		index[q.JobQueueName] = len(out.Queues)
 		out.Queues = append(out.Queues, qu)
@@ -50,7 +50,7 @@ func (h *Handler) usage(ctx context.Context) (Usage, error) {
 		}
 		out.Queues[i].Shares = append(out.Queues[i].Shares, Share{
 			Name: s.Share, State: s.State, Strategy: s.Strategy, BorrowLimit: s.BorrowLimit,
-			InSharePreemption: s.InSharePreemption, Runnable: s.Runnable, Units: units(s.Units),
+			InSharePreemption: s.InSharePreemption, Runnable: s.Runnable, Units: UnitsOf(s.Units),
 		})
 	}
 	return out, nil
@@ -72,7 +72,8 @@ func (h *Handler) allQueues(ctx context.Context) ([]record.JobQueue, error) {
 	}
 }
 
-func units(us []core.UnitUsage) []UnitUsage {
+// UnitsOf is a pool's or share's use of its units on the wire.
+func UnitsOf(us []core.UnitUsage) []UnitUsage {
 	out := make([]UnitUsage, len(us))
 	for i, u := range us {
 		out[i] = UnitUsage{Unit: u.Unit, Limit: u.Limit, Used: u.Used, Own: u.Own, Borrowed: u.Borrowed, Lent: u.Lent, Idle: u.Idle,

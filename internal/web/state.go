@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/sharq-dev/sharq/internal/access"
-	"github.com/sharq-dev/sharq/internal/core"
 	"github.com/sharq-dev/sharq/internal/engine"
 	"github.com/sharq-dev/sharq/internal/record"
 	"github.com/sharq-dev/sharq/internal/sharqapi"
@@ -57,24 +56,9 @@ type Share struct {
 	FrontPartial bool      `json:"frontPartial,omitempty"`
 }
 
-// Unit is a share's (or an environment's) standing on one capacity unit,
-// in instances.
-type Unit struct {
-	Unit     string `json:"unit"`
-	Limit    int    `json:"limit"`
-	Used     int    `json:"used"`
-	Own      int    `json:"own"`
-	Borrowed int    `json:"borrowed"`
-	Lent     int    `json:"lent"`
-	Idle     int    `json:"idle"`
-	// BorrowedFrom splits Borrowed by whose capacity it is, LentTo splits
-	// Lent by borrower.
-	BorrowedFrom []ShareCount `json:"borrowedFrom,omitempty"`
-	LentTo       []ShareCount `json:"lentTo,omitempty"`
-}
-
 // The capacity shapes are sharq's API's own (internal/sharqapi).
 type (
+	Unit       = sharqapi.UnitUsage
 	ShareCount = sharqapi.ShareCount
 	Holding    = sharqapi.Holding
 	Instances  = sharqapi.Instances
@@ -149,7 +133,7 @@ func (c *Console) buildQueue(ctx context.Context, q record.JobQueue, shares []en
 		Environments: []Env{}, Shares: []Share{}, Dispatched: []JobLine{}}
 	for _, o := range q.ServiceEnvironmentOrder {
 		name := lastSegment(o.ServiceEnvironment, "service-environment/")
-		out.Environments = append(out.Environments, Env{Name: name, Units: units(c.eng.EnvUsage(name))})
+		out.Environments = append(out.Environments, Env{Name: name, Units: sharqapi.UnitsOf(c.eng.EnvUsage(name))})
 	}
 	for _, s := range shares {
 		out.Quota = out.Quota || s.Share != ""
@@ -162,7 +146,7 @@ func (c *Console) buildQueue(ctx context.Context, q record.JobQueue, shares []en
 
 func (c *Console) buildShare(ctx context.Context, q record.JobQueue, s engine.ShareState) Share {
 	sh := Share{Name: s.Share, State: s.State, Strategy: s.Strategy, BorrowLimit: s.BorrowLimit,
-		InSharePreemption: s.InSharePreemption, Runnable: s.Runnable, Units: units(s.Units), Front: []JobLine{}}
+		InSharePreemption: s.InSharePreemption, Runnable: s.Runnable, Units: sharqapi.UnitsOf(s.Units), Front: []JobLine{}}
 	switch {
 	case s.Runnable == 0:
 	case s.Runnable > c.opts.MaxOrdered:
@@ -267,23 +251,6 @@ func line(j record.Job) JobLine {
 		l.Preemptions = j.PreemptionSummary.PreemptedAttemptCount
 	}
 	return l
-}
-
-func units(in []core.UnitUsage) []Unit {
-	out := make([]Unit, 0, len(in))
-	for _, u := range in {
-		out = append(out, Unit{Unit: u.Unit, Limit: u.Limit, Used: u.Used, Own: u.Own, Borrowed: u.Borrowed, Lent: u.Lent, Idle: u.Idle,
-			BorrowedFrom: shareCounts(u.BorrowedFrom), LentTo: shareCounts(u.LentTo)})
-	}
-	return out
-}
-
-func shareCounts(in []core.ShareCount) []ShareCount {
-	var out []ShareCount
-	for _, c := range in {
-		out = append(out, ShareCount{Share: c.Share, Count: c.Count, Reclaimable: c.Reclaimable})
-	}
-	return out
 }
 
 // addHoldings gives the lines of running jobs of quota shares whose
