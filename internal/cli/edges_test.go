@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"golang.org/x/sys/unix"
@@ -152,7 +153,7 @@ func topOnTerminal(t *testing.T, s *server, cols, rows int) string {
 	defer cancel()
 	var mu sync.Mutex
 	var out bytes.Buffer
-	done := make(chan struct{})
+	done, screen := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(done)
 		b := make([]byte, 4096)
@@ -161,7 +162,8 @@ func topOnTerminal(t *testing.T, s *server, cols, rows int) string {
 			mu.Lock()
 			out.Write(b[:n])
 			// A screen ends by erasing what is below it.
-			if bytes.Contains(out.Bytes(), []byte(escEraseBelow)) {
+			if ctx.Err() == nil && bytes.Contains(out.Bytes(), []byte(escEraseBelow)) {
+				close(screen)
 				cancel()
 			}
 			mu.Unlock()
@@ -173,6 +175,14 @@ func topOnTerminal(t *testing.T, s *server, cols, rows int) string {
 	var errOut bytes.Buffer
 	if code := Top(ctx, []string{"--endpoint", s.url, "--interval", "1h"}, tty, &errOut); code != 0 {
 		t.Fatalf("top: exit %d: %s", code, errOut.String())
+	}
+	// top also ends when its input does (a test run with stdin at EOF):
+	// what it wrote is still on its way through the terminal, and closing
+	// the terminal now would drop it.
+	select {
+	case <-screen:
+	case <-time.After(15 * time.Second):
+		t.Fatal("top wrote no whole screen")
 	}
 	tty.Close()
 	ptmx.Close()
