@@ -40,6 +40,7 @@ var (
 	kubeScalePods      = flag.Int("kube-scale-pods", 0, "TestKubeScale: running pods, one job each (default 300, or 10,000 with -kube-scale)")
 	kubeScaleShares    = flag.Int("kube-scale-shares", 0, "TestKubeScale: quota shares (default 10, or 100 with -kube-scale)")
 	kubeScalePreempt   = flag.Int("kube-scale-preempt", 0, "TestKubeScale: pods preempted at once (default 30, or 1,000 with -kube-scale)")
+	kubeScaleClients   = flag.Int("kube-scale-clients", 16, "TestKubeScale: sharq serve's --executor-workers, and the clients of the ceiling run")
 	kubeScaleServeArgs = flag.String("kube-scale-serve-args", "", "TestKubeScale: more `sharq serve` flags, space-separated")
 )
 
@@ -138,12 +139,25 @@ func TestKubeScale(t *testing.T) {
 		}
 	})
 	scaleNodes(t, cs, size.nodes, size.gpus)
+	var specs []scaleJob
+	for i := range size.shares {
+		for j := range gpuPods / size.shares {
+			specs = append(specs, scaleJob{name: fmt.Sprintf("gpu-%d-%d", i, j), share: shareName(i), typ: scaleGPU, priority: 1})
+		}
+		for j := range cpuPods / size.shares {
+			specs = append(specs, scaleJob{name: fmt.Sprintf("cpu-%d-%d", i, j), share: shareName(i), typ: scaleCPU, priority: 1})
+		}
+	}
+	// What this cluster does with the same pods and no sharq, first as
+	// sharq makes them and then the pods alone.
+	scaleCeiling(t, cs, ns, specs, *kubeScaleClients, true)
+	scaleCeiling(t, cs, ns, specs, *kubeScaleClients, false)
 	table := filepath.Join(t.TempDir(), "instance-types.yaml")
 	if err := os.WriteFile(table, []byte(scaleTable()), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	args := append([]string{"--kubeconfig", kc, "--kube-instance", ns, "--kube-instance-types", table, "--kube-namespace", ns,
-		"--stop-grace", scaleGrace.String(), "--max-shares-per-queue", strconv.Itoa(max(size.shares, 20))}, strings.Fields(*kubeScaleServeArgs)...)
+		"--stop-grace", scaleGrace.String(), "--executor-workers", strconv.Itoa(*kubeScaleClients), "--max-shares-per-queue", strconv.Itoa(max(size.shares, 20))}, strings.Fields(*kubeScaleServeArgs)...)
 	s := startServer(t, serverOptions{executor: "kube", args: args})
 	c := batch.New(batch.Options{
 		Region: region, BaseEndpoint: aws.String(s.url), Retryer: aws.NopRetryer{},
@@ -155,15 +169,6 @@ func TestKubeScale(t *testing.T) {
 	t.Logf("set up %d nodes of %d GPUs, %d shares in %v", size.nodes, size.gpus, size.shares, time.Since(begin).Round(time.Millisecond))
 
 	// Submit every job while the environment is disabled, then admit them.
-	var specs []scaleJob
-	for i := range size.shares {
-		for j := range gpuPods / size.shares {
-			specs = append(specs, scaleJob{name: fmt.Sprintf("gpu-%d-%d", i, j), share: shareName(i), typ: scaleGPU, priority: 1})
-		}
-		for j := range cpuPods / size.shares {
-			specs = append(specs, scaleJob{name: fmt.Sprintf("cpu-%d-%d", i, j), share: shareName(i), typ: scaleCPU, priority: 1})
-		}
-	}
 	submitted := time.Now()
 	jobs := submitScale(t, c, specs)
 	t.Logf("submitted %d jobs in %v (%.0f/s)", len(jobs), time.Since(submitted).Round(time.Millisecond), float64(len(jobs))/time.Since(submitted).Seconds())

@@ -40,6 +40,7 @@ type serveConfig struct {
 	maxShares int
 	retention time.Duration
 	grace     time.Duration
+	workers   int
 	logLevel  string
 	// supervisor is the local executor's supervisor program (empty: this
 	// binary).
@@ -72,6 +73,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.IntVar(&cfg.maxShares, "max-shares-per-queue", 20, "quota shares allowed per job queue")
 	fs.DurationVar(&cfg.retention, "retention", 7*24*time.Hour, "how long ended jobs are kept")
 	fs.DurationVar(&cfg.grace, "stop-grace", 120*time.Second, "time a stopped job gets between SIGTERM and SIGKILL")
+	fs.IntVar(&cfg.workers, "executor-workers", 0, "executor calls (starts and stops) made at once (0: 64 for kube, whose calls wait on the API server, else 16)")
 	fs.StringVar(&cfg.logLevel, "log-level", "info", "debug, info, warn or error")
 	fs.StringVar(&cfg.supervisor, "supervisor", "", "local executor: the program that supervises the attempts, run as PROGRAM "+local.SupervisorArg+" DIR (default: this binary; sharq-supervise is smaller)")
 	fs.StringVar(&cfg.store, "store", os.Getenv("SHARQ_STORE"), "postgres://... for a store shared by several servers, one of which leads (default $SHARQ_STORE; empty: SQLite in --data-dir)")
@@ -83,6 +85,13 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	cfg.kube.register(fs)
 	if err := fs.Parse(args); err != nil {
 		return 2
+	}
+	switch {
+	case cfg.workers < 0:
+		fmt.Fprintf(stderr, "sharq serve: --executor-workers must be 0 (the executor's default) or more, not %d\n", cfg.workers)
+		return 2
+	case cfg.workers == 0 && cfg.executor == "kube":
+		cfg.workers = kubeExecutorWorkers
 	}
 	level := new(slog.LevelVar)
 	if err := level.UnmarshalText([]byte(cfg.logLevel)); err != nil {
@@ -282,7 +291,7 @@ func newServer(ctx context.Context, cfg serveConfig, st store.Store, keys access
 	console := web.New(wopts)
 	eng, err := engine.New(ctx, engine.Options{
 		Region: cfg.region, AccountID: cfg.accountID, Store: st, Executor: ex, Logger: log,
-		MaxSharesPerQueue: cfg.maxShares, Retention: cfg.retention, StopGrace: cfg.grace, Lease: cfg.lease,
+		MaxSharesPerQueue: cfg.maxShares, Retention: cfg.retention, StopGrace: cfg.grace, Lease: cfg.lease, ExecutorWorkers: cfg.workers,
 		Observers: []engine.Observer{met, console, metrics.TransitionLogger{Log: log}},
 	})
 	if err != nil {

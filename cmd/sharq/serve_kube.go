@@ -11,6 +11,11 @@ import (
 	"github.com/sharq-dev/sharq/internal/executor/kube"
 )
 
+// kubeExecutorWorkers is how many starts and stops go to the API server at
+// once by default: each waits tens of milliseconds on it, and 16 at a time
+// left a loaded test cluster's API server with capacity to spare.
+const kubeExecutorWorkers = 64
+
 // kubeFlags are the options of --executor kube.
 type kubeFlags struct {
 	kubeconfig    string

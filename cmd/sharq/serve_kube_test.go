@@ -47,3 +47,21 @@ func TestServeKubeWithoutCluster(t *testing.T) {
 		})
 	}
 }
+
+// Ensure serve refuses a number of executor workers that could make no
+// call, before it opens anything.
+func TestServeExecutorWorkers(t *testing.T) {
+	for _, n := range []string{"-1", "-3"} {
+		var stderr bytes.Buffer
+		dir := filepath.Join(t.TempDir(), "data")
+		if rc := runServe(context.Background(), []string{"--executor-workers", n, "--data-dir", dir}, &stderr, &stderr); rc != 2 {
+			t.Errorf("--executor-workers %s: rc %d, want 2", n, rc)
+		}
+		if want := "--executor-workers must be 0 (the executor's default) or more, not " + n; !strings.Contains(stderr.String(), want) {
+			t.Errorf("stderr %q, want it to say %q", stderr.String(), want)
+		}
+		if _, err := os.Stat(dir); !os.IsNotExist(err) {
+			t.Errorf("--executor-workers %s: the data dir was made", n)
+		}
+	}
+}
