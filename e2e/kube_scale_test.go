@@ -40,7 +40,7 @@ var (
 	kubeScalePods      = flag.Int("kube-scale-pods", 0, "TestKubeScale: running pods, one job each (default 300, or 10,000 with -kube-scale)")
 	kubeScaleShares    = flag.Int("kube-scale-shares", 0, "TestKubeScale: quota shares (default 10, or 100 with -kube-scale)")
 	kubeScalePreempt   = flag.Int("kube-scale-preempt", 0, "TestKubeScale: pods preempted at once (default 30, or 1,000 with -kube-scale)")
-	kubeScaleClients   = flag.Int("kube-scale-clients", 16, "TestKubeScale: sharq serve's --executor-workers, and the clients of the ceiling run")
+	kubeScaleClients   = flag.Int("kube-scale-clients", 64, "TestKubeScale: sharq serve's --executor-workers, and the clients of the ceiling run")
 	kubeScaleServeArgs = flag.String("kube-scale-serve-args", "", "TestKubeScale: more `sharq serve` flags, space-separated")
 )
 
