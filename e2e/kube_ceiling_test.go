@@ -23,8 +23,8 @@ const ceilingLabel = "sharq.dev/ceiling"
 // scaleCeiling is the reference TestKubeScale's figures compare with: the
 // same pods made straight from client-go by as many clients as sharq's
 // executor has workers, with nothing of sharq in between. With services,
-// each job is made as sharq makes it, a headless Service and then its pod;
-// without, the pod alone. It logs how fast the pods were created and ran,
+// each job is made as sharq makes a one-instance attempt, a headless
+// Service (selecting nothing) and then its pod; without, the pod alone. It logs how fast the pods were created and ran,
 // then deletes them all and waits until they are gone.
 func scaleCeiling(t *testing.T, cs kubernetes.Interface, ns string, jobs []scaleJob, workers int, services bool) {
 	t.Helper()
@@ -49,7 +49,7 @@ func scaleCeiling(t *testing.T, cs kubernetes.Interface, ns string, jobs []scale
 		if services {
 			svc, err := cs.CoreV1().Services(ns).Create(context.Background(), &corev1.Service{
 				ObjectMeta: metav1.ObjectMeta{Name: pod.Name, Labels: pod.Labels},
-				Spec:       corev1.ServiceSpec{ClusterIP: corev1.ClusterIPNone, Selector: pod.Labels},
+				Spec:       corev1.ServiceSpec{ClusterIP: corev1.ClusterIPNone},
 			}, metav1.CreateOptions{})
 			if err != nil {
 				return err
@@ -110,7 +110,7 @@ func ceilingPod(name, typ string) *corev1.Pod {
 		res["nvidia.com/gpu"] = resource.MustParse("1")
 	}
 	return &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{ceilingLabel: "1", "sharq.dev/name": name}},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{ceilingLabel: "1"}},
 		Spec: corev1.PodSpec{
 			RestartPolicy: corev1.RestartPolicyNever,
 			NodeSelector:  map[string]string{"node.kubernetes.io/instance-type": "g5.48xlarge", kubetest.PoolLabel: scalePool},

@@ -73,8 +73,8 @@ func TestPodsCarryThePayloadAndTheTable(t *testing.T) {
 		}
 	}
 	svc, err := h.cs.CoreV1().Services(h.ns).Get(context.Background(), pods[0].Spec.Subdomain, metav1.GetOptions{})
-	if err != nil || svc.Spec.ClusterIP != corev1.ClusterIPNone {
-		t.Errorf("service %v (%v), want a headless one", svc, err)
+	if err != nil || svc.Spec.ClusterIP != corev1.ClusterIPNone || svc.Spec.Selector[labelAttempt] != svc.Name {
+		t.Errorf("service %v (%v), want a headless one that selects the pods", svc, err)
 	}
 	h.wait("two", executor.Succeeded, wait)
 	var states []executor.State
@@ -83,6 +83,35 @@ func TestPodsCarryThePayloadAndTheTable(t *testing.T) {
 	}
 	if got := states[len(states)-2:]; got[0] != executor.Running || got[1] != executor.Succeeded {
 		t.Errorf("updates %v, want them to end with RUNNING, SUCCEEDED", states)
+	}
+}
+
+// Ensure a one-instance attempt's host is "algo-1", as on SageMaker, and
+// that its Service, which owns the pod, selects nothing: the host needs no
+// DNS name, and kube-scheduler's default spreading matches each pod
+// against the Services that select pods.
+func TestOneInstanceNeedsNoDNS(t *testing.T) {
+	h := newHarness(t)
+	h.start(newAttempt("one", "ml.g5.xlarge", 1, nil))
+	h.wait("one", executor.Running, wait)
+	pods := h.pods("one")
+	if len(pods) != 1 {
+		t.Fatalf("%d pods, want 1", len(pods))
+	}
+	env := map[string]string{}
+	for _, e := range pods[0].Spec.Containers[0].Env {
+		env[e.Name] = e.Value
+	}
+	if env["SM_HOSTS"] != `["algo-1"]` || env["SM_CURRENT_HOST"] != "algo-1" || pods[0].Spec.Hostname != "algo-1" {
+		t.Errorf("SM_HOSTS %s, SM_CURRENT_HOST %s, hostname %s; want algo-1", env["SM_HOSTS"], env["SM_CURRENT_HOST"], pods[0].Spec.Hostname)
+	}
+	svc := objectName(executor.Attempt{ID: "one", JobName: jobName("one")})
+	s, err := h.cs.CoreV1().Services(h.ns).Get(context.Background(), svc, metav1.GetOptions{})
+	if err != nil || s.Spec.ClusterIP != corev1.ClusterIPNone || len(s.Spec.Selector) != 0 {
+		t.Errorf("service %v (%v), want a headless one without a selector", s, err)
+	}
+	if o := pods[0].OwnerReferences; len(o) != 1 || o[0].Kind != "Service" || o[0].Name != svc {
+		t.Errorf("owners %v, want the attempt's Service", o)
 	}
 }
 

@@ -99,16 +99,24 @@ func (o Options) build(a executor.Attempt) (*spec, error) {
 	labels := s.labels(a)
 	labels[labelInstance] = o.Instance
 	labels[labelTerm] = strconv.FormatInt(s.term, 10)
+	// The Service is the attempt's record and owns its pods. Headless and
+	// selecting them, it gives the pods of a multi-instance attempt DNS
+	// names (SM_HOSTS). A single instance needs none: it is "algo-1", as on
+	// SageMaker, which its own /etc/hosts resolves; and a Service that
+	// selects it would cost kube-scheduler, whose default topology spreading
+	// matches every pod against every Service of its namespace.
 	s.svc = &corev1.Service{
 		ObjectMeta: metav1.ObjectMeta{Name: s.name, Namespace: s.ns, Labels: labels,
 			Annotations: map[string]string{annotAttempt: string(rec)}},
-		// Headless: it gives the pods their DNS names (SM_HOSTS) and owns them.
-		Spec: corev1.ServiceSpec{ClusterIP: corev1.ClusterIPNone, Selector: map[string]string{labelAttempt: s.name},
-			PublishNotReadyAddresses: true},
+		Spec: corev1.ServiceSpec{ClusterIP: corev1.ClusterIPNone, PublishNotReadyAddresses: true},
 	}
-	hosts := make([]string, len(types))
-	for i := range types {
-		hosts[i] = "algo-" + strconv.Itoa(i+1) + "." + s.name
+	hosts := []string{"algo-1"}
+	if len(types) > 1 {
+		s.svc.Spec.Selector = map[string]string{labelAttempt: s.name}
+		hosts = make([]string, len(types))
+		for i := range types {
+			hosts[i] = "algo-" + strconv.Itoa(i+1) + "." + s.name
+		}
 	}
 	env := o.environment(a, j, hosts)
 	for i, typ := range types {
@@ -116,7 +124,7 @@ func (o Options) build(a executor.Attempt) (*spec, error) {
 		if !ok {
 			return nil, fmt.Errorf("instance type %q is not in the instance-type table", typ)
 		}
-		p, err := o.pod(s, labels, i, typ, it, image, j, env, grace)
+		p, err := o.pod(s, labels, i, hosts[i], typ, it, image, j, env, grace)
 		if err != nil {
 			return nil, err
 		}
@@ -143,7 +151,8 @@ func (s *spec) labels(a executor.Attempt) map[string]string {
 	return l
 }
 
-func (o Options) pod(s *spec, labels map[string]string, i int, typ string, it InstanceType, image string,
+// pod is the attempt's i-th instance; name is its host name in SM_HOSTS.
+func (o Options) pod(s *spec, labels map[string]string, i int, name, typ string, it InstanceType, image string,
 	j *trainingjob.Request, env []corev1.EnvVar, grace time.Duration) (*corev1.Pod, error) {
 	host := "algo-" + strconv.Itoa(i+1)
 	pl := map[string]string{labelHost: host}
@@ -158,7 +167,7 @@ func (o Options) pod(s *spec, labels map[string]string, i int, typ string, it In
 	c := corev1.Container{
 		Name: containerName, Image: image,
 		Command: j.AlgorithmSpecification.ContainerEntrypoint, Args: j.AlgorithmSpecification.ContainerArguments,
-		Env:       append(append([]corev1.EnvVar{}, env...), o.hostEnv(host, s.name, typ, it)...),
+		Env:       append(append([]corev1.EnvVar{}, env...), o.hostEnv(name, typ, it)...),
 		Resources: res,
 	}
 	mounts, vols := o.volumes(j, s.rec.JobID)
@@ -219,9 +228,9 @@ func (o Options) environment(a executor.Attempt, j *trainingjob.Request, hosts [
 	return env
 }
 
-func (o Options) hostEnv(host, svc, typ string, it InstanceType) []corev1.EnvVar {
+func (o Options) hostEnv(name, typ string, it InstanceType) []corev1.EnvVar {
 	return []corev1.EnvVar{
-		{Name: "SM_CURRENT_HOST", Value: host + "." + svc},
+		{Name: "SM_CURRENT_HOST", Value: name},
 		{Name: "SM_CURRENT_INSTANCE_TYPE", Value: typ},
 		{Name: "SM_NUM_GPUS", Value: strconv.Itoa(it.GPUs)},
 		{Name: "SM_NUM_CPUS", ValueFrom: &corev1.EnvVarSource{ResourceFieldRef: &corev1.ResourceFieldSelector{
