@@ -218,7 +218,7 @@ func TestKubeScale(t *testing.T) {
 	waitCounts(t, s.url, 2*time.Minute+time.Duration(size.preempt)*100*time.Millisecond,
 		map[string]int{"RUNNING": size.pods, "RUNNABLE": size.preempt})
 	req3 := kubeRequests(t, s.url)
-	gone, graces := pods.deletedAfter(preempt)
+	gone, graces, lastAsked := pods.deletedAfter(preempt)
 	if len(gone) != size.preempt {
 		t.Fatalf("%d pods were deleted after the preemptors' submission, want %d", len(gone), size.preempt)
 	}
@@ -237,8 +237,8 @@ func TestKubeScale(t *testing.T) {
 			lastRunning = jt.running
 		}
 	}
-	t.Logf("preemption of %d pods (grace %v, goal %v): victims' pods gone after %v, preemptors RUNNING after %v; %.0f API requests/s (%s)",
-		size.preempt, scaleGrace, scaleGrace+5*time.Second, lastGone.Sub(preempt).Round(time.Millisecond),
+	t.Logf("preemption of %d pods (grace %v, goal %v): the last victim's deletion asked after %v, victims' pods gone after %v, preemptors RUNNING after %v; %.0f API requests/s (%s)",
+		size.preempt, scaleGrace, scaleGrace+5*time.Second, lastAsked.Sub(preempt).Round(time.Millisecond), lastGone.Sub(preempt).Round(time.Millisecond),
 		lastRunning.Sub(preempt).Round(time.Millisecond), sum(req3, req2)/time.Since(preempt).Seconds(), breakdown(req3, req2))
 	s.stop()
 	t.Logf("the run took %v", time.Since(begin).Round(time.Second))
@@ -463,13 +463,14 @@ type scalePods struct {
 	addedAt map[string]time.Time // by job ID: its first pod
 	deleted map[string]time.Time // by pod name
 	graces  map[string]int64     // by pod name: the grace period of its deletion
+	asked   map[string]time.Time // by pod name: when its deletion was first seen asked for
 	ended   bool
 }
 
 func watchScalePods(t *testing.T, cs kubernetes.Interface, ns string) *scalePods {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	p := &scalePods{addedAt: map[string]time.Time{}, deleted: map[string]time.Time{}, graces: map[string]int64{}}
+	p := &scalePods{addedAt: map[string]time.Time{}, deleted: map[string]time.Time{}, graces: map[string]int64{}, asked: map[string]time.Time{}}
 	done := make(chan struct{})
 	t.Cleanup(func() { cancel(); <-done })
 	opts := metav1.ListOptions{LabelSelector: "app.kubernetes.io/managed-by=sharq"}
@@ -536,7 +537,7 @@ func (p *scalePods) follow(w watch.Interface) string {
 		}
 		if g := pod.DeletionGracePeriodSeconds; g != nil {
 			if _, seen := p.graces[pod.Name]; !seen {
-				p.graces[pod.Name] = *g
+				p.graces[pod.Name], p.asked[pod.Name] = *g, now
 			}
 		}
 		p.mu.Unlock()
@@ -566,20 +567,26 @@ func (p *scalePods) added(job string) (time.Time, bool) {
 	return at, ok
 }
 
-// deletedAfter lists when the pods deleted after since went, and the grace
-// periods they were deleted with.
-func (p *scalePods) deletedAfter(since time.Time) ([]time.Time, map[string]int64) {
+// deletedAfter lists when the pods deleted after since went, the grace
+// periods they were deleted with, and when the last of those deletions
+// was asked for (the API server's doing, and sharq's; the rest is the
+// grace period and kwok's).
+func (p *scalePods) deletedAfter(since time.Time) ([]time.Time, map[string]int64, time.Time) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	var out []time.Time
+	var lastAsked time.Time
 	graces := map[string]int64{}
 	for name, at := range p.deleted {
 		if at.After(since) {
 			out = append(out, at)
 			graces[name] = p.graces[name]
+			if a := p.asked[name]; a.After(lastAsked) {
+				lastAsked = a
+			}
 		}
 	}
-	return out, graces
+	return out, graces, lastAsked
 }
 
 // kubeRequests reads sharq_kube_api_requests_total from sharq's /metrics,
