@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"flag"
@@ -593,23 +592,7 @@ func (p *scalePods) deletedAfter(since time.Time) ([]time.Time, map[string]int64
 // by its labels.
 func kubeRequests(t *testing.T, url string) map[string]float64 {
 	t.Helper()
-	resp, err := http.Get(url + "/metrics")
-	if err != nil {
-		t.Fatalf("GET /metrics: %v", err)
-	}
-	defer resp.Body.Close()
-	out := map[string]float64{}
-	sc := bufio.NewScanner(resp.Body)
-	for sc.Scan() {
-		rest, ok := strings.CutPrefix(sc.Text(), "sharq_kube_api_requests_total{")
-		if !ok {
-			continue
-		}
-		labels, value, ok := strings.Cut(rest, "} ")
-		if v, err := strconv.ParseFloat(value, 64); ok && err == nil {
-			out[labels] = v
-		}
-	}
+	out := metric(t, url, "sharq_kube_api_requests_total")
 	if len(out) == 0 {
 		t.Fatal("sharq's /metrics has no sharq_kube_api_requests_total")
 	}

@@ -229,25 +229,35 @@ func setUpBench(t *testing.T, c *batch.Client, capacity int) {
 // jobCounts reads sharq_jobs{status} from the server's /metrics.
 func jobCounts(t *testing.T, url string) map[string]int {
 	t.Helper()
+	counts := map[string]int{}
+	for labels, v := range metric(t, url, "sharq_jobs") {
+		counts[strings.TrimSuffix(strings.TrimPrefix(labels, `status="`), `"`)] = int(v)
+	}
+	return counts
+}
+
+// metric reads one metric from the server's /metrics: its values by their
+// labels as written (`status="RUNNING"`).
+func metric(t *testing.T, url, name string) map[string]float64 {
+	t.Helper()
 	resp, err := http.Get(url + "/metrics")
 	if err != nil {
 		t.Fatalf("GET /metrics: %v", err)
 	}
 	defer resp.Body.Close()
-	counts := map[string]int{}
+	out := map[string]float64{}
 	sc := bufio.NewScanner(resp.Body)
 	for sc.Scan() {
-		line := sc.Text()
-		rest, ok := strings.CutPrefix(line, `sharq_jobs{status="`)
+		rest, ok := strings.CutPrefix(sc.Text(), name+"{")
 		if !ok {
 			continue
 		}
-		status, value, ok := strings.Cut(rest, `"} `)
+		labels, value, ok := strings.Cut(rest, "} ")
 		if v, err := strconv.ParseFloat(value, 64); ok && err == nil {
-			counts[status] = int(v)
+			out[labels] = v
 		}
 	}
-	return counts
+	return out
 }
 
 func loadAverage() [3]float64 {
