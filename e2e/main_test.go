@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -8,14 +9,23 @@ import (
 	"testing"
 )
 
-// sharqBin is the sharq binary built for this test run.
+// sharqBin is the sharq binary built for this test run, or the one
+// -sharq-binary names (to profile a benchmark with tools that need the
+// binary after the run).
 var sharqBin string
+
+var sharqBinary = flag.String("sharq-binary", "", "run this sharq binary instead of building one")
 
 func TestMain(m *testing.M) {
 	os.Exit(run(m))
 }
 
 func run(m *testing.M) int {
+	flag.Parse()
+	if *sharqBinary != "" {
+		sharqBin = *sharqBinary
+		return m.Run()
+	}
 	dir, err := os.MkdirTemp("", "sharq-e2e-bin-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "e2e:", err)

@@ -20,9 +20,12 @@ import (
 // the dispatched jobs; the rest is off the lock. What never changes of a
 // job (its share, capacity, bounds) it reads once from the job's record
 // and keeps. Run keeps the estimates fresh in the background, one
-// computation at a time: after a cycle that changed something, or once the
-// first end the last run expected has come, and never sooner after the
-// last one than four times what it took.
+// computation at a time, while someone reads them: after a cycle that
+// changed something, or once the first end the last run expected has come,
+// and never sooner after the last one than four times what it took. When
+// nobody has read them for estimateInterest, the estimator rests, and the
+// next read computes them afresh before it answers: a server that nobody
+// asks spends nothing on them.
 
 // Defaults of Options.EstimateHorizon and Options.EstimateMaxDecisions.
 const (
@@ -38,6 +41,10 @@ const minEstimateGap = 100 * time.Millisecond
 // engine and the API, which busy servers with large queues need more.
 const estimateRest = 4
 
+// estimateInterest is how long after the last read of the estimates the
+// estimator keeps them fresh in the background.
+const estimateInterest = time.Minute
+
 // EstimateObserver hears that new start estimates are ready. An Observer
 // that implements it is told, from the estimator's goroutine; it must be
 // quick.
@@ -47,8 +54,10 @@ type EstimateObserver interface {
 
 // estimator is the engine's state of the start estimates.
 type estimator struct {
-	latest atomic.Pointer[forecast.Result]
-	wake   chan struct{} // something changed since the last computation
+	latest   atomic.Pointer[forecast.Result]
+	wake     chan struct{} // something changed since the last computation
+	lastRead atomic.Int64  // when the estimates were last read (Unix ns)
+	stale    atomic.Bool   // something changed that no computation has seen: nobody was reading
 
 	mu      sync.Mutex           // one computation at a time; guards jobs
 	jobs    map[string]*jobFacts // what never changes of the live jobs, by ID
@@ -62,7 +71,7 @@ func newEstimator() *estimator {
 // StartEstimate returns the latest estimate of a waiting job's start; ok is
 // false when none was made for it yet (it arrived since).
 func (e *Engine) StartEstimate(id string) (forecast.Estimate, bool) {
-	r := e.est.latest.Load()
+	r := e.StartEstimates()
 	if r == nil {
 		return forecast.Estimate{}, false
 	}
@@ -70,8 +79,24 @@ func (e *Engine) StartEstimate(id string) (forecast.Estimate, bool) {
 	return est, ok
 }
 
-// StartEstimates returns the latest estimates; nil before the first.
-func (e *Engine) StartEstimates() *forecast.Result { return e.est.latest.Load() }
+// StartEstimates returns the latest estimates; nil before the first. A
+// read after the estimator rested computes them first.
+func (e *Engine) StartEstimates() *forecast.Result {
+	e.est.lastRead.Store(time.Now().UnixNano())
+	if e.est.stale.Swap(false) {
+		r, err := e.EstimateStarts()
+		if err == nil {
+			return r
+		}
+		e.log.Error("estimate start times", "err", err)
+	}
+	return e.est.latest.Load()
+}
+
+// estimatesRead tells whether someone read the estimates lately.
+func (e *Engine) estimatesRead() bool {
+	return time.Since(time.Unix(0, e.est.lastRead.Load())) < estimateInterest
+}
 
 // EstimateStarts estimates now when each waiting job starts, keeps the
 // result for StartEstimate and returns it. Run does this in the
@@ -281,6 +306,10 @@ func (e *Engine) noteCycle(t *tx) {
 	if r := e.est.latest.Load(); !changed && r != nil && (r.Next.IsZero() || t.now.Before(r.Next)) {
 		return
 	}
+	if !e.estimatesRead() {
+		e.est.stale.Store(true)
+		return
+	}
 	e.pokeEstimates()
 }
 
@@ -312,7 +341,7 @@ func (e *Engine) startEstimates() (stop func()) {
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Go(func() { e.runEstimates(done) })
-	e.pokeEstimates()
+	e.est.stale.Store(true) // until the first read
 	return func() { close(done); wg.Wait() }
 }
 

@@ -127,3 +127,42 @@ type strippedTimes struct {
 }
 
 func (s *strippedTimes) Updates() <-chan executor.Update { return s.ch }
+
+// TestEstimatesRestWhileUnread: a running engine that nobody asks for
+// estimates makes none; the first read makes them before it answers, and
+// from then on the background keeps them fresh.
+func TestEstimatesRestWhileUnread(t *testing.T) {
+	h := startEngine(t, t.TempDir())
+	h.setupWalkthrough()
+	prio := 0
+	submit := func(name string) string {
+		t.Helper()
+		j, err := h.e.SubmitServiceJob(context.Background(), engine.SubmitServiceJobInput{JobName: name, JobQueue: "my-sm-training-qm-jq",
+			ServiceJobType: "SAGEMAKER_TRAINING", ServiceRequestPayload: payloadMaxRuntime("ml.g5.xlarge", 1, 600),
+			QuotaShareName: "QS3", SchedulingPriority: &prio})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return j.JobID
+	}
+	a, b := submit("a"), submit("b")
+	var aStart int64
+	waitFor(t, "a running", func() bool {
+		j, err := h.e.DescribeServiceJob(context.Background(), a)
+		aStart = j.StartedAt
+		return err == nil && j.Status == engine.StatusRunning
+	})
+	time.Sleep(300 * time.Millisecond) // what a background computation would take, many times over
+	if r := engine.LatestEstimates(h.e); r != nil {
+		t.Fatalf("estimates were made while nobody read them: %+v", r.Estimates)
+	}
+	want := forecast.Estimate{Kind: forecast.Start, At: aStart + 600_000, Basis: forecast.MaxRuntime}
+	if got, _ := h.e.StartEstimate(b); got != want {
+		t.Fatalf("the first read gave %+v for b, want %+v", got, want)
+	}
+	c := submit("c")
+	waitFor(t, "c's estimate, made in the background", func() bool {
+		r := engine.LatestEstimates(h.e)
+		return r != nil && r.Estimates[c] == forecast.Estimate{Kind: forecast.Start, At: aStart + 1_200_000, Basis: forecast.MaxRuntime}
+	})
+}

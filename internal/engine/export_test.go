@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/sharq-dev/sharq/internal/forecast"
 	"github.com/sharq-dev/sharq/internal/record"
 )
 
@@ -25,3 +26,7 @@ func PanicInCycle(ctx context.Context, e *Engine) error {
 // CopyForEstimates takes the copy a start estimate works on under the
 // engine's lock, as EstimateStarts does, and throws it away.
 func CopyForEstimates(e *Engine) { e.copyLocked() }
+
+// LatestEstimates returns the latest start estimates without reading them
+// as a client does (which would wake a resting estimator).
+func LatestEstimates(e *Engine) *forecast.Result { return e.est.latest.Load() }
