@@ -53,6 +53,11 @@ type Options struct {
 	Ephemeral bool
 	// Observers hear what each committed cycle did (metrics).
 	Observers []Observer
+	// NoEvents builds no state-change events, each a copy of the job: for
+	// an engine whose events nobody reads (the simulator's). Its observers
+	// that are TransitionObservers hear the bare transitions instead; other
+	// observers still get events. Subscribers and RecentEvents get none.
+	NoEvents bool
 	// NewID makes job IDs (default: random UUIDs). The simulator makes them
 	// deterministic.
 	NewID func() string

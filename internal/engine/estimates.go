@@ -302,7 +302,7 @@ func (e *Engine) noteCycle(t *tx) {
 	if e.opts.Synchronous {
 		return
 	}
-	changed := len(t.jobs) > 0 || len(t.resources) > 0 || len(t.deleted) > 0
+	changed := len(t.jobs) > 0 || t.jobsChanged || len(t.resources) > 0 || len(t.deleted) > 0
 	if r := e.est.latest.Load(); !changed && r != nil && (r.Next.IsZero() || t.now.Before(r.Next)) {
 		return
 	}

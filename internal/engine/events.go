@@ -40,8 +40,44 @@ type Observer interface {
 	ObserveCycle(took time.Duration, events []JobEvent, dispatches []DispatchInfo, preempts []PreemptInfo)
 }
 
-// setStatus moves a job to a status, recording the transition and the
-// event that announces it.
+// Transition is a job's entry into a status, without the rest of the job.
+type Transition struct {
+	JobID          string
+	Status, Reason string
+	At             int64 // epoch ms
+	Terminated     bool  // the job was terminated (IsTerminated)
+}
+
+// TransitionObserver is an Observer that needs of each event only its
+// transition. An engine with Options.NoEvents calls ObserveTransitions
+// instead of ObserveCycle; others call ObserveCycle.
+type TransitionObserver interface {
+	Observer
+	ObserveTransitions(took time.Duration, ts []Transition, dispatches []DispatchInfo, preempts []PreemptInfo)
+}
+
+// TransitionOf is the transition an event announces.
+func TransitionOf(ev *JobEvent) Transition {
+	return Transition{JobID: ev.Job.JobID, Status: ev.Job.Status, Reason: ev.Job.StatusReason, At: ev.At, Terminated: ev.Job.IsTerminated}
+}
+
+// listeners tells what a cycle must record of each transition: events,
+// unless nobody reads them (Options.NoEvents, and every observer content
+// with transitions); transitions when an observer takes them instead.
+func listeners(opts *Options) (events, transitions bool) {
+	events = !opts.NoEvents
+	for _, o := range opts.Observers {
+		if _, ok := o.(TransitionObserver); ok && opts.NoEvents {
+			transitions = true
+		} else {
+			events = true
+		}
+	}
+	return events, transitions
+}
+
+// setStatus moves a job to a status, recording the transition and, for
+// whoever listens, the event or transition that announces it.
 func (e *Engine) setStatus(j *record.Job, status string, now time.Time) {
 	e.touch(j)
 	if j.Status == status {
@@ -52,7 +88,12 @@ func (e *Engine) setStatus(j *record.Job, status string, now time.Time) {
 	j.Status = status
 	t := record.Transition{At: ms(now), Status: status, Reason: j.StatusReason}
 	j.History = append(j.History, t)
-	e.tx.events = append(e.tx.events, e.event(j, len(j.History)-1))
+	if e.wantEvents {
+		e.tx.events = append(e.tx.events, e.event(j, len(j.History)-1))
+	}
+	if e.wantTransitions {
+		e.tx.transitions = append(e.tx.transitions, Transition{JobID: j.JobID, Status: status, Reason: t.Reason, At: t.At, Terminated: j.IsTerminated})
+	}
 }
 
 // event renders transition i of job j as a JobEvent.
@@ -144,7 +185,11 @@ func (e *Engine) RecentEvents() []JobEvent {
 // publish hands a committed cycle's events to subscribers and observers.
 func (e *Engine) publish(t *tx, took time.Duration) {
 	for _, o := range e.opts.Observers {
-		o.ObserveCycle(took, t.events, t.dispatches, t.preempts)
+		if to, ok := o.(TransitionObserver); ok && e.opts.NoEvents {
+			to.ObserveTransitions(took, t.transitions, t.dispatches, t.preempts)
+		} else {
+			o.ObserveCycle(took, t.events, t.dispatches, t.preempts)
+		}
 	}
 	if len(t.events) == 0 {
 		return

@@ -24,6 +24,9 @@ type Instant struct {
 	// Housekeeping runs time limit actions and retention, as Run does
 	// every second.
 	Housekeeping bool
+	// NoRecords leaves InstantResult.Jobs empty, for a caller that knows
+	// its jobs by the IDs it gave: a copy of each record is not free.
+	NoRecords bool
 }
 
 // JobChange is a priority update or a termination of one job.
@@ -46,8 +49,10 @@ type InstantResult struct {
 // idempotency is not offered to its submissions: a job with a token is
 // refused. The error is for the cycle as a whole.
 func (e *Engine) ApplyInstant(ctx context.Context, in Instant) (InstantResult, error) {
-	res := InstantResult{Jobs: make([]record.Job, len(in.Submits)), SubmitErrs: make([]error, len(in.Submits)),
-		ChangeErrs: make([]error, len(in.Changes))}
+	res := InstantResult{SubmitErrs: make([]error, len(in.Submits)), ChangeErrs: make([]error, len(in.Changes))}
+	if !in.NoRecords {
+		res.Jobs = make([]record.Job, len(in.Submits))
+	}
 	return res, e.cycle(ctx, e.instantOps(in, &res))
 }
 
@@ -60,7 +65,11 @@ func (e *Engine) instantOps(in Instant, res *InstantResult) []*op {
 	}
 	for i, s := range in.Submits {
 		ops = append(ops, &op{fn: func(now time.Time) error {
-			res.Jobs[i], res.SubmitErrs[i] = e.submitOne(s, in.IDs, i, now)
+			j, err := e.submitOne(s, in.IDs, i, now)
+			if j != nil && res.Jobs != nil {
+				res.Jobs[i] = *j
+			}
+			res.SubmitErrs[i] = err
 			return nil
 		}})
 	}
@@ -94,13 +103,13 @@ func (e *Engine) Tick(ctx context.Context) error {
 	return err
 }
 
-func (e *Engine) submitOne(in SubmitServiceJobInput, ids []string, i int, now time.Time) (record.Job, error) {
+func (e *Engine) submitOne(in SubmitServiceJobInput, ids []string, i int, now time.Time) (*record.Job, error) {
 	if in.ClientToken != "" {
-		return record.Job{}, invalidf("clientToken is not supported when submitting several jobs at once")
+		return nil, invalidf("clientToken is not supported when submitting several jobs at once")
 	}
 	demand, err := demandOf(in.ServiceRequestPayload)
 	if err != nil {
-		return record.Job{}, err
+		return nil, err
 	}
 	if ids != nil {
 		// NB: ops run one at a time with mu held, so swapping the ID source
@@ -109,9 +118,5 @@ func (e *Engine) submitOne(in SubmitServiceJobInput, ids []string, i int, now ti
 		e.opts.NewID = func() string { return ids[i] }
 		defer func() { e.opts.NewID = newID }()
 	}
-	j, err := e.newJob(in, demand, now)
-	if err != nil {
-		return record.Job{}, err
-	}
-	return *j, nil
+	return e.newJob(in, demand, now)
 }

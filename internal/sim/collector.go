@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/sharq-dev/sharq/internal/engine"
-	"github.com/sharq-dev/sharq/internal/record"
 )
 
 // Job phases as the collector tracks them.
@@ -79,29 +78,39 @@ func (c *collector) rejected(i int32, reason string) {
 	c.timeline(i, "rejected", reason)
 }
 
-// ObserveCycle follows each job's status changes. The k-th dispatch of a
-// cycle is the k-th job that entered SCHEDULED in it.
+// ObserveCycle follows each job's status changes, for an engine that
+// builds events (the simulator's does not: Options.NoEvents).
 func (c *collector) ObserveCycle(took time.Duration, events []engine.JobEvent, dispatches []engine.DispatchInfo, preempts []engine.PreemptInfo) {
-	d := 0
+	ts := make([]engine.Transition, len(events))
 	for k := range events {
-		sj := &events[k].Job
-		i, ok := c.s.byID[sj.JobID]
+		ts[k] = engine.TransitionOf(&events[k])
+	}
+	c.ObserveTransitions(took, ts, dispatches, preempts)
+}
+
+// ObserveTransitions follows each job's status changes. The k-th dispatch
+// of a cycle is the k-th job that entered SCHEDULED in it.
+func (c *collector) ObserveTransitions(took time.Duration, ts []engine.Transition, dispatches []engine.DispatchInfo, preempts []engine.PreemptInfo) {
+	d := 0
+	for k := range ts {
+		t := &ts[k]
+		i, ok := c.s.byID[t.JobID]
 		if !ok {
 			continue
 		}
 		var di *engine.DispatchInfo
-		if sj.Status == engine.StatusScheduled && d < len(dispatches) {
+		if t.Status == engine.StatusScheduled && d < len(dispatches) {
 			di = &dispatches[d]
 			d++
 		}
-		c.transition(i, sj, di)
+		c.transition(i, t, di)
 	}
 }
 
-func (c *collector) transition(i int32, sj *record.Job, di *engine.DispatchInfo) {
+func (c *collector) transition(i int32, t *engine.Transition, di *engine.DispatchInfo) {
 	st := &c.jobs[i]
 	was := st.phase
-	switch sj.Status {
+	switch t.Status {
 	case engine.StatusScheduled:
 		st.phase = phaseDispatched
 		if was != phaseDispatched {
@@ -113,14 +122,14 @@ func (c *collector) transition(i int32, sj *record.Job, di *engine.DispatchInfo)
 		if was == phaseDispatched {
 			st.waitFrom = c.s.now
 			c.use(st, -int(c.s.w.Jobs[i].Count))
-			c.preempted(i, sj.StatusReason)
+			c.preempted(i, t.Reason)
 		}
 	case engine.StatusSucceeded, engine.StatusFailed:
 		st.phase = phaseEnded
 		if was == phaseDispatched {
 			c.use(st, -int(c.s.w.Jobs[i].Count))
 		}
-		c.ended(i, sj)
+		c.ended(i, t)
 	}
 }
 
@@ -191,18 +200,18 @@ func (c *collector) lose(i int32, reason string) {
 	ps.lost += work.Seconds() * float64(c.s.w.Jobs[i].Count)
 }
 
-func (c *collector) ended(i int32, sj *record.Job) {
+func (c *collector) ended(i int32, t *engine.Transition) {
 	c.s.ended++
 	c.last = max(c.last, c.s.now)
-	outcome := strings.ToLower(sj.Status)
-	if sj.IsTerminated {
+	outcome := strings.ToLower(t.Status)
+	if t.Terminated {
 		outcome = "cancelled"
 	}
 	c.counts[outcome]++
-	if sj.Status == engine.StatusFailed {
-		c.lose(i, sj.StatusReason)
+	if t.Status == engine.StatusFailed {
+		c.lose(i, t.Reason)
 	}
-	c.timeline(i, outcome, sj.StatusReason)
+	c.timeline(i, outcome, t.Reason)
 }
 
 func (c *collector) timeline(i int32, what, detail string) {

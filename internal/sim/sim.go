@@ -100,6 +100,7 @@ func New(ctx context.Context, w *Workload, cfg *clusterconfig.Config, opts Optio
 		Store: memstore.New(), Executor: simExecutor{s}, Clock: clock{s}, Synchronous: true, Ephemeral: true,
 		NewID:             func() string { return "" }, // every ID comes with its Instant
 		Observers:         []engine.Observer{s.col},
+		NoEvents:          true, // the collector takes the bare transitions
 		MaxSharesPerQueue: max(20, cfg.MaxShares()), MaxCapacityLimits: 5,
 		// Ended jobs are of no more use to the engine: forget them soon,
 		// so a long trace does not hold every job in memory.
@@ -217,7 +218,7 @@ func (s *Sim) step(ctx context.Context) (bool, error) {
 	default:
 		s.now = s.events[0].at
 	}
-	var in engine.Instant
+	in := engine.Instant{NoRecords: true} // apply reads only the errors
 	for len(s.events) > 0 && s.events[0].at == s.now {
 		ev := s.events.pop()
 		switch ev.kind {
