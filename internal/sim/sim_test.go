@@ -139,6 +139,8 @@ func TestTraceErrors(t *testing.T) {
 		"at,job,instance_type\nsoon,a,ml.g5.xlarge\n": `line 2: at "soon" is neither seconds nor a duration`,
 		`{"at":1,"job":"a","event":"cancel"}` + "\n":  "line 1: job a is changed before it is submitted",
 		"at,job,instance_type\n0,a,x\n0,a,x\n":        "line 3: job a is submitted twice",
+		`{"at":1,"job":"a","colour":"red"}` + "\n":    `line 1: unknown field "colour"`,
+		"at,,job\n0,,a\n":                             `line 2: unknown field ""`,
 	} {
 		_, err := sim.ReadTrace(bufio.NewReader(strings.NewReader(in)), "")
 		if err == nil || !strings.Contains(err.Error(), want) {

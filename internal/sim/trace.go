@@ -37,9 +37,51 @@ import (
 // A priority or cancel event refers to a job submitted earlier in time.
 
 // traceColumns are the fields, in the order WriteCSV writes them.
-var traceColumns = []string{"at", "event", "job", "share", "priority", "instance_type", "instance_count", "runtime", "queue", "class", "name", "preemption_retries"}
+var traceColumns = [numColumns]string{"at", "event", "job", "share", "priority", "instance_type", "instance_count", "runtime", "queue", "class", "name", "preemption_retries"}
 
-// traceRow is one event as read from either format.
+// The columns' indexes in traceColumns, in its order.
+const (
+	colAt = iota
+	colEvent
+	colJob
+	colShare
+	colPriority
+	colInstanceType
+	colInstanceCount
+	colRuntime
+	colQueue
+	colClass
+	colName
+	colPreemptionRetries
+	numColumns
+)
+
+// columnIndex is a column's index in traceColumns, or -1.
+func columnIndex(name string) int {
+	for i, c := range traceColumns {
+		if c == name {
+			return i
+		}
+	}
+	return -1
+}
+
+// fields is one event as read from either format: each column's value, by
+// its index in traceColumns, and the first field that is not a column.
+type fields struct {
+	v          [numColumns]string
+	hasUnknown bool
+	unknown    string
+}
+
+// other notes a field that is not a column, keeping the first.
+func (f *fields) other(name string) {
+	if !f.hasUnknown {
+		f.hasUnknown, f.unknown = true, name
+	}
+}
+
+// traceRow is one event to write, by column name.
 type traceRow map[string]string
 
 // ReadTraceFile reads a CSV or JSON-lines trace, chosen by the extension
@@ -102,7 +144,7 @@ func peekNonSpace(r *bufio.Reader) (byte, error) {
 	}
 }
 
-func readCSV(r io.Reader, add func(line int, row traceRow) error) error {
+func readCSV(r io.Reader, add func(line int, row *fields) error) error {
 	cr := csv.NewReader(r)
 	cr.ReuseRecord = true
 	cr.Comment = '#'
@@ -111,10 +153,12 @@ func readCSV(r io.Reader, add func(line int, row traceRow) error) error {
 		return fmt.Errorf("csv header: %w", err)
 	}
 	cols := append([]string(nil), header...)
+	index := make([]int, len(cols)) // each column's in traceColumns, or -1
 	for i, c := range cols {
 		cols[i] = strings.TrimSpace(strings.ToLower(c))
+		index[i] = columnIndex(cols[i])
 	}
-	row := make(traceRow, len(cols)) // reused: add keeps the values, not the row
+	var row fields // reused: add keeps the values, not the row
 	for line := 2; ; line++ {
 		rec, err := cr.Read()
 		if errors.Is(err, io.EOF) {
@@ -123,19 +167,23 @@ func readCSV(r io.Reader, add func(line int, row traceRow) error) error {
 		if err != nil {
 			return err
 		}
-		clear(row)
-		for i, c := range cols {
-			if i < len(rec) {
-				row[c] = strings.TrimSpace(rec[i])
+		row = fields{}
+		for i, k := range index {
+			switch {
+			case i >= len(rec):
+			case k >= 0:
+				row.v[k] = strings.TrimSpace(rec[i])
+			default:
+				row.other(cols[i])
 			}
 		}
-		if err := add(line, row); err != nil {
+		if err := add(line, &row); err != nil {
 			return err
 		}
 	}
 }
 
-func readJSONL(r *bufio.Reader, add func(line int, row traceRow) error) error {
+func readJSONL(r *bufio.Reader, add func(line int, row *fields) error) error {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 1<<16), 1<<22)
 	for line := 1; sc.Scan(); line++ {
@@ -147,19 +195,26 @@ func readJSONL(r *bufio.Reader, add func(line int, row traceRow) error) error {
 		if err := json.Unmarshal(text, &m); err != nil {
 			return fmt.Errorf("line %d: %w", line, err)
 		}
-		row := make(traceRow, len(m))
+		var row fields
 		for k, v := range m {
+			var val string
 			switch x := v.(type) {
 			case string:
-				row[k] = x
+				val = x
 			case float64:
-				row[k] = strconv.FormatFloat(x, 'f', -1, 64)
+				val = strconv.FormatFloat(x, 'f', -1, 64)
 			case nil:
+				continue
 			default:
 				return fmt.Errorf("line %d: field %s is not a string or number", line, k)
 			}
+			if i := columnIndex(k); i >= 0 {
+				row.v[i] = val
+			} else {
+				row.other(k)
+			}
 		}
-		if err := add(line, row); err != nil {
+		if err := add(line, &row); err != nil {
 			return err
 		}
 	}
@@ -168,41 +223,48 @@ func readJSONL(r *bufio.Reader, add func(line int, row traceRow) error) error {
 
 // traceBuilder turns rows into jobs.
 type traceBuilder struct {
-	w       *Workload
-	index   map[string]int
+	w *Workload
+	// chunks hold the jobs as read, chunkSize each: one slice grown to a
+	// million jobs would allocate and copy them several times over.
+	chunks  [][]Job
+	n       int               // jobs read
+	index   map[string]int    // job ID → its place
 	strings map[string]string // see intern
 }
+
+const chunkSize = 4096
 
 func newTraceBuilder() *traceBuilder {
 	return &traceBuilder{w: &Workload{}, index: map[string]int{}}
 }
 
-func (b *traceBuilder) add(line int, row traceRow) error {
+// job is the i-th job read.
+func (b *traceBuilder) job(i int) *Job { return &b.chunks[i/chunkSize][i%chunkSize] }
+
+func (b *traceBuilder) add(line int, row *fields) error {
 	if err := b.addRow(row); err != nil {
 		return fmt.Errorf("line %d: %w", line, err)
 	}
 	return nil
 }
 
-func (b *traceBuilder) addRow(row traceRow) error {
-	for k := range row {
-		if !knownColumn(k) {
-			return fmt.Errorf("unknown field %q", k)
-		}
+func (b *traceBuilder) addRow(row *fields) error {
+	if row.hasUnknown {
+		return fmt.Errorf("unknown field %q", row.unknown)
 	}
-	at, err := parseSeconds(row["at"], "at")
+	at, err := parseSeconds(row.v[colAt], "at")
 	if err != nil {
 		return err
 	}
-	id := row["job"]
+	id := row.v[colJob]
 	if id == "" {
 		return errors.New("job is empty")
 	}
-	switch row["event"] {
+	switch row.v[colEvent] {
 	case "", "submit":
 		return b.submit(id, at, row)
 	case "priority":
-		p, err := parseInt(row["priority"], "priority", -1)
+		p, err := parseInt(row.v[colPriority], "priority", -1)
 		if err != nil || p < 0 {
 			return fmt.Errorf("priority event needs a priority: %v", err)
 		}
@@ -210,44 +272,39 @@ func (b *traceBuilder) addRow(row traceRow) error {
 	case "cancel":
 		return b.change(id, Change{At: at, Cancel: true})
 	}
-	return fmt.Errorf("event %q is not submit, priority or cancel", row["event"])
+	return fmt.Errorf("event %q is not submit, priority or cancel", row.v[colEvent])
 }
 
-func knownColumn(k string) bool {
-	for _, c := range traceColumns {
-		if c == k {
-			return true
-		}
-	}
-	return false
-}
-
-func (b *traceBuilder) submit(id string, at time.Duration, row traceRow) error {
-	if _, dup := b.index[id]; dup {
+func (b *traceBuilder) submit(id string, at time.Duration, row *fields) error {
+	id = strings.Clone(id) // not the input line it is part of
+	if b.index[id] = b.n; len(b.index) == b.n {
 		return fmt.Errorf("job %s is submitted twice", id)
 	}
-	id = strings.Clone(id) // not the input line it is part of
-	j := Job{ID: id, Name: strings.Clone(row["name"]), Class: b.intern(row["class"]), At: at, Queue: b.intern(row["queue"]),
-		Share: b.intern(row["share"]), InstanceType: b.intern(row["instance_type"])}
+	j := Job{ID: id, Name: strings.Clone(row.v[colName]), Class: b.intern(row.v[colClass]), At: at, Queue: b.intern(row.v[colQueue]),
+		Share: b.intern(row.v[colShare]), InstanceType: b.intern(row.v[colInstanceType])}
 	var err error
-	if j.Priority, err = parseInt(row["priority"], "priority", 0); err != nil {
+	if j.Priority, err = parseInt(row.v[colPriority], "priority", 0); err != nil {
 		return err
 	}
-	if j.Count, err = parseInt(row["instance_count"], "instance_count", 1); err != nil {
+	if j.Count, err = parseInt(row.v[colInstanceCount], "instance_count", 1); err != nil {
 		return err
 	}
-	if j.Runtime, err = parseSeconds(row["runtime"], "runtime"); err != nil {
+	if j.Runtime, err = parseSeconds(row.v[colRuntime], "runtime"); err != nil {
 		return err
 	}
-	if v := row["preemption_retries"]; v != "" {
+	if v := row.v[colPreemptionRetries]; v != "" {
 		n, err := parseInt(v, "preemption_retries", 0)
 		if err != nil {
 			return err
 		}
 		j.PreemptionRetries = &n
 	}
-	b.index[id] = len(b.w.Jobs)
-	b.w.Jobs = append(b.w.Jobs, j)
+	if b.n%chunkSize == 0 {
+		b.chunks = append(b.chunks, make([]Job, 0, chunkSize))
+	}
+	c := &b.chunks[len(b.chunks)-1]
+	*c = append(*c, j)
+	b.n++
 	return nil
 }
 
@@ -271,11 +328,17 @@ func (b *traceBuilder) change(id string, c Change) error {
 	if !ok {
 		return fmt.Errorf("job %s is changed before it is submitted", id)
 	}
-	b.w.Jobs[i].Changes = append(b.w.Jobs[i].Changes, c)
+	j := b.job(i)
+	j.Changes = append(j.Changes, c)
 	return nil
 }
 
 func (b *traceBuilder) finish() (*Workload, error) {
+	b.w.Jobs = make([]Job, 0, b.n)
+	for k, c := range b.chunks {
+		b.w.Jobs = append(b.w.Jobs, c...)
+		b.chunks[k] = nil // garbage as soon as copied
+	}
 	for _, j := range b.w.Jobs {
 		for _, c := range j.Changes {
 			if c.At < j.At {
@@ -326,7 +389,7 @@ func formatSeconds(d time.Duration) string {
 // WriteCSV writes a workload as a CSV trace that ReadTrace reads back.
 func WriteCSV(out io.Writer, w *Workload) error {
 	cw := csv.NewWriter(out)
-	if err := cw.Write(traceColumns); err != nil {
+	if err := cw.Write(traceColumns[:]); err != nil {
 		return err
 	}
 	for _, row := range traceRows(w) {
