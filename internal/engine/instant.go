@@ -57,28 +57,42 @@ func (e *Engine) ApplyInstant(ctx context.Context, in Instant) (InstantResult, e
 }
 
 // instantOps are the changes of in, in the order they apply, each writing
-// its outcome into res.
+// its outcome into res: one op for each kind of change, as an op per
+// change would cost its allocations.
 func (e *Engine) instantOps(in Instant, res *InstantResult) []*op {
-	ops := make([]*op, 0, len(in.Updates)+len(in.Submits)+len(in.Changes)+1)
-	for _, u := range in.Updates {
-		ops = append(ops, &op{fn: func(now time.Time) error { e.handleUpdate(u, now); return nil }})
-	}
-	for i, s := range in.Submits {
+	ops := make([]*op, 0, 4)
+	if len(in.Updates) > 0 {
 		ops = append(ops, &op{fn: func(now time.Time) error {
-			j, err := e.submitOne(s, in.IDs, i, now)
-			if j != nil && res.Jobs != nil {
-				res.Jobs[i] = *j
+			for _, u := range in.Updates {
+				e.handleUpdate(u, now)
 			}
-			res.SubmitErrs[i] = err
 			return nil
 		}})
 	}
-	for i, c := range in.Changes {
+	if len(in.Submits) > 0 {
 		ops = append(ops, &op{fn: func(now time.Time) error {
-			if c.Terminate {
-				res.ChangeErrs[i] = e.terminate(c.Job, c.Reason, now)
-			} else {
-				_, res.ChangeErrs[i] = e.setPriority(c.Job, c.Priority)
+			for i, s := range in.Submits {
+				id := ""
+				if in.IDs != nil {
+					id = in.IDs[i]
+				}
+				j, err := e.submitOne(s, id, now)
+				if j != nil && res.Jobs != nil {
+					res.Jobs[i] = *j
+				}
+				res.SubmitErrs[i] = err
+			}
+			return nil
+		}})
+	}
+	if len(in.Changes) > 0 {
+		ops = append(ops, &op{fn: func(now time.Time) error {
+			for i, c := range in.Changes {
+				if c.Terminate {
+					res.ChangeErrs[i] = e.terminate(c.Job, c.Reason, now)
+				} else {
+					_, res.ChangeErrs[i] = e.setPriority(c.Job, c.Priority)
+				}
 			}
 			return nil
 		}})
@@ -103,7 +117,9 @@ func (e *Engine) Tick(ctx context.Context) error {
 	return err
 }
 
-func (e *Engine) submitOne(in SubmitServiceJobInput, ids []string, i int, now time.Time) (*record.Job, error) {
+// submitOne submits a job of an Instant, with the ID given or, when it is
+// "", Options.NewID's.
+func (e *Engine) submitOne(in SubmitServiceJobInput, id string, now time.Time) (*record.Job, error) {
 	if in.ClientToken != "" {
 		return nil, invalidf("clientToken is not supported when submitting several jobs at once")
 	}
@@ -111,12 +127,5 @@ func (e *Engine) submitOne(in SubmitServiceJobInput, ids []string, i int, now ti
 	if err != nil {
 		return nil, err
 	}
-	if ids != nil {
-		// NB: ops run one at a time with mu held, so swapping the ID source
-		// for this job alone is safe.
-		newID := e.opts.NewID
-		e.opts.NewID = func() string { return ids[i] }
-		defer func() { e.opts.NewID = newID }()
-	}
-	return e.newJob(in, demand, now)
+	return e.newJob(in, id, demand, now)
 }

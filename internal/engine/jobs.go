@@ -193,7 +193,7 @@ func (e *Engine) SubmitServiceJob(ctx context.Context, in SubmitServiceJobInput)
 				return nil
 			}
 		}
-		j, err := e.newJob(in, demand, now)
+		j, err := e.newJob(in, "", demand, now)
 		if err != nil {
 			return err
 		}
@@ -218,7 +218,9 @@ func (e *Engine) checkRunnable(payload string) error {
 	return nil
 }
 
-func (e *Engine) newJob(in SubmitServiceJobInput, demand []record.UnitCount, now time.Time) (*record.Job, error) {
+// newJob makes and queues a job with the ID given or, when it is "",
+// Options.NewID's: asked for only once the submission is valid.
+func (e *Engine) newJob(in SubmitServiceJobInput, id string, demand []record.UnitCount, now time.Time) (*record.Job, error) {
 	q, err := e.findQueue(in.JobQueue)
 	if err != nil {
 		return nil, err
@@ -230,7 +232,9 @@ func (e *Engine) newJob(in SubmitServiceJobInput, demand []record.UnitCount, now
 		return nil, err
 	}
 	queued := max(now.UnixNano(), e.lastQ+1)
-	id := e.opts.NewID()
+	if id == "" {
+		id = e.opts.NewID()
+	}
 	prio := 0
 	if in.SchedulingPriority != nil {
 		prio = *in.SchedulingPriority

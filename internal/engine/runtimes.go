@@ -3,7 +3,6 @@ package engine
 import (
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/sharq-dev/sharq/internal/record"
@@ -54,39 +53,48 @@ func newRunHistory() *runHistory {
 	return &runHistory{byShare: map[string]*runTimes{}, byShape: map[string]*runTimes{}}
 }
 
-func shareKey(queue, share string) string { return queue + "\x00" + share }
+func shareKey(queue, share string) string { return string(appendShareKey(nil, queue, share)) }
 
 func shapeKey(queue, share string, demand []record.UnitCount) string {
-	var b strings.Builder
-	b.WriteString(shareKey(queue, share))
+	return string(appendShape(appendShareKey(nil, queue, share), demand))
+}
+
+func appendShareKey(b []byte, queue, share string) []byte {
+	return append(append(append(b, queue...), 0), share...)
+}
+
+// appendShape adds the demand to a share's key: its shape's key.
+func appendShape(b []byte, demand []record.UnitCount) []byte {
 	for _, u := range demand {
-		b.WriteByte(0)
-		b.WriteString(u.Unit)
-		b.WriteByte(':')
-		b.WriteString(strconv.Itoa(u.Count))
+		b = append(append(append(b, 0), u.Unit...), ':')
+		b = strconv.AppendInt(b, int64(u.Count), 10)
 	}
-	return b.String()
+	return b
 }
 
 // add records that a job of the share and shape held its capacity for d.
+// Its keys are built on the stack: a job's end would otherwise allocate
+// two strings only to look them up.
 func (h *runHistory) add(queue, share string, demand []record.UnitCount, d time.Duration) {
 	if d <= 0 {
 		return
 	}
 	ms := max(d.Milliseconds(), 1)
-	at := func(m map[string]*runTimes, k string) *runTimes {
-		r := m[k]
+	at := func(m map[string]*runTimes, k []byte) *runTimes {
+		r := m[string(k)]
 		if r == nil {
 			r = &runTimes{}
-			m[k] = r
+			m[string(k)] = r
 		}
 		return r
 	}
-	at(h.byShare, shareKey(queue, share)).add(ms)
+	var buf [128]byte
+	k := appendShareKey(buf[:0], queue, share)
+	at(h.byShare, k).add(ms)
 	if len(h.byShape) >= maxShapes {
 		clear(h.byShape)
 	}
-	at(h.byShape, shapeKey(queue, share, demand)).add(ms)
+	at(h.byShape, appendShape(k, demand)).add(ms)
 }
 
 // historySnapshot is a copy of the history, sorted, for the estimator to

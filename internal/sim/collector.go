@@ -94,7 +94,7 @@ func (c *collector) ObserveTransitions(took time.Duration, ts []engine.Transitio
 	d := 0
 	for k := range ts {
 		t := &ts[k]
-		i, ok := c.s.byID[t.JobID]
+		i, ok := c.s.live[t.JobID]
 		if !ok {
 			continue
 		}
@@ -201,6 +201,7 @@ func (c *collector) lose(i int32, reason string) {
 }
 
 func (c *collector) ended(i int32, t *engine.Transition) {
+	delete(c.s.live, t.JobID)
 	c.s.ended++
 	c.last = max(c.last, c.s.now)
 	outcome := strings.ToLower(t.Status)

@@ -28,7 +28,7 @@ var _ executor.Executor = simExecutor{}
 // delay. The victims it waits for stop at once in a simulation.
 func (x simExecutor) Start(ctx context.Context, a executor.Attempt) error {
 	s := x.s
-	i, ok := s.byID[a.JobID]
+	i, ok := s.live[a.JobID]
 	if !ok {
 		return nil // not a job of the workload: nothing to run
 	}

@@ -61,7 +61,7 @@ type Sim struct {
 	events   eventHeap
 	next     int // the next workload job to submit
 	jobs     []simJob
-	byID     map[string]int32
+	live     map[string]int32 // jobs submitted and not ended, by ID: few, so look-ups hit the cache
 	attempts map[string]*attempt
 	col      *collector
 	ended    int
@@ -90,10 +90,9 @@ func New(ctx context.Context, w *Workload, cfg *clusterconfig.Config, opts Optio
 	if opts.Buckets <= 0 {
 		opts.Buckets = 240
 	}
-	s := &Sim{opts: opts, w: w, cfg: cfg, jobs: make([]simJob, len(w.Jobs)), byID: make(map[string]int32, len(w.Jobs)), attempts: map[string]*attempt{}}
+	s := &Sim{opts: opts, w: w, cfg: cfg, jobs: make([]simJob, len(w.Jobs)), live: map[string]int32{}, attempts: map[string]*attempt{}}
 	for i, j := range w.Jobs {
 		s.jobs[i] = simJob{id: j.ID, remaining: j.Runtime}
-		s.byID[j.ID] = int32(i)
 	}
 	s.col = newCollector(s)
 	eng, err := engine.New(ctx, engine.Options{
@@ -240,6 +239,9 @@ func (s *Sim) step(ctx context.Context) (bool, error) {
 		j := &s.w.Jobs[s.next]
 		in.Submits = append(in.Submits, s.submitInput(j))
 		in.IDs = append(in.IDs, j.ID)
+		if _, dup := s.live[j.ID]; !dup { // else the engine refuses it
+			s.live[j.ID] = int32(s.next)
+		}
 		s.col.submitted(int32(s.next))
 		s.next++
 	}
@@ -269,7 +271,11 @@ func (s *Sim) apply(ctx context.Context, in engine.Instant, first int) error {
 		if engine.ErrorCode(err) == engine.Internal {
 			return fmt.Errorf("submit %s: %w", in.IDs[k], err)
 		}
-		s.col.rejected(int32(first+k), engine.ErrorMessage(err))
+		i := int32(first + k)
+		if l, ok := s.live[in.IDs[k]]; ok && l == i {
+			delete(s.live, in.IDs[k])
+		}
+		s.col.rejected(i, engine.ErrorMessage(err))
 		s.ended++
 	}
 	for k, err := range res.ChangeErrs {
