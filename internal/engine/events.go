@@ -49,11 +49,12 @@ type Transition struct {
 }
 
 // TransitionObserver is an Observer that needs of each event only its
-// transition. An engine with Options.NoEvents calls ObserveTransitions
-// instead of ObserveCycle; others call ObserveCycle.
+// transition, and not the cycle's time. An engine with Options.NoEvents
+// calls ObserveTransitions instead of ObserveCycle; others call
+// ObserveCycle. ts is reused after the call.
 type TransitionObserver interface {
 	Observer
-	ObserveTransitions(took time.Duration, ts []Transition, dispatches []DispatchInfo, preempts []PreemptInfo)
+	ObserveTransitions(ts []Transition, dispatches []DispatchInfo, preempts []PreemptInfo)
 }
 
 // TransitionOf is the transition an event announces.
@@ -63,17 +64,18 @@ func TransitionOf(ev *JobEvent) Transition {
 
 // listeners tells what a cycle must record of each transition: events,
 // unless nobody reads them (Options.NoEvents, and every observer content
-// with transitions); transitions when an observer takes them instead.
-func listeners(opts *Options) (events, transitions bool) {
+// with transitions); transitions when an observer takes them instead. And
+// whether to time cycles: only ObserveCycle hears their time.
+func listeners(opts *Options) (events, transitions, timed bool) {
 	events = !opts.NoEvents
 	for _, o := range opts.Observers {
 		if _, ok := o.(TransitionObserver); ok && opts.NoEvents {
 			transitions = true
 		} else {
-			events = true
+			events, timed = true, true
 		}
 	}
-	return events, transitions
+	return events, transitions, timed
 }
 
 // setStatus moves a job to a status, recording the transition and, for
@@ -182,11 +184,16 @@ func (e *Engine) RecentEvents() []JobEvent {
 	return out
 }
 
-// publish hands a committed cycle's events to subscribers and observers.
-func (e *Engine) publish(t *tx, took time.Duration) {
+// publish hands a committed cycle, begun at start, to subscribers and
+// observers.
+func (e *Engine) publish(t *tx, start time.Time) {
+	var took time.Duration
+	if e.timed {
+		took = time.Since(start)
+	}
 	for _, o := range e.opts.Observers {
 		if to, ok := o.(TransitionObserver); ok && e.opts.NoEvents {
-			to.ObserveTransitions(took, t.transitions, t.dispatches, t.preempts)
+			to.ObserveTransitions(t.transitions, t.dispatches, t.preempts)
 		} else {
 			o.ObserveCycle(took, t.events, t.dispatches, t.preempts)
 		}

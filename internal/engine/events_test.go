@@ -30,7 +30,7 @@ func (l *transitionLog) ObserveCycle(_ time.Duration, evs []engine.JobEvent, _ [
 	}
 }
 
-func (l *transitionLog) ObserveTransitions(_ time.Duration, ts []engine.Transition, _ []engine.DispatchInfo, _ []engine.PreemptInfo) {
+func (l *transitionLog) ObserveTransitions(ts []engine.Transition, _ []engine.DispatchInfo, _ []engine.PreemptInfo) {
 	l.bare = append(l.bare, ts...) // copied: ts is reused by the next cycle
 }
 

@@ -57,50 +57,36 @@ func (e *Engine) ApplyInstant(ctx context.Context, in Instant) (InstantResult, e
 }
 
 // instantOps are the changes of in, in the order they apply, each writing
-// its outcome into res: one op for each kind of change, as an op per
-// change would cost its allocations.
+// its outcome into res: one op for them all, as an op per change would
+// cost its allocations.
 func (e *Engine) instantOps(in Instant, res *InstantResult) []*op {
-	ops := make([]*op, 0, 4)
-	if len(in.Updates) > 0 {
-		ops = append(ops, &op{fn: func(now time.Time) error {
-			for _, u := range in.Updates {
-				e.handleUpdate(u, now)
+	return []*op{{fn: func(now time.Time) error {
+		for _, u := range in.Updates {
+			e.handleUpdate(u, now)
+		}
+		for i, s := range in.Submits {
+			id := ""
+			if in.IDs != nil {
+				id = in.IDs[i]
 			}
-			return nil
-		}})
-	}
-	if len(in.Submits) > 0 {
-		ops = append(ops, &op{fn: func(now time.Time) error {
-			for i, s := range in.Submits {
-				id := ""
-				if in.IDs != nil {
-					id = in.IDs[i]
-				}
-				j, err := e.submitOne(s, id, now)
-				if j != nil && res.Jobs != nil {
-					res.Jobs[i] = *j
-				}
-				res.SubmitErrs[i] = err
+			j, err := e.submitOne(s, id, now)
+			if j != nil && res.Jobs != nil {
+				res.Jobs[i] = *j
 			}
-			return nil
-		}})
-	}
-	if len(in.Changes) > 0 {
-		ops = append(ops, &op{fn: func(now time.Time) error {
-			for i, c := range in.Changes {
-				if c.Terminate {
-					res.ChangeErrs[i] = e.terminate(c.Job, c.Reason, now)
-				} else {
-					_, res.ChangeErrs[i] = e.setPriority(c.Job, c.Priority)
-				}
+			res.SubmitErrs[i] = err
+		}
+		for i, c := range in.Changes {
+			if c.Terminate {
+				res.ChangeErrs[i] = e.terminate(c.Job, c.Reason, now)
+			} else {
+				_, res.ChangeErrs[i] = e.setPriority(c.Job, c.Priority)
 			}
-			return nil
-		}})
-	}
-	if in.Housekeeping {
-		ops = append(ops, &op{fn: e.housekeeping})
-	}
-	return ops
+		}
+		if in.Housekeeping {
+			return e.housekeeping(now)
+		}
+		return nil
+	}}}
 }
 
 // Deliver applies an executor update in its own cycle. It is for engines

@@ -51,8 +51,9 @@ type Engine struct {
 	tx        *tx
 	spare     *tx // the last cycle's, emptied, for the next (recycle)
 	cycles    uint64
-	// wantEvents and wantTransitions: what setStatus records (listeners).
-	wantEvents, wantTransitions bool
+	// wantEvents and wantTransitions: what setStatus records; timed:
+	// whether cycles are timed (listeners).
+	wantEvents, wantTransitions, timed bool
 }
 
 // waitMark records since when a job waits for a misconfiguration reason.
@@ -155,7 +156,7 @@ func New(ctx context.Context, opts Options) (*Engine, error) {
 		return nil, errors.New("engine: no store")
 	}
 	e := &Engine{opts: opts, log: opts.Logger, ops: make(chan *op, 8192), stopped: make(chan struct{}), est: newEstimator()}
-	e.wantEvents, e.wantTransitions = listeners(&e.opts)
+	e.wantEvents, e.wantTransitions, e.timed = listeners(&e.opts)
 	e.disp = newDispatcher(opts, e.log, func(u executor.Update) {
 		e.post(func(now time.Time) error { e.handleUpdate(u, now); return nil })
 	})
@@ -300,11 +301,16 @@ func (e *Engine) drain(batch []*op, updates <-chan executor.Update) []*op {
 // whole cycle: its requests fail, nothing of it is committed, and the state
 // is rebuilt from the store, as at a restart.
 func (e *Engine) cycle(ctx context.Context, batch []*op) error {
-	start := time.Now()
+	var start time.Time
+	if e.timed {
+		start = time.Now()
+	}
 	if e.opts.Synchronous {
 		e.postedMu.Lock()
-		batch = append(e.posted, batch...) // what was posted meanwhile comes first
-		e.posted = nil
+		if len(e.posted) > 0 {
+			batch = append(e.posted, batch...) // what was posted meanwhile comes first
+			e.posted = nil
+		}
 		e.postedMu.Unlock()
 	}
 	t, b, err := e.decide(ctx, batch)
@@ -323,7 +329,7 @@ func (e *Engine) cycle(ctx context.Context, batch []*op) error {
 		}
 	}
 	e.act(t)
-	e.publish(t, time.Since(start))
+	e.publish(t, start)
 	e.noteCycle(t)
 	if t.purgeBefore > 0 {
 		e.purgeStore(ctx, t.purgeBefore)

@@ -85,12 +85,12 @@ func (c *collector) ObserveCycle(took time.Duration, events []engine.JobEvent, d
 	for k := range events {
 		ts[k] = engine.TransitionOf(&events[k])
 	}
-	c.ObserveTransitions(took, ts, dispatches, preempts)
+	c.ObserveTransitions(ts, dispatches, preempts)
 }
 
 // ObserveTransitions follows each job's status changes. The k-th dispatch
 // of a cycle is the k-th job that entered SCHEDULED in it.
-func (c *collector) ObserveTransitions(took time.Duration, ts []engine.Transition, dispatches []engine.DispatchInfo, preempts []engine.PreemptInfo) {
+func (c *collector) ObserveTransitions(ts []engine.Transition, dispatches []engine.DispatchInfo, preempts []engine.PreemptInfo) {
 	d := 0
 	for k := range ts {
 		t := &ts[k]

@@ -57,13 +57,16 @@ func (w *Workload) Sort() {
 
 // Check verifies the jobs: unique IDs, a share, an instance type, a
 // positive count and a runtime that is not negative.
-func (w *Workload) Check() error {
-	seen := make(map[string]bool, len(w.Jobs))
+func (w *Workload) Check() error { return w.check(make(map[string]bool, len(w.Jobs))) }
+
+// check is Check, which checks that the IDs are unique only with a map of
+// those seen.
+func (w *Workload) check(seen map[string]bool) error {
 	for i, j := range w.Jobs {
 		switch {
 		case j.ID == "":
 			return fmt.Errorf("job %d: no ID", i+1)
-		case seen[j.ID]:
+		case seen != nil && seen[j.ID]:
 			return fmt.Errorf("job %s: ID used twice", j.ID)
 		case j.InstanceType == "":
 			return fmt.Errorf("job %s: no instance type", j.ID)
@@ -72,7 +75,9 @@ func (w *Workload) Check() error {
 		case j.Runtime < 0 || j.At < 0:
 			return fmt.Errorf("job %s: negative time", j.ID)
 		}
-		seen[j.ID] = true
+		if seen != nil {
+			seen[j.ID] = true
+		}
 	}
 	return nil
 }
