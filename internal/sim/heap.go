@@ -6,22 +6,19 @@ import "time"
 type evKind uint8
 
 const (
-	evChange  evKind = iota + 1 // a trace priority change or cancellation
-	evRunning                   // an attempt's instances are up: STARTING, RUNNING
+	evRunning evKind = iota + 1 // an attempt's instances are up: STARTING, RUNNING
 	evEnd                       // an attempt's work is done: SUCCEEDED
 	evStopped                   // a stopped attempt reports it: STOPPED
 	evTick                      // engine housekeeping
 )
 
-// event is one entry of the simulation's queue. Trace submissions are not
-// queued: they are read from the sorted workload alongside.
+// event is one entry of the simulation's queue. The trace's submissions
+// and changes are not queued: they are read from sorted lists alongside.
 type event struct {
-	at     time.Duration
-	seq    uint64
-	kind   evKind
-	job    int32 // evChange
-	change int32 // evChange: index into the job's Changes
-	att    *attempt
+	at   time.Duration
+	seq  uint64
+	kind evKind
+	att  *attempt
 }
 
 // eventHeap is a binary min-heap ordered by (at, seq): no two events tie,

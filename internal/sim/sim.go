@@ -1,9 +1,12 @@
 package sim
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"math"
+	"slices"
 	"time"
 
 	"github.com/sharq-dev/sharq/internal/clusterconfig"
@@ -59,7 +62,9 @@ type Sim struct {
 	now      time.Duration
 	seq      uint64
 	events   eventHeap
-	next     int // the next workload job to submit
+	next     int         // the next workload job to submit
+	changes  []dueChange // the trace's priority changes and cancellations, in order
+	nextCh   int         // the next of changes
 	jobs     []simJob
 	live     map[string]int32 // jobs submitted and not ended, by ID: few, so look-ups hit the cache
 	attempts map[string]*attempt
@@ -172,9 +177,10 @@ func (s *Sim) push(e event) {
 func (s *Sim) Run(ctx context.Context) (*Report, error) {
 	for i, j := range s.w.Jobs {
 		for k, c := range j.Changes {
-			s.push(event{at: c.At, kind: evChange, job: int32(i), change: int32(k)})
+			s.changes = append(s.changes, dueChange{at: c.At, job: int32(i), change: int32(k)})
 		}
 	}
+	slices.SortStableFunc(s.changes, func(a, b dueChange) int { return cmp.Compare(a.at, b.at) })
 	s.push(event{at: s.opts.TickInterval, kind: evTick})
 	for step := 0; ; step++ {
 		if step%4096 == 0 {
@@ -205,24 +211,27 @@ func (s *Sim) tellProgress() {
 // 2.3): the ends and progress of attempts, the submissions, the trace's
 // priority changes and cancellations, and housekeeping.
 func (s *Sim) step(ctx context.Context) (bool, error) {
-	pending := s.next < len(s.w.Jobs)
-	if len(s.events) == 0 && !pending {
+	if !s.more() {
 		return false, nil
 	}
-	switch {
-	case len(s.events) == 0:
-		s.now = s.w.Jobs[s.next].At
-	case pending:
-		s.now = min(s.events[0].at, s.w.Jobs[s.next].At)
-	default:
+	s.now = time.Duration(math.MaxInt64)
+	if len(s.events) > 0 {
 		s.now = s.events[0].at
 	}
+	if s.next < len(s.w.Jobs) {
+		s.now = min(s.now, s.w.Jobs[s.next].At)
+	}
+	if s.nextCh < len(s.changes) {
+		s.now = min(s.now, s.changes[s.nextCh].at)
+	}
 	in := engine.Instant{NoRecords: true} // apply reads only the errors
+	for ; s.nextCh < len(s.changes) && s.changes[s.nextCh].at == s.now; s.nextCh++ {
+		c := s.changes[s.nextCh]
+		in.Changes = append(in.Changes, s.change(c.job, c.change))
+	}
 	for len(s.events) > 0 && s.events[0].at == s.now {
 		ev := s.events.pop()
 		switch ev.kind {
-		case evChange:
-			in.Changes = append(in.Changes, s.change(ev.job, ev.change))
 		case evRunning, evEnd:
 			in.Updates = s.attemptUpdates(ev, in.Updates)
 		case evStopped:
@@ -251,7 +260,7 @@ func (s *Sim) step(ctx context.Context) (bool, error) {
 		}
 	}
 	// Housekeeping goes on only while something else is to come.
-	if in.Housekeeping && (len(s.events) > 0 || s.next < len(s.w.Jobs)) {
+	if in.Housekeeping && s.more() {
 		s.push(event{at: s.now + s.opts.TickInterval, kind: evTick})
 	}
 	return true, nil
@@ -321,6 +330,18 @@ func (s *Sim) payload(unit string, count int) string {
 type payloadKey struct {
 	unit  string
 	count int
+}
+
+// more tells whether anything is still to come: an event, a submission or
+// a change.
+func (s *Sim) more() bool {
+	return len(s.events) > 0 || s.next < len(s.w.Jobs) || s.nextCh < len(s.changes)
+}
+
+// dueChange is the change-th change of a job, due at a time.
+type dueChange struct {
+	at          time.Duration
+	job, change int32
 }
 
 // change is a trace's priority change or cancellation of job i.
