@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -65,15 +66,18 @@ func TestLocalThroughput(t *testing.T) {
 	})
 	load0 := loadAverage()
 	cpu0 := processCPU(t, s.cmd.Process.Pid)
+	cycles0 := cycleStats(t, s.url)
 	start := time.Now()
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	errs := make(chan error, *benchSubmitters)
-	for range *benchSubmitters {
+	latencies := make([][]time.Duration, *benchSubmitters)
+	for w := range *benchSubmitters {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for i := next.Add(1); i <= int64(n); i = next.Add(1) {
+				sent := time.Now()
 				_, err := c.SubmitServiceJob(ctx(t), &batch.SubmitServiceJobInput{JobName: aws.String(fmt.Sprintf("sleep-%d", i)),
 					JobQueue: aws.String("bench-jq"), QuotaShareName: aws.String("bench"), ServiceJobType: types.ServiceJobTypeSagemakerTraining,
 					ServiceRequestPayload: aws.String(string(payload)), SchedulingPriority: aws.Int32(1)})
@@ -81,6 +85,7 @@ func TestLocalThroughput(t *testing.T) {
 					errs <- fmt.Errorf("SubmitServiceJob %d: %w", i, err)
 					return
 				}
+				latencies[w] = append(latencies[w], time.Since(sent))
 			}
 		}()
 	}
@@ -108,6 +113,7 @@ func TestLocalThroughput(t *testing.T) {
 	}
 	observed := time.Since(start)
 	cpu1 := processCPU(t, s.cmd.Process.Pid)
+	cycles1 := cycleStats(t, s.url)
 	// The server started the supervisor during the run; it runs on.
 	sup := processCPU(t, s.supervisor(t))
 
@@ -124,6 +130,11 @@ func TestLocalThroughput(t *testing.T) {
 		submitted.Round(time.Millisecond), float64(n)/submitted.Seconds())
 	t.Logf("bare os/exec of the same %d sleep 0.2, %d at a time: %v, %.1f/s (%.1f ms CPU each); sharq reached %.0f %% of it",
 		n, capacity, bare.elapsed.Round(time.Millisecond), bare.rate(), 1000*bare.cpu/float64(n), 100*rate/bare.rate())
+	all := slices.Concat(latencies...)
+	ncycles := cycles1.count - cycles0.count
+	t.Logf("a submission's answer: p50 %v, p99 %v; the server's cycles: %.0f, %.1f ms each on average",
+		percentile(all, 0.5), percentile(all, 0.99),
+		ncycles, 1000*(cycles1.seconds-cycles0.seconds)/max(ncycles, 1))
 	perJob := func(sec float64) float64 { return 1000 * sec / float64(n) }
 	t.Logf("CPU per job: server %.1f ms, supervisor %.1f ms, jobs %.1f ms (server's other children %.1f ms)",
 		perJob(cpu1.self-cpu0.self), perJob(sup.self), perJob(sup.children), perJob(cpu1.children-cpu0.children))
@@ -237,7 +248,7 @@ func jobCounts(t *testing.T, url string) map[string]int {
 }
 
 // metric reads one metric from the server's /metrics: its values by their
-// labels as written (`status="RUNNING"`).
+// labels as written (`status="RUNNING"`; "" for a metric without labels).
 func metric(t *testing.T, url, name string) map[string]float64 {
 	t.Helper()
 	resp, err := http.Get(url + "/metrics")
@@ -248,7 +259,14 @@ func metric(t *testing.T, url, name string) map[string]float64 {
 	out := map[string]float64{}
 	sc := bufio.NewScanner(resp.Body)
 	for sc.Scan() {
-		rest, ok := strings.CutPrefix(sc.Text(), name+"{")
+		line := sc.Text()
+		if value, ok := strings.CutPrefix(line, name+" "); ok {
+			if v, err := strconv.ParseFloat(value, 64); err == nil {
+				out[""] = v
+			}
+			continue
+		}
+		rest, ok := strings.CutPrefix(line, name+"{")
 		if !ok {
 			continue
 		}
@@ -258,6 +276,15 @@ func metric(t *testing.T, url, name string) map[string]float64 {
 		}
 	}
 	return out
+}
+
+// cycles is how many scheduling cycles a server has run, and their time.
+type cycles struct{ count, seconds float64 }
+
+func cycleStats(t *testing.T, url string) cycles {
+	t.Helper()
+	return cycles{count: metric(t, url, "sharq_cycle_duration_seconds_count")[""],
+		seconds: metric(t, url, "sharq_cycle_duration_seconds_sum")[""]}
 }
 
 func loadAverage() [3]float64 {
