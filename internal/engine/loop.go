@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"runtime/debug"
+	"slices"
 	"sync"
 	"time"
 
@@ -103,8 +104,9 @@ type stop struct {
 	grace   time.Duration
 }
 
-func newTx(now time.Time) *tx {
-	return &tx{now: now, jobs: map[string]*record.Job{}, resources: map[string]store.Resource{}}
+// newTx starts a cycle of n requests, most of which change one job each.
+func newTx(now time.Time, n int) *tx {
+	return &tx{now: now, jobs: make(map[string]*record.Job, n), resources: map[string]store.Resource{}}
 }
 
 // New opens an engine over the store, rebuilding its state from it and
@@ -323,7 +325,7 @@ func (e *Engine) decide(ctx context.Context, batch []*op) (t *tx, b *store.Batch
 		}
 	}()
 	now := e.opts.Clock.Now()
-	e.tx = newTx(now)
+	e.tx = newTx(now, len(batch))
 	for _, o := range batch {
 		o.err = o.fn(now)
 	}
@@ -375,6 +377,8 @@ func answerAll(batch []*op, err error) {
 // what it held back waits for the next change.
 func (e *Engine) step(now time.Time) {
 	e.applyDecisions(e.core.Step(now), now)
+	// An event each: grown once, not by doubling a slice of large values.
+	e.tx.events = slices.Grow(e.tx.events, len(e.tx.submitted))
 	for _, j := range e.tx.submitted {
 		if j.Status == StatusSubmitted {
 			e.setStatus(j, StatusRunnable, now)
@@ -390,6 +394,7 @@ func (e *Engine) storeBatch(t *tx) *store.Batch {
 	if e.opts.Ephemeral {
 		return b
 	}
+	b.Jobs = make([]store.Job, 0, len(t.jobs))
 	for _, j := range t.jobs {
 		b.Jobs = append(b.Jobs, store.Job{
 			ID: j.JobID, Name: j.JobName, Queue: j.JobQueue, Share: j.QuotaShareName,
