@@ -24,7 +24,7 @@ func demandOf(payload string) ([]record.UnitCount, error) {
 	if d, ok := demandMemo.get(payload); ok {
 		return slices.Clone(d), nil
 	}
-	req, err := trainingjob.Parse([]byte(payload))
+	req, err := trainingjob.ParseString(payload)
 	if err != nil {
 		return nil, payloadError(err)
 	}
