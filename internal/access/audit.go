@@ -225,7 +225,8 @@ func (a *Auditor) prune(ctx context.Context, retention time.Duration) {
 func (a *Auditor) flush(ctx context.Context) {
 	a.mu.Lock()
 	batch := a.pending
-	a.pending = nil
+	// The next batch is likely as long: room for it now, not by doubling.
+	a.pending = make([]AuditEntry, 0, len(batch))
 	a.mu.Unlock()
 	if len(batch) == 0 {
 		return

@@ -297,7 +297,7 @@ func (s *Handler) readBody(r *http.Request, op operation) ([]byte, error) {
 	if limit == 0 {
 		limit = s.opts.MaxRequestBytes
 	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
+	body, err := readAll(io.LimitReader(r.Body, limit+1), r.ContentLength, limit)
 	if err != nil {
 		return nil, clientErrorf("Unable to read the request body: %v", err)
 	}
@@ -305,6 +305,29 @@ func (s *Handler) readBody(r *http.Request, op operation) ([]byte, error) {
 		return nil, clientErrorf("The %s request exceeds the maximum size of %d bytes", op.name, limit)
 	}
 	return body, nil
+}
+
+// readAll is io.ReadAll into a buffer of the declared length (and one
+// byte more, to see the end), so a body is read without regrowing. A
+// length unknown or over the limit reads as io.ReadAll does.
+func readAll(r io.Reader, length, limit int64) ([]byte, error) {
+	if length < 0 || length > limit {
+		return io.ReadAll(r)
+	}
+	b := make([]byte, 0, length+1)
+	for {
+		n, err := r.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err == io.EOF {
+			return b, nil
+		}
+		if err != nil {
+			return b, err
+		}
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)] // longer than declared: let append grow it
+		}
+	}
 }
 
 // decodeJSON decodes a request body into v. An empty body is an empty

@@ -1,7 +1,6 @@
 package batchapi
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -407,7 +406,7 @@ func (c *check) payload(p string) {
 	case !c.required(f, p):
 	case len(p) > maxPayloadBytes:
 		c.failf("%s must be at most %d bytes, not %d", f, maxPayloadBytes, len(p))
-	case !json.Valid([]byte(p)) || !bytes.HasPrefix(bytes.TrimSpace([]byte(p)), []byte("{")):
+	case !strings.HasPrefix(strings.TrimSpace(p), "{") || !json.Valid([]byte(p)):
 		c.failf("%s must be a JSON object (a SageMaker CreateTrainingJob request)", f)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"testing/iotest"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/batch"
@@ -432,5 +433,19 @@ func TestPanicIsServerException(t *testing.T) {
 	fake.panics = false
 	if r := do(t, srv, "POST", "/v1/deletejobqueue", `{"jobQueue":"HQ"}`); r.status != 200 {
 		t.Errorf("after a panic: %d %s", r.status, r.body)
+	}
+}
+
+// readAll reads the whole body whatever its declared length says, as
+// io.ReadAll does, in bodies read a byte at a time too.
+func TestReadAll(t *testing.T) {
+	body := strings.Repeat("x", 700)
+	for _, declared := range []int64{-1, 0, 1, 699, 700, 701, 5000} {
+		for _, r := range []io.Reader{strings.NewReader(body), iotest.OneByteReader(strings.NewReader(body))} {
+			got, err := readAll(r, declared, 1000)
+			if err != nil || string(got) != body {
+				t.Errorf("declared %d: %d bytes, err %v", declared, len(got), err)
+			}
+		}
 	}
 }

@@ -4,11 +4,13 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
+	"maps"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/sharq-dev/sharq/internal/core"
 	"github.com/sharq-dev/sharq/internal/executor"
@@ -22,7 +24,7 @@ func demandOf(payload string) ([]record.UnitCount, error) {
 	if d, ok := demandMemo.get(payload); ok {
 		return slices.Clone(d), nil
 	}
-	req, err := trainingjob.Parse([]byte(payload))
+	req, err := trainingjob.ParseString(payload)
 	if err != nil {
 		return nil, payloadError(err)
 	}
@@ -106,51 +108,149 @@ func capacityUsage(us []record.UnitCount) []record.CapacityUsage {
 
 // requestHash identifies a submission for clientToken idempotency. Jobs
 // keep it, so its encoding is frozen: a retry after an upgrade must hash
-// as the submission it repeats did.
+// as the submission it repeats did. The encoding is what json.Marshal made
+// of the first release's struct of the request (field names as keys,
+// HTML-escaped strings, clientToken always empty), written out by hand
+// because reflection cost more than the rest of a submission's checks.
 func requestHash(in SubmitServiceJobInput) string {
-	type onExit struct {
-		Action         string `json:"action"`
-		OnStatusReason string `json:"onStatusReason,omitempty"`
+	var arr [2048]byte
+	b := append(arr[:0], `{"JobName":`...)
+	b = appendJSONString(b, in.JobName)
+	b = append(b, `,"JobQueue":`...)
+	b = appendJSONString(b, in.JobQueue)
+	b = append(b, `,"ServiceJobType":`...)
+	b = appendJSONString(b, in.ServiceJobType)
+	b = append(b, `,"ServiceRequestPayload":`...)
+	b = appendJSONString(b, in.ServiceRequestPayload)
+	b = append(b, `,"ClientToken":"","QuotaShareName":`...)
+	b = appendJSONString(b, in.QuotaShareName)
+	b = append(b, `,"ShareIdentifier":`...)
+	b = appendJSONString(b, in.ShareIdentifier)
+	b = append(b, `,"SchedulingPriority":`...)
+	b = appendIntOrNull(b, in.SchedulingPriority)
+	b = append(b, `,"PreemptionConfiguration":`...)
+	if p := in.PreemptionConfiguration; p == nil {
+		b = append(b, "null"...)
+	} else if p.PreemptionRetriesBeforeTermination == nil {
+		b = append(b, "{}"...)
+	} else {
+		b = append(b, `{"preemptionRetriesBeforeTermination":`...)
+		b = strconv.AppendInt(b, int64(*p.PreemptionRetriesBeforeTermination), 10)
+		b = append(b, '}')
 	}
-	type retry struct {
-		Attempts       int      `json:"attempts"`
-		EvaluateOnExit []onExit `json:"evaluateOnExit,omitempty"`
-	}
-	type timeout struct {
-		AttemptDurationSeconds int `json:"attemptDurationSeconds,omitempty"`
-	}
-	type preemption struct {
-		PreemptionRetriesBeforeTermination *int `json:"preemptionRetriesBeforeTermination,omitempty"`
-	}
-	h := struct {
-		JobName, JobQueue, ServiceJobType, ServiceRequestPayload, ClientToken, QuotaShareName, ShareIdentifier string
-		SchedulingPriority                                                                                     *int
-		PreemptionConfiguration                                                                                *preemption
-		RetryStrategy                                                                                          *retry
-		TimeoutConfig                                                                                          *timeout
-		Tags                                                                                                   map[string]string
-	}{
-		JobName: in.JobName, JobQueue: in.JobQueue, ServiceJobType: in.ServiceJobType, ServiceRequestPayload: in.ServiceRequestPayload,
-		QuotaShareName: in.QuotaShareName, ShareIdentifier: in.ShareIdentifier, SchedulingPriority: in.SchedulingPriority, Tags: in.Tags,
-	}
-	if p := in.PreemptionConfiguration; p != nil {
-		h.PreemptionConfiguration = &preemption{p.PreemptionRetriesBeforeTermination}
-	}
-	if r := in.RetryStrategy; r != nil {
-		h.RetryStrategy = &retry{Attempts: r.Attempts}
-		for _, e := range r.EvaluateOnExit {
-			h.RetryStrategy.EvaluateOnExit = append(h.RetryStrategy.EvaluateOnExit, onExit(e))
+	b = append(b, `,"RetryStrategy":`...)
+	if r := in.RetryStrategy; r == nil {
+		b = append(b, "null"...)
+	} else {
+		b = append(b, `{"attempts":`...)
+		b = strconv.AppendInt(b, int64(r.Attempts), 10)
+		if len(r.EvaluateOnExit) > 0 {
+			b = append(b, `,"evaluateOnExit":[`...)
+			for i, e := range r.EvaluateOnExit {
+				if i > 0 {
+					b = append(b, ',')
+				}
+				b = append(b, `{"action":`...)
+				b = appendJSONString(b, e.Action)
+				if e.OnStatusReason != "" {
+					b = append(b, `,"onStatusReason":`...)
+					b = appendJSONString(b, e.OnStatusReason)
+				}
+				b = append(b, '}')
+			}
+			b = append(b, ']')
 		}
+		b = append(b, '}')
 	}
-	if t := in.TimeoutConfig; t != nil {
-		h.TimeoutConfig = &timeout{t.AttemptDurationSeconds}
+	b = append(b, `,"TimeoutConfig":`...)
+	if t := in.TimeoutConfig; t == nil {
+		b = append(b, "null"...)
+	} else if t.AttemptDurationSeconds == 0 {
+		b = append(b, "{}"...)
+	} else {
+		b = append(b, `{"attemptDurationSeconds":`...)
+		b = strconv.AppendInt(b, int64(t.AttemptDurationSeconds), 10)
+		b = append(b, '}')
 	}
-	b, err := json.Marshal(h)
-	if err != nil {
-		panic("engine: hash a submission: " + err.Error())
+	b = append(b, `,"Tags":`...)
+	if in.Tags == nil {
+		b = append(b, "null"...)
+	} else {
+		b = append(b, '{')
+		for i, k := range slices.Sorted(maps.Keys(in.Tags)) {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendJSONString(b, k)
+			b = append(b, ':')
+			b = appendJSONString(b, in.Tags[k])
+		}
+		b = append(b, '}')
 	}
+	b = append(b, '}')
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:8])
+}
+
+func appendIntOrNull(b []byte, n *int) []byte {
+	if n == nil {
+		return append(b, "null"...)
+	}
+	return strconv.AppendInt(b, int64(*n), 10)
+}
+
+// appendJSONString appends s as encoding/json writes a string with HTML
+// escaping on: quotes, backslashes and control characters escaped, <, >
+// and & as \u003c, \u003e and \u0026, U+2028 and U+2029 escaped, and
+// each invalid UTF-8 byte as \ufffd.
+func appendJSONString(b []byte, s string) []byte {
+	const hexDigits = "0123456789abcdef"
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		if c := s[i]; c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				b = append(b, '\\', c)
+			case '\b':
+				b = append(b, '\\', 'b')
+			case '\f':
+				b = append(b, '\\', 'f')
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+		case r == '\u2028' || r == '\u2029':
+			b = append(b, s[start:i]...)
+			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
+		default:
+			i += size
+			continue
+		}
+		i += size
+		start = i
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
 }
 
 func (e *Engine) SubmitServiceJob(ctx context.Context, in SubmitServiceJobInput) (record.Job, error) {

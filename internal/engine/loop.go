@@ -3,10 +3,12 @@ package engine
 import (
 	"context"
 	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"maps"
 	"runtime/debug"
+	"slices"
 	"sync"
 	"time"
 
@@ -112,15 +114,15 @@ type stop struct {
 	grace   time.Duration
 }
 
-// newTx begins a cycle's transaction, reusing what the last committed one
-// left for it (recycle).
-func (e *Engine) newTx(now time.Time) *tx {
+// newTx begins a cycle's transaction for n requests, most of which change
+// one job each, reusing what the last committed one left for it (recycle).
+func (e *Engine) newTx(now time.Time, n int) *tx {
 	if t := e.spare; t != nil {
 		e.spare = nil
 		t.now = now
 		return t
 	}
-	return &tx{now: now, jobs: map[string]*record.Job{}, resources: map[string]store.Resource{}}
+	return &tx{now: now, jobs: make(map[string]*record.Job, n), resources: map[string]store.Resource{}}
 }
 
 // recycleMax is the largest transaction whose maps and lists are kept for
@@ -371,7 +373,7 @@ func (e *Engine) decide(ctx context.Context, batch []*op) (t *tx, b *store.Batch
 		}
 	}()
 	now := e.opts.Clock.Now()
-	e.tx = e.newTx(now)
+	e.tx = e.newTx(now, len(batch))
 	for _, o := range batch {
 		o.err = o.fn(now)
 	}
@@ -423,6 +425,8 @@ func answerAll(batch []*op, err error) {
 // what it held back waits for the next change.
 func (e *Engine) step(now time.Time) {
 	e.applyDecisions(e.core.Step(now), now)
+	// An event each: grown once, not by doubling a slice of large values.
+	e.tx.events = slices.Grow(e.tx.events, len(e.tx.submitted))
 	for _, j := range e.tx.submitted {
 		if j.Status == StatusSubmitted {
 			e.setStatus(j, StatusRunnable, now)
@@ -438,6 +442,7 @@ func (e *Engine) storeBatch(t *tx) *store.Batch {
 	if e.opts.Ephemeral {
 		return b
 	}
+	b.Jobs = make([]store.Job, 0, len(t.jobs))
 	for _, j := range t.jobs {
 		b.Jobs = append(b.Jobs, store.Job{
 			ID: j.JobID, Name: j.JobName, Queue: j.JobQueue, Share: j.QuotaShareName,
@@ -501,7 +506,22 @@ func newUUID() string {
 	}
 	b[6] = b[6]&0x0f | 0x70
 	b[8] = b[8]&0x3f | 0x80
-	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
+	return formatUUID(b)
+}
+
+// formatUUID writes a UUID's 16 bytes in the 8-4-4-4-12 hex form.
+func formatUUID(b [16]byte) string {
+	var out [36]byte
+	hex.Encode(out[0:8], b[0:4])
+	out[8] = '-'
+	hex.Encode(out[9:13], b[4:6])
+	out[13] = '-'
+	hex.Encode(out[14:18], b[6:8])
+	out[18] = '-'
+	hex.Encode(out[19:23], b[8:10])
+	out[23] = '-'
+	hex.Encode(out[24:36], b[10:16])
+	return string(out[:])
 }
 
 // coreErr turns a core error into a client error.

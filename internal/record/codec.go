@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"sync"
 )
 
 // Version is the format this release writes. Decode reads it and every
@@ -28,18 +29,28 @@ var versionKey = []byte(`{"v":`)
 
 // Encode returns r's stored form, in this release's format.
 func Encode(r Record) []byte {
-	b, err := json.Marshal(r)
-	if err != nil || len(b) < 2 || b[0] != '{' {
+	// The encoder writes the object after the format's key in a reused
+	// buffer, its '{' becoming the separating ','; the result is then
+	// copied once, at its size.
+	buf := encodeBufs.Get().(*bytes.Buffer)
+	defer encodeBufs.Put(buf)
+	buf.Reset()
+	buf.Write(versionKey)
+	buf.WriteString(strconv.Itoa(Version))
+	at := buf.Len()
+	if err := json.NewEncoder(buf).Encode(r); err != nil || buf.Len() < at+3 || buf.Bytes()[at] != '{' {
 		panic(fmt.Sprintf("record: encode %T: %v", r, err)) // records hold only encodable values
 	}
-	out := make([]byte, 0, len(b)+8)
-	out = append(out, versionKey...)
-	out = strconv.AppendInt(out, Version, 10)
-	if len(b) > 2 {
-		out = append(out, ',')
+	b := bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+	if len(b) == at+2 { // {}: no members besides the format
+		b = append(b[:at], '}')
+	} else {
+		b[at] = ','
 	}
-	return append(out, b[1:]...)
+	return bytes.Clone(b)
 }
+
+var encodeBufs = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
 // version reads a document's format: 0 for the first release's, which
 // had none.

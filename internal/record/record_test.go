@@ -70,6 +70,23 @@ func TestEncodeCarriesTheFormat(t *testing.T) {
 	}
 }
 
+// Encode writes the format's key, then the record's members as
+// encoding/json writes them (HTML-escaped, as json.Marshal does).
+func TestEncodeIsTheFormatThenJSON(t *testing.T) {
+	j := fullJob()
+	j.ServiceRequestPayload = `{"TrainingJobName":"a<b>&c","Environment":{"K":"\u2028\n"}}`
+	j.Tags["x"] = "\xff"
+	for _, r := range []Record{j, &Job{}, &QuotaShare{}, &SchedulingPolicy{Name: "p"}} {
+		m, err := json.Marshal(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := string(Encode(r)), `{"v":1,`+string(m[1:]); got != want {
+			t.Errorf("Encode(%T) =\n%s\nwant\n%s", r, got, want)
+		}
+	}
+}
+
 // A record of a later format is refused, not misread.
 func TestNewerFormatRefused(t *testing.T) {
 	_, err := DecodeJob([]byte(`{"v":2,"id":"x"}`))

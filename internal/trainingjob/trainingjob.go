@@ -114,11 +114,30 @@ func New(instanceType string, count int) *Request {
 // is not a JSON object or when a field Request declares has the wrong JSON
 // type; members Request does not declare are not looked at.
 func Parse(b []byte) (*Request, error) {
+	r, err := decode(b)
+	if err != nil {
+		return nil, err
+	}
+	r.raw = bytes.Clone(b)
+	return r, nil
+}
+
+// ParseString is Parse of a request held in a string, copied once.
+func ParseString(s string) (*Request, error) {
+	b := []byte(s)
+	r, err := decode(b)
+	if err != nil {
+		return nil, err
+	}
+	r.raw = b
+	return r, nil
+}
+
+func decode(b []byte) (*Request, error) {
 	var r Request
 	if err := json.Unmarshal(b, &r); err != nil {
 		return nil, &Error{Malformed: true, Reason: decodeReason(err)}
 	}
-	r.raw = bytes.Clone(b)
 	return &r, nil
 }
 

@@ -3,6 +3,7 @@ package trainingjob
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -57,6 +58,17 @@ func TestParse(t *testing.T) {
 	}
 	if got, want := r.HyperParameters.Strings(), map[string]string{"lr": "0.1", "epochs": "3", "deep": "true"}; !cmp.Equal(got, want) {
 		t.Errorf("HyperParameters.Strings() = %v, want %v", got, want)
+	}
+}
+
+// ParseString reads what Parse reads, and fails as it does.
+func TestParseString(t *testing.T) {
+	for _, payload := range []string{full, `{"ResourceConfig":{"InstanceType":"ml.g5.xlarge"}}`, `[1]`, `{"Environment":{"A":1}}`, `{`} {
+		want, wantErr := Parse([]byte(payload))
+		got, err := ParseString(payload)
+		if !cmp.Equal(want, got, cmp.AllowUnexported(Request{})) || fmt.Sprint(err) != fmt.Sprint(wantErr) {
+			t.Errorf("ParseString(%s) = %+v, %v; Parse gives %+v, %v", payload, got, err, want, wantErr)
+		}
 	}
 }
 

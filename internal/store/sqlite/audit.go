@@ -2,8 +2,10 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/sharq-dev/sharq/internal/access"
@@ -18,18 +20,41 @@ func (k *Keys) AppendAudit(ctx context.Context, entries []access.AuditEntry) err
 		return fmt.Errorf("append audit: %w", err)
 	}
 	defer tx.Rollback()
-	for _, e := range entries {
-		e.Seq = 0
-		b, err := json.Marshal(e)
-		if err != nil {
-			return err
+	// Rows go in by the statement of auditRows, each statement's cost
+	// (its call through database/sql and the driver, the AUTOINCREMENT
+	// counter's read and write) shared by its rows. The statements do not
+	// watch ctx, for which the driver starts a goroutine per call: the
+	// transaction does.
+	exec := context.WithoutCancel(ctx)
+	var st *sql.Stmt
+	args := make([]any, 0, 2*auditRows)
+	for lo := 0; lo < len(entries); lo += auditRows {
+		chunk := entries[lo:min(lo+auditRows, len(entries))]
+		if st == nil || len(chunk) < auditRows { // the first chunk, and a shorter last one
+			q := `INSERT INTO audit_log (at, entry) VALUES (?, ?)` + strings.Repeat(`, (?, ?)`, len(chunk)-1)
+			if st, err = tx.PrepareContext(ctx, q); err != nil {
+				return fmt.Errorf("append audit: %w", err)
+			}
+			defer st.Close()
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO audit_log (at, entry) VALUES (?, ?)`, e.Time.UnixMilli(), string(b)); err != nil {
+		args = args[:0]
+		for _, e := range chunk {
+			e.Seq = 0
+			b, err := json.Marshal(e)
+			if err != nil {
+				return err
+			}
+			args = append(args, e.Time.UnixMilli(), string(b))
+		}
+		if _, err := st.ExecContext(exec, args...); err != nil {
 			return fmt.Errorf("append audit: %w", err)
 		}
 	}
 	return tx.Commit()
 }
+
+// auditRows is how many audit entries one INSERT writes.
+const auditRows = 64
 
 // Audit reads entries after seq after, oldest first.
 func (k *Keys) Audit(ctx context.Context, after int64, limit int) ([]access.AuditEntry, error) {

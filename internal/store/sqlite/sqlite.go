@@ -173,9 +173,12 @@ const (
 	walSizeLimit = 64 << 20
 	// writerCacheKiB is the writer's page cache. A transaction whose dirty
 	// pages outgrow the cache spills them to the WAL early and may write
-	// them twice; an engine cycle of a few thousand jobs dirties tens of
-	// megabytes. SQLite's default is 2 MiB.
-	writerCacheKiB = 64 << 10
+	// them twice, so it holds a cycle of 4,096 new jobs (about 10 MiB);
+	// SQLite's default is 2 MiB. It is no larger because every commit
+	// pays for the cache's size: with 64 MiB, a commit of 30 jobs cost
+	// 11 µs more CPU per job than with 16 MiB, for the same CPU on
+	// commits of 4,096 (100,000 jobs of 1.8 KB stored).
+	writerCacheKiB = 16 << 10
 )
 
 // openDB opens a pool on path. Every connection gets the pragmas through
