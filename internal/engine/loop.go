@@ -273,6 +273,12 @@ func (e *Engine) Run(ctx context.Context) error {
 			if p := (*cyclePanic)(nil); errors.As(err, &p) && p.reloaded {
 				continue // the cycle was dropped whole; serving goes on
 			}
+			if e.opts.Lease != nil && !e.opts.Lease.Held() {
+				// Paused past its lease, this server finds its commit
+				// refused: the lease's end is the cause to report.
+				e.log.Error("the leadership lease ended; stopping", "err", err)
+				return ErrLeaseLost
+			}
 			e.log.Error("cycle failed; stopping", "err", err)
 			return err
 		}
