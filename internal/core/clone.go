@@ -99,6 +99,7 @@ func (cl *cloner) env(e *env) {
 		lenderLimit: slices.Clone(e.lenderLimit), reserveIdle: slices.Clone(e.reserveIdle),
 		lenderIdle: slices.Clone(e.lenderIdle), borrowed: slices.Clone(e.borrowed),
 		touched: slices.Clone(e.touched), touchedList: slices.Clone(e.touchedList),
+		candidates: make([]int, len(e.candidates)), // counted in envLinks
 	}
 	cl.envs[e] = ne
 	cl.to.envs[e.name] = ne
@@ -173,6 +174,9 @@ func (cl *cloner) envLinks(e *env) {
 					if int(wu) == u {
 						ns.waitPos[i] = len(nl)
 					}
+				}
+				if ns.inShareCandidate {
+					ne.candidates[u]++
 				}
 				nl = append(nl, ns)
 			}

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"sort"
 )
@@ -31,11 +32,15 @@ type Core struct {
 	instant   uint64 // counts the distinct instants Step has run at
 	now       int64
 	dirtyEnvs []*env
+	spareEnvs []*env      // the other dirtyEnvs list, swapped in by Step
 	pending   []Decision  // decided by Apply (deletions), reported by the next Step
 	bufs      [4][]*job   // scratch lists of heads, reused by every cycle
 	out       []Decision  // what Step returns, reused by the next Step
 	unitOut   []UnitCount // the Own and Borrowed lists of out
 	newInfeas []*job      // jobs that became infeasible, reported by the next Step
+
+	slab     []job  // where new jobs are allocated (newJob)
+	freeJobs []*job // slots of jobs that left, reused first
 }
 
 // New returns an empty core.
@@ -81,7 +86,9 @@ func (c *Core) Apply(ev Event) error {
 	case nil:
 		return invalid("nil event")
 	}
-	return invalid("unknown event %T", ev)
+	// Only the type: passing ev itself to fmt would make every event
+	// escape to the heap at every call of Apply.
+	return invalid("unknown event %v", reflect.TypeOf(ev))
 }
 
 // unit interns a unit name, growing every per-unit slice when it is new.
@@ -110,6 +117,7 @@ func (e *env) grow(n int) {
 	for len(e.touched) < n {
 		e.touched = append(e.touched, false)
 	}
+	e.candidates = growInts(e.candidates, n)
 	for _, q := range e.queues {
 		for _, s := range q.shares {
 			s.limit = growInts(s.limit, n)
@@ -352,8 +360,8 @@ func (c *Core) failAll(s *share, code ReasonCode) {
 	}
 	sort.Slice(all, func(a, b int) bool { return all[a].id < all[b].id })
 	for _, j := range all {
-		c.removeJob(j)
 		c.pending = append(c.pending, Decision{Kind: Fail, Job: j.id, Queue: s.q.name, Share: s.name, Reason: Reason{Code: code, Share: s.name}})
+		c.removeJob(j)
 	}
 }
 
@@ -374,12 +382,13 @@ func (c *Core) submit(ev Submit, restore bool, dispatchedAt int64) error {
 	if err != nil {
 		return err
 	}
-	demand, err := c.demandOf(ev.Demand)
+	one, more, err := c.demandOf(ev.Demand)
 	if err != nil {
 		return err
 	}
-	j := &job{
-		id: ev.Job, sh: s, demand: demand,
+	j := c.newJob()
+	*j = job{
+		id: ev.Job, sh: s, one: [1]need{one}, more: more,
 		prio: int32(ev.Priority), retries: int32(ev.PreemptionRetries), preempted: int32(ev.Preempted),
 		queuedAt: ev.QueuedAt,
 	}
@@ -424,8 +433,20 @@ func (c *Core) submitShare(ev Submit, restore bool) (*share, error) {
 }
 
 // demandOf validates a job's demand and interns it, summing repeated units
-// (instance groups of one type) and sorting by unit name.
-func (c *Core) demandOf(us []UnitCount) ([]need, error) {
+// (instance groups of one type) and sorting by unit name: the one unit it
+// needs, or more than one (see job.needs).
+func (c *Core) demandOf(us []UnitCount) (need, []need, error) {
+	if len(us) == 1 && us[0].Unit != "" && us[0].Count >= 1 && us[0].Count <= 1<<30 {
+		return need{u: c.unit(us[0].Unit), n: int32(us[0].Count)}, nil, nil // the common case, without the map
+	}
+	d, err := c.demandList(us)
+	if err != nil || len(d) > 1 {
+		return need{}, d, err
+	}
+	return d[0], nil, nil
+}
+
+func (c *Core) demandList(us []UnitCount) ([]need, error) {
 	if len(us) == 0 {
 		return nil, invalid("job requests no capacity")
 	}
@@ -522,5 +543,38 @@ func (c *Core) removeJob(j *job) {
 		j.sh.infeasible.Delete(j)
 	}
 	j.state = 0
+	c.forget(j)
+}
+
+// jobSlab is how many jobs one allocation holds. In slabs, a million jobs
+// are a thousand objects for the garbage collector to find and mark.
+const jobSlab = 1024
+
+// newJob returns a zeroed slot for a new job: the last one freed, or the
+// next of the current slab. A slab lives as long as any of its jobs, so the
+// memory held follows the most jobs live at once, as a map of them does.
+func (c *Core) newJob() *job {
+	if n := len(c.freeJobs); n > 0 {
+		j := c.freeJobs[n-1]
+		c.freeJobs = c.freeJobs[:n-1]
+		return j
+	}
+	if len(c.slab) == cap(c.slab) {
+		c.slab = make([]job, 0, jobSlab)
+	}
+	c.slab = c.slab[:len(c.slab)+1]
+	return &c.slab[len(c.slab)-1]
+}
+
+// forget takes job j, no longer in any of its share's sets, out of the
+// live jobs and frees its slot for a later submission. Only a share's last
+// head and the list of jobs that became infeasible may still point at it:
+// the one is cleared, the other skips jobs not infeasible.
+func (c *Core) forget(j *job) {
 	delete(c.jobs, j.id)
+	if j.sh.lastHead == j {
+		j.sh.lastHead = nil // a new job in this slot is a new head
+	}
+	*j = job{}
+	c.freeJobs = append(c.freeJobs, j)
 }

@@ -2,7 +2,6 @@ package core
 
 import (
 	"slices"
-	"sort"
 	"time"
 )
 
@@ -33,8 +32,10 @@ func (c *Core) Step(now time.Time) Decisions {
 	c.pending = c.pending[:0]
 	ds.List = append(ds.List, c.reportInfeasible()...)
 
+	// Envs marked while this cycle runs wait in the spare list for the next.
 	envs := c.dirtyEnvs
-	c.dirtyEnvs = nil
+	c.dirtyEnvs = c.spareEnvs[:0]
+	defer func() { clear(envs); c.spareEnvs = envs[:0] }()
 	slices.SortFunc(envs, func(a, b *env) int { return compareStrings(a.name, b.name) })
 	for _, e := range envs {
 		e.queued = false
@@ -63,8 +64,11 @@ func compareStrings(a, b string) int {
 // and still are.
 func (c *Core) reportInfeasible() []Decision {
 	js := c.newInfeas
+	if len(js) == 0 {
+		return nil
+	}
 	c.newInfeas = nil
-	sort.Slice(js, func(a, b int) bool { return js[a].id < js[b].id })
+	slices.SortFunc(js, func(a, b *job) int { return compareStrings(a.id, b.id) })
 	var out []Decision
 	for i, j := range js {
 		if j.state != infeasible || (i > 0 && js[i-1] == j) || c.jobs[j.id] != j {
@@ -276,7 +280,7 @@ func (c *Core) ratioCmp(a, b *job) int {
 // called for jobs that fit their own limit, so limits are positive.
 func ratio(j *job) (num, den int64) {
 	num, den = 0, 1
-	for _, d := range j.demand {
+	for _, d := range j.needs() {
 		n, l := int64(j.sh.use[d.u]), int64(j.sh.limit[d.u])
 		if n*den > num*l {
 			num, den = n, l

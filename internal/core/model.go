@@ -14,24 +14,35 @@ const (
 	dispatched                     // SCHEDULED, STARTING or RUNNING: holds capacity
 )
 
+// A job holds as few pointers as it can: the garbage collector follows
+// each one in every cycle, a million times over with a million jobs.
 type job struct {
 	id           string
 	sh           *share
-	demand       []need // sorted by unit name, no duplicates
+	more         []need  // the demand of more than one unit, else nil
+	one          [1]need // the demand of one unit
+	heldAt       uint64  // the instant (Core.instant) of its last preemption
+	queuedAt     int64
+	dispatchedAt int64
 	prio         int32
 	retries      int32 // preemptionRetriesBeforeTermination; -1 unset
 	preempted    int32
 	state        jobState
-	removed      bool   // tentatively removed while choosing victims
-	heldAt       uint64 // the instant (Core.instant) of its last preemption
-	queuedAt     int64
-	dispatchedAt int64
+	removed      bool       // tentatively removed while choosing victims
 	why          ReasonCode // why it is infeasible
+}
+
+// needs is the job's demand, sorted by unit name, no duplicates.
+func (j *job) needs() []need {
+	if j.more != nil {
+		return j.more
+	}
+	return j.one[:]
 }
 
 // uses reports how many instances of unit u the job needs.
 func (j *job) uses(u int32) int {
-	for _, d := range j.demand {
+	for _, d := range j.needs() {
 		if d.u == u {
 			return int(d.n)
 		}
@@ -105,6 +116,7 @@ type env struct {
 	// could place it (wake.go); touched are units whose capacity may have
 	// grown since the pool last settled.
 	waiting     [waitKinds][][]*share
+	candidates  []int // per unit: the shares in waiting with inShareCandidate
 	touched     []bool
 	touchedList []int32
 	dirty       []*share

@@ -29,7 +29,7 @@ func (c *Core) lendableTo(s *share, u int32) int {
 // ownFit: the job fits within its share's own limit.
 func (c *Core) ownFit(j *job) bool {
 	s := j.sh
-	for _, d := range j.demand {
+	for _, d := range j.needs() {
 		if s.use[d.u]+int(d.n) > s.limit[d.u] {
 			return false
 		}
@@ -42,7 +42,7 @@ func (c *Core) placeOwn(j *job) bool {
 	if !c.ownFit(j) {
 		return false
 	}
-	for _, d := range j.demand {
+	for _, d := range j.needs() {
 		if c.free(j.sh, d.u) < int(d.n) {
 			return false
 		}
@@ -57,7 +57,7 @@ func (c *Core) placeBorrow(j *job) bool {
 	if s.strategy != LendAndBorrow || c.ownFit(j) {
 		return false
 	}
-	for _, d := range j.demand {
+	for _, d := range j.needs() {
 		n := int(d.n)
 		part := max(0, n-s.ownIdle(d.u))
 		if bc := s.borrowCap(d.u); bc >= 0 && s.borrowedOf(d.u)+part > bc {
@@ -73,7 +73,7 @@ func (c *Core) placeBorrow(j *job) bool {
 // envFits: a FIFO queue's job fits the SE's free capacity.
 func (c *Core) envFits(j *job) bool {
 	e := j.sh.q.env
-	for _, d := range j.demand {
+	for _, d := range j.needs() {
 		if e.limit[d.u]-e.use[d.u] < int(d.n) {
 			return false
 		}
@@ -124,9 +124,9 @@ func (c *Core) preempt(v, h *job, out []Decision) []Decision {
 	c.release(v)
 	v.preempted++
 	if v.retries >= 0 && v.preempted > v.retries {
-		delete(c.jobs, v.id)
-		out = append(out, d)
-		return append(out, Decision{Kind: Fail, Job: v.id, Queue: vs.q.name, Share: vs.name, Reason: Reason{Code: ReasonRetriesExhausted}})
+		out = append(out, d, Decision{Kind: Fail, Job: v.id, Queue: vs.q.name, Share: vs.name, Reason: Reason{Code: ReasonRetriesExhausted}})
+		c.forget(v)
+		return out
 	}
 	d.Requeued = true
 	v.heldAt = c.instant

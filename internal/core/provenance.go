@@ -63,7 +63,7 @@ func (l *share) reclaims(u int32) bool {
 	if h == nil || h.uses(u) == 0 {
 		return false
 	}
-	for _, d := range h.demand {
+	for _, d := range h.needs() {
 		if int(d.n) > l.limit[d.u] {
 			return false
 		}
@@ -279,7 +279,7 @@ func (c *Core) holdingOf(j *job, loans []Loan) Holding {
 		return cmp.Or(cmp.Compare(a.Unit, b.Unit), lenderCmp(a.Lender, b.Lender))
 	})
 	h := Holding{Job: j.id, Share: j.sh.name, Loans: loans}
-	for _, d := range j.demand {
+	for _, d := range j.needs() {
 		n := int(d.n)
 		for _, l := range loans {
 			if l.Unit == c.units[d.u] {

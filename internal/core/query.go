@@ -19,7 +19,7 @@ func (c *Core) headReason(h *job) Reason {
 		return Reason{Code: ReasonHeldBack}
 	}
 	if s.strategy == 0 || c.ownFit(h) {
-		for _, d := range h.demand {
+		for _, d := range h.needs() {
 			if free := e.limit[d.u] - e.use[d.u]; s.strategy == 0 && free < int(d.n) {
 				return Reason{Code: ReasonCapacity, Unit: c.units[d.u], Need: int(d.n)}
 			}
@@ -31,7 +31,7 @@ func (c *Core) headReason(h *job) Reason {
 	}
 	// Beyond its own limit: the share cannot borrow, or may not borrow more,
 	// or too little is lendable.
-	for _, d := range h.demand {
+	for _, d := range h.needs() {
 		if s.use[d.u]+int(d.n) <= s.limit[d.u] {
 			continue
 		}
@@ -51,7 +51,7 @@ func (c *Core) headReason(h *job) Reason {
 	}
 	// It could borrow, but the SE capacity is held by others or kept by
 	// RESERVE shares.
-	for _, d := range h.demand {
+	for _, d := range h.needs() {
 		if c.free(s, d.u) < int(d.n) {
 			return c.reservedReason(Reason{Code: ReasonCapacity, Unit: c.units[d.u], Need: int(d.n), Share: s.name}, s, d.u)
 		}

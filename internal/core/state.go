@@ -27,7 +27,7 @@ func (s *share) adjust(u int32, delta int) {
 func (c *Core) hold(j *job) {
 	j.state = dispatched
 	j.sh.dispatched.Insert(j)
-	for _, d := range j.demand {
+	for _, d := range j.needs() {
 		j.sh.adjust(d.u, int(d.n))
 	}
 }
@@ -37,7 +37,7 @@ func (c *Core) hold(j *job) {
 func (c *Core) release(j *job) {
 	s := j.sh
 	s.dispatched.Delete(j)
-	for _, d := range j.demand {
+	for _, d := range j.needs() {
 		s.adjust(d.u, -int(d.n))
 		c.touch(s.q.env, d.u)
 	}
@@ -76,7 +76,7 @@ func (c *Core) dequeue(j *job) {
 // is configured, or ReasonNone (spec 1.1 and 2.2).
 func (c *Core) infeasibility(s *share, j *job) ReasonCode {
 	e := s.q.env
-	for _, d := range j.demand {
+	for _, d := range j.needs() {
 		if int(d.n) > e.limit[d.u] {
 			return ReasonEnvMaxResource
 		}
@@ -84,7 +84,7 @@ func (c *Core) infeasibility(s *share, j *job) ReasonCode {
 	if s.strategy == 0 {
 		return ReasonNone
 	}
-	for _, d := range j.demand {
+	for _, d := range j.needs() {
 		n, lim := int(d.n), s.limit[d.u]
 		if n <= lim {
 			continue
@@ -200,7 +200,7 @@ func (c *Core) markPool(e *env) {
 // cycle's output buffer (see Step).
 func (c *Core) unitCounts(j *job, amount func(need) int) []UnitCount {
 	start := len(c.unitOut)
-	for _, d := range j.demand {
+	for _, d := range j.needs() {
 		if n := amount(d); n > 0 {
 			c.unitOut = append(c.unitOut, UnitCount{Unit: c.units[d.u], Count: n})
 		}

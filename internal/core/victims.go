@@ -8,14 +8,14 @@ package core
 
 func (c *Core) takeOut(v *job) {
 	v.removed = true
-	for _, d := range v.demand {
+	for _, d := range v.needs() {
 		v.sh.adjust(d.u, -int(d.n))
 	}
 }
 
 func (c *Core) putBack(v *job) {
 	v.removed = false
-	for _, d := range v.demand {
+	for _, d := range v.needs() {
 		v.sh.adjust(d.u, int(d.n))
 	}
 }
@@ -81,7 +81,7 @@ func (c *Core) takeBorrowers(h *job) ([]*job, bool) {
 func (c *Core) nextBorrower(h *job) *job {
 	e := h.sh.q.env
 	any := false
-	for _, d := range h.demand {
+	for _, d := range h.needs() {
 		if e.borrowed[d.u] > 0 {
 			any = true
 		}
@@ -95,7 +95,7 @@ func (c *Core) nextBorrower(h *job) *job {
 			if x == h.sh {
 				continue
 			}
-			for _, d := range h.demand {
+			for _, d := range h.needs() {
 				if x.use[d.u] <= x.limit[d.u] {
 					continue
 				}

@@ -34,19 +34,22 @@ func (c *Core) register(s *share, h *job) {
 	if h == nil {
 		return
 	}
-	k := waitRest
+	k, cand := waitRest, c.mayPreemptInShare(s, h)
 	switch {
 	case s.strategy == 0 || c.ownFit(h):
 		k = waitOwn
 	case s.strategy == LendAndBorrow:
 		k = waitBorrow
-	case !c.mayPreemptInShare(s, h):
+	case !cand:
 		return // only a change to its own share can help it
 	}
 	e := s.q.env
 	s.waitKind = k
-	s.inShareCandidate = c.mayPreemptInShare(s, h)
-	for _, d := range h.demand {
+	s.inShareCandidate = cand
+	for _, d := range h.needs() {
+		if s.inShareCandidate {
+			e.candidates[d.u]++
+		}
 		s.waitOn = append(s.waitOn, d.u)
 		s.waitPos = append(s.waitPos, len(e.waiting[k][d.u]))
 		e.waiting[k][d.u] = append(e.waiting[k][d.u], s)
@@ -73,6 +76,9 @@ func (c *Core) unregister(s *share) {
 	}
 	e := s.q.env
 	for i, u := range s.waitOn {
+		if s.inShareCandidate {
+			e.candidates[u]--
+		}
 		list := e.waiting[s.waitKind][u]
 		pos, last := s.waitPos[i], len(list)-1
 		moved := list[last]
@@ -117,6 +123,9 @@ func (c *Core) wake(e *env, pass int) {
 				c.wakeList(e, waitBorrow, u, false)
 			}
 		case 4:
+			if e.candidates[u] == 0 {
+				continue // the usual case: scanning the lists would find none
+			}
 			for k := waitOwn; k < waitKinds; k++ {
 				c.wakeList(e, k, u, true)
 			}
