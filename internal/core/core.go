@@ -388,7 +388,7 @@ func (c *Core) submit(ev Submit, restore bool, dispatchedAt int64) error {
 	}
 	j := c.newJob()
 	*j = job{
-		id: ev.Job, sh: s, one: [1]need{one}, more: more,
+		id: ev.Job, idKey: idKeyOf(ev.Job), sh: s, one: [1]need{one}, more: more,
 		prio: int32(ev.Priority), retries: int32(ev.PreemptionRetries), preempted: int32(ev.Preempted),
 		queuedAt: ev.QueuedAt,
 	}

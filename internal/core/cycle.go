@@ -251,6 +251,12 @@ func fifoCmp(a, b *job) int {
 		}
 		return 1
 	}
+	if a.idKey != b.idKey {
+		if a.idKey < b.idKey {
+			return -1
+		}
+		return 1
+	}
 	return compareStrings(a.id, b.id)
 }
 

@@ -24,12 +24,35 @@ type job struct {
 	heldAt       uint64  // the instant (Core.instant) of its last preemption
 	queuedAt     int64
 	dispatchedAt int64
+	idKey        uint64 // see idKeyOf
 	prio         int32
 	retries      int32 // preemptionRetriesBeforeTermination; -1 unset
 	preempted    int32
 	state        jobState
 	removed      bool       // tentatively removed while choosing victims
 	why          ReasonCode // why it is infeasible
+}
+
+// idKeyOf is the first 8 bytes of a job ID, big-endian, zero-padded. Keys
+// order as their IDs do wherever they differ, so most ties broken by ID are
+// decided without reading the IDs, which lie elsewhere in memory.
+func idKeyOf(id string) uint64 {
+	var k uint64
+	for i := range 8 {
+		k <<= 8
+		if i < len(id) {
+			k |= uint64(id[i])
+		}
+	}
+	return k
+}
+
+// idLess orders jobs by ID.
+func idLess(a, b *job) bool {
+	if a.idKey != b.idKey {
+		return a.idKey < b.idKey
+	}
+	return a.id < b.id
 }
 
 // needs is the job's demand, sorted by unit name, no duplicates.
@@ -59,7 +82,7 @@ func queueLess(a, b *job) bool {
 	if a.queuedAt != b.queuedAt {
 		return a.queuedAt < b.queuedAt
 	}
-	return a.id < b.id
+	return idLess(a, b)
 }
 
 // fifoLess orders a FIFO queue's RUNNABLE jobs: 1) queue time asc, 2) job
@@ -68,7 +91,7 @@ func fifoLess(a, b *job) bool {
 	if a.queuedAt != b.queuedAt {
 		return a.queuedAt < b.queuedAt
 	}
-	return a.id < b.id
+	return idLess(a, b)
 }
 
 // dispatchLess orders a share's dispatched jobs: 1) priority desc, 2)
@@ -81,7 +104,7 @@ func dispatchLess(a, b *job) bool {
 	if a.dispatchedAt != b.dispatchedAt {
 		return a.dispatchedAt < b.dispatchedAt
 	}
-	return a.id < b.id
+	return idLess(a, b)
 }
 
 // victimLess orders preemption victims: 1) lower priority, 2) most recently
@@ -93,7 +116,7 @@ func victimLess(a, b *job) bool {
 	if a.dispatchedAt != b.dispatchedAt {
 		return a.dispatchedAt > b.dispatchedAt
 	}
-	return a.id < b.id
+	return idLess(a, b)
 }
 
 // env is a service environment: one pool of capacity. Its quota-share queue
