@@ -21,10 +21,10 @@ const bigUnits, bigShares, bigShareLimit = 10, 100, 10
 // bigWorld is a benchmark's world after a first cycle filled the capacity.
 type bigWorld struct {
 	c       *core.Core
-	running []string // the dispatched jobs
-	next    int      // where in running benchDispatch ends jobs next
-	queued  int      // the jobs waiting
-	jobs    int      // the jobs it was built with
+	running []ran // the dispatched jobs
+	next    int   // where in running benchDispatch ends jobs next
+	queued  int   // the jobs waiting
+	jobs    int   // the jobs it was built with
 }
 
 // bigCore returns the benchmark's world with jobs queued spread evenly over
@@ -41,15 +41,20 @@ func bigCore(tb testing.TB, jobs int) *bigWorld {
 	return w
 }
 
+// ran is a dispatched job as a caller of the core keeps it.
+type ran struct {
+	id     string
+	handle core.Handle
+}
+
 var (
 	worlds  = map[string]*bigWorld{}
 	newJobs int // IDs of jobs submitted by benchmarks, unique across runs
 )
 
 // buildBigCore builds a new world (see bigUnits) with jobs queued spread
-// evenly over the shares, steps once and returns the IDs of the dispatched
-// jobs.
-func buildBigCore(tb testing.TB, jobs int) (*core.Core, []string) {
+// evenly over the shares, steps once and returns the dispatched jobs.
+func buildBigCore(tb testing.TB, jobs int) (*core.Core, []ran) {
 	c := core.New()
 	for u := range bigUnits {
 		unit := fmt.Sprintf("ml.u%d.xlarge", u)
@@ -66,10 +71,10 @@ func buildBigCore(tb testing.TB, jobs int) (*core.Core, []string) {
 		mustApply(tb, c, core.Submit{Job: "j" + strconv.Itoa(i), Queue: "q" + strconv.Itoa(u), Share: "s" + strconv.Itoa(s),
 			Demand: []core.UnitCount{{Unit: fmt.Sprintf("ml.u%d.xlarge", u), Count: 1}}, Priority: i % 7, QueuedAt: int64(i), PreemptionRetries: -1})
 	}
-	var running []string
+	var running []ran
 	for _, d := range c.Step(benchT0).List {
 		if d.Kind == core.Dispatch {
-			running = append(running, d.Job)
+			running = append(running, ran{d.Job, d.Handle})
 		}
 	}
 	return c, running
@@ -138,14 +143,14 @@ func benchDispatch(b *testing.B, n int) {
 		start := w.next
 		w.next = (start + n) % len(w.running)
 		for k := start; k < start+n; k++ {
-			applyFast(b, w.c, core.AttemptEnded{Job: w.running[k]})
+			applyFast(b, w.c, core.AttemptEnded{Job: w.running[k].id, Handle: w.running[k].handle})
 		}
 		now = now.Add(time.Millisecond)
 		k := start
 		for _, d := range w.c.Step(now).List {
 			if d.Kind == core.Dispatch {
 				if k < start+n {
-					w.running[k] = d.Job
+					w.running[k] = ran{d.Job, d.Handle}
 				}
 				k++
 			}

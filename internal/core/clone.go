@@ -9,19 +9,15 @@ import (
 // Clone returns a deep copy of the core: the same events and steps applied
 // to the copy and to the original give byte-equal decisions, and neither
 // sees the other's changes. It only reads the original, so it may run
-// alongside the original's other readers. It costs O(live jobs): the jobs
-// are copied into one block, their demands are shared (they never change).
+// alongside the original's other readers. It costs O(live jobs): the
+// slabs of jobs and the table of IDs are copied whole, the jobs' demands
+// are shared (they never change). A handle names the same job in both.
 func (c *Core) Clone() *Core { return c.Copy().Core() }
 
 // Copy is a core's copy in two halves: Core.Copy reads the original, and
-// Copy.Core indexes the copied jobs by ID without it, so that a caller
-// holding a lock to read the original may release it in between.
-type Copy struct {
-	c          *Core
-	slab       []job
-	lastHeads  []*share // shares whose last head is live: remapped by ID
-	infeasible []string // live jobs of newInfeas, in order
-}
+// Copy.Core finishes it without the original, so that a caller holding a
+// lock to read the original may release it in between.
+type Copy struct{ c *Core }
 
 // Copy takes the first half of a Clone.
 func (c *Core) Copy() *Copy {
@@ -33,8 +29,18 @@ func (c *Core) Copy() *Copy {
 		instant: c.instant, now: c.now,
 		pending: slices.Clone(c.pending),
 	}
-	cl := cloner{from: c, to: n, envs: map[*env]*env{}, queues: map[*queue]*queue{}, shares: map[*share]*share{},
-		slab: make([]job, 0, len(c.jobs))}
+	n.slabs = make([]*[jobSlab]job, len(c.slabs))
+	for i, sl := range c.slabs {
+		ns := *sl
+		n.slabs[i] = &ns
+	}
+	n.slots = c.slots
+	n.ids = idTable{entries: slices.Clone(c.ids.entries), n: c.ids.n}
+	n.freeJobs = make([]*job, len(c.freeJobs))
+	for i, j := range c.freeJobs {
+		n.freeJobs[i] = n.at(j.slot)
+	}
+	cl := cloner{from: c, to: n, envs: map[*env]*env{}, queues: map[*queue]*queue{}, shares: map[*share]*share{}}
 	for _, e := range c.envs {
 		cl.env(e)
 	}
@@ -49,45 +55,32 @@ func (c *Core) Copy() *Copy {
 			n.dirtyEnvs = append(n.dirtyEnvs, ne)
 		}
 	}
-	x := &Copy{c: n, slab: cl.slab, lastHeads: cl.lastHeads}
 	for _, j := range c.newInfeas {
-		if c.jobs[j.id] == j { // others are skipped when reported
-			x.infeasible = append(x.infeasible, j.id)
+		if c.lookup(j.id) == j { // others are skipped when reported
+			n.newInfeas = append(n.newInfeas, n.at(j.slot))
 		}
 	}
-	return x
+	return &Copy{c: n}
 }
 
 // EachJob is Core.EachJob on the copy, before it is indexed.
 func (x *Copy) EachJob(fn func(LiveJob) bool) { x.c.EachJob(fn) }
 
-// Core indexes the copied jobs and returns the copy; call it once.
+// Core returns the copy; call it once.
 func (x *Copy) Core() *Core {
 	n := x.c
-	n.jobs = make(map[string]*job, len(x.slab))
-	for i := range x.slab {
-		n.jobs[x.slab[i].id] = &x.slab[i]
-	}
-	for _, s := range x.lastHeads {
-		s.lastHead = n.jobs[s.lastHead.id]
-	}
-	for _, id := range x.infeasible {
-		n.newInfeas = append(n.newInfeas, n.jobs[id])
-	}
-	x.c, x.slab = nil, nil
+	x.c = nil
 	return n
 }
 
 // cloner maps the original's environments, queues, shares and jobs to
 // their copies.
 type cloner struct {
-	from      *Core
-	to        *Core
-	envs      map[*env]*env
-	queues    map[*queue]*queue
-	shares    map[*share]*share
-	slab      []job
-	lastHeads []*share
+	from   *Core
+	to     *Core
+	envs   map[*env]*env
+	queues map[*queue]*queue
+	shares map[*share]*share
 }
 
 // env copies an environment with its queues, shares and jobs; the links
@@ -127,27 +120,23 @@ func (cl *cloner) share(s *share, nq *queue) *share {
 	if h := s.lastHead; h != nil {
 		// The last head reported may have ended since: then a job that is
 		// not a live one stands for it, as it is only compared with live
-		// heads. A live one is found by ID once the copies are indexed.
+		// heads. A live one is its copy, in the same slot.
 		ns.lastHead = &job{id: h.id}
-		if cl.from.jobs[h.id] == h {
-			cl.lastHeads = append(cl.lastHeads, ns)
+		if cl.from.lookup(h.id) == h {
+			ns.lastHead = cl.to.at(h.slot)
 		}
 	}
 	return ns
 }
 
-// jobSet copies a share's set, copying each job (every live job is in one
-// set of its share) into the slab.
+// jobSet copies a share's set, pointing at each job's copy (every live job
+// is in one set of its share) and the copy at its share.
 func (cl *cloner) jobSet(set *jobSet, ns *share) jobSet {
 	out := jobSet{order: set.order, n: set.n, chunks: make([][]*job, len(set.chunks))}
 	for i, ch := range set.chunks {
 		nc := make([]*job, len(ch), max(len(ch), maxChunk))
 		for k, j := range ch {
-			if len(cl.slab) == cap(cl.slab) {
-				panic("core: a job in a share's set is not live: " + j.id) // the slab must not move
-			}
-			cl.slab = append(cl.slab, *j)
-			nj := &cl.slab[len(cl.slab)-1]
+			nj := cl.to.at(j.slot)
 			nj.sh = ns
 			nc[k] = nj
 		}

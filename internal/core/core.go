@@ -24,7 +24,7 @@ const MaxPriority = 9999
 type Core struct {
 	envs   map[string]*env
 	queues map[string]*queue
-	jobs   map[string]*job
+	ids    idTable // the live jobs by ID
 
 	units   []string // interned unit names
 	unitIdx map[string]int32
@@ -39,8 +39,9 @@ type Core struct {
 	unitOut   []UnitCount // the Own and Borrowed lists of out
 	newInfeas []*job      // jobs that became infeasible, reported by the next Step
 
-	slab     []job  // where new jobs are allocated (newJob)
-	freeJobs []*job // slots of jobs that left, reused first
+	slabs    []*[jobSlab]job // where jobs are allocated (newJob)
+	slots    uint32          // how many slots of slabs were handed out
+	freeJobs []*job          // slots of jobs that left, reused first
 }
 
 // New returns an empty core.
@@ -48,7 +49,6 @@ func New() *Core {
 	return &Core{
 		envs:    map[string]*env{},
 		queues:  map[string]*queue{},
-		jobs:    map[string]*job{},
 		unitIdx: map[string]int32{},
 	}
 }
@@ -369,7 +369,7 @@ func (c *Core) submit(ev Submit, restore bool, dispatchedAt int64) error {
 	if ev.Job == "" {
 		return invalid("job ID is empty")
 	}
-	if _, dup := c.jobs[ev.Job]; dup {
+	if c.lookup(ev.Job) != nil {
 		return fmt.Errorf("%w: job %s already exists", ErrConflict, ev.Job)
 	}
 	if ev.Priority < 0 || ev.Priority > MaxPriority {
@@ -390,9 +390,9 @@ func (c *Core) submit(ev Submit, restore bool, dispatchedAt int64) error {
 	*j = job{
 		id: ev.Job, idKey: idKeyOf(ev.Job), sh: s, one: [1]need{one}, more: more,
 		prio: int32(ev.Priority), retries: int32(ev.PreemptionRetries), preempted: int32(ev.Preempted),
-		queuedAt: ev.QueuedAt,
+		queuedAt: ev.QueuedAt, slot: j.slot, gen: j.gen, hash: idHash(ev.Job),
 	}
-	c.jobs[j.id] = j
+	c.index(j)
 	if restore {
 		j.dispatchedAt = dispatchedAt
 		c.hold(j)
@@ -476,7 +476,7 @@ func (c *Core) demandList(us []UnitCount) ([]need, error) {
 }
 
 func (c *Core) setPriority(ev SetPriority) error {
-	j := c.jobs[ev.Job]
+	j := c.lookup(ev.Job)
 	if j == nil {
 		return fmt.Errorf("%w: job %s", ErrNotFound, ev.Job)
 	}
@@ -507,7 +507,7 @@ func (c *Core) setPriority(ev SetPriority) error {
 }
 
 func (c *Core) terminate(ev Terminate) error {
-	j := c.jobs[ev.Job]
+	j := c.lookup(ev.Job)
 	if j == nil {
 		return fmt.Errorf("%w: job %s", ErrNotFound, ev.Job)
 	}
@@ -516,7 +516,10 @@ func (c *Core) terminate(ev Terminate) error {
 }
 
 func (c *Core) attemptEnded(ev AttemptEnded) error {
-	j := c.jobs[ev.Job]
+	j := c.byHandle(ev.Handle)
+	if j == nil {
+		j = c.lookup(ev.Job)
+	}
 	if j == nil {
 		return fmt.Errorf("%w: job %s", ErrNotFound, ev.Job)
 	}
@@ -550,20 +553,44 @@ func (c *Core) removeJob(j *job) {
 // are a thousand objects for the garbage collector to find and mark.
 const jobSlab = 1024
 
-// newJob returns a zeroed slot for a new job: the last one freed, or the
-// next of the current slab. A slab lives as long as any of its jobs, so the
-// memory held follows the most jobs live at once, as a map of them does.
+// newJob returns a slot for a new job, zeroed but for its place: the last
+// one freed, or the next of the slabs. Slabs are kept for the core's life,
+// so the memory held follows the most jobs live at once, as a map of them
+// does.
 func (c *Core) newJob() *job {
 	if n := len(c.freeJobs); n > 0 {
 		j := c.freeJobs[n-1]
 		c.freeJobs = c.freeJobs[:n-1]
 		return j
 	}
-	if len(c.slab) == cap(c.slab) {
-		c.slab = make([]job, 0, jobSlab)
+	if c.slots == uint32(len(c.slabs))*jobSlab {
+		c.slabs = append(c.slabs, new([jobSlab]job))
 	}
-	c.slab = c.slab[:len(c.slab)+1]
-	return &c.slab[len(c.slab)-1]
+	j := c.at(c.slots)
+	j.slot = c.slots
+	c.slots++
+	return j
+}
+
+// byHandle is the live job h names, or nil.
+func (c *Core) byHandle(h Handle) *job {
+	slot := uint32(h) - 1
+	if h == 0 || slot >= c.slots {
+		return nil
+	}
+	j := c.at(slot)
+	if j.state == 0 || j.gen != uint32(h>>32) {
+		return nil
+	}
+	return j
+}
+
+// Handle is the live job's handle, or the zero Handle.
+func (c *Core) Handle(id string) Handle {
+	if j := c.lookup(id); j != nil {
+		return j.handle()
+	}
+	return 0
 }
 
 // forget takes job j, no longer in any of its share's sets, out of the
@@ -571,10 +598,10 @@ func (c *Core) newJob() *job {
 // head and the list of jobs that became infeasible may still point at it:
 // the one is cleared, the other skips jobs not infeasible.
 func (c *Core) forget(j *job) {
-	delete(c.jobs, j.id)
+	c.unindex(j)
 	if j.sh.lastHead == j {
 		j.sh.lastHead = nil // a new job in this slot is a new head
 	}
-	*j = job{}
+	*j = job{slot: j.slot, gen: j.gen + 1}
 	c.freeJobs = append(c.freeJobs, j)
 }

@@ -71,7 +71,7 @@ func (c *Core) reportInfeasible() []Decision {
 	slices.SortFunc(js, func(a, b *job) int { return compareStrings(a.id, b.id) })
 	var out []Decision
 	for i, j := range js {
-		if j.state != infeasible || (i > 0 && js[i-1] == j) || c.jobs[j.id] != j {
+		if j.state != infeasible || (i > 0 && js[i-1] == j) || c.lookup(j.id) != j {
 			continue
 		}
 		out = append(out, Decision{Kind: Wait, Job: j.id, Queue: j.sh.q.name, Share: j.sh.name, Reason: Reason{Code: j.why}})

@@ -42,8 +42,14 @@ func differential(seed uint64, steps int, verbose bool) string {
 	g := newGen(seed)
 	c, r := core.New(), newRef()
 	log := transcript{on: verbose}
+	handles := map[string]core.Handle{} // of dispatched jobs, as an engine keeps them
 	apply := func(ev core.Event) string {
-		errC, errR := c.Apply(ev), r.Apply(ev)
+		evC := ev
+		if e, ok := ev.(core.AttemptEnded); ok && handles[e.Job] != 0 {
+			// The core finds the job by its handle alone.
+			evC = core.AttemptEnded{Handle: handles[e.Job], Requeue: e.Requeue}
+		}
+		errC, errR := c.Apply(evC), r.Apply(ev)
 		log.event(ev, errC)
 		if errClass(errC) != errClass(errR) {
 			return fmt.Sprintf("%T%+v: core error %v, reference error %v", ev, ev, errC, errR)
@@ -67,10 +73,32 @@ func differential(seed uint64, steps int, verbose bool) string {
 		now := g.now()
 		dc, dr := c.Step(now), r.Step(now)
 		log.step(i, dc)
+		if msg := takeHandles(c, dc, handles); msg != "" {
+			return fmt.Sprintf("step %d: %s\n%s", i, msg, log.String())
+		}
 		if msg := compareStep(c, r, dc, dr); msg != "" {
 			return fmt.Sprintf("step %d: %s\n%s", i, msg, log.String())
 		}
 		g.observe(dc)
+	}
+	return ""
+}
+
+// takeHandles checks that each decision about a job still live carries
+// the job's handle, keeps the handles of dispatched jobs, and clears them
+// from the decisions, which the reference makes without.
+func takeHandles(c *core.Core, ds core.Decisions, handles map[string]core.Handle) string {
+	for i, d := range ds.List {
+		switch {
+		case d.Kind == core.Dispatch || d.Kind == core.Preempt && d.Requeued:
+			if h := c.Handle(d.Job); d.Handle == 0 || d.Handle != h {
+				return fmt.Sprintf("%q carries handle %x, the job's is %x", d, d.Handle, h)
+			}
+		}
+		if d.Kind == core.Dispatch {
+			handles[d.Job] = d.Handle
+		}
+		ds.List[i].Handle = 0
 	}
 	return ""
 }

@@ -31,7 +31,18 @@ type job struct {
 	state        jobState
 	removed      bool       // tentatively removed while choosing victims
 	why          ReasonCode // why it is infeasible
+	slot         uint32     // where it lies in Core.slabs
+	gen          uint32     // how many jobs left this slot before it: see Handle
+	hash         uint32     // idHash(id)
 }
+
+// Handle names a live job by where it lies in the core, so that the caller
+// who keeps it finds the job again without a lookup of its ID in a map of
+// a million. A slot's generation counts the jobs that left it, so a handle
+// kept past its job's end finds nothing. The zero Handle names no job.
+type Handle uint64
+
+func (j *job) handle() Handle { return Handle(uint64(j.gen)<<32 | uint64(j.slot+1)) }
 
 // idKeyOf is the first 8 bytes of a job ID, big-endian, zero-padded. Keys
 // order as their IDs do wherever they differ, so most ties broken by ID are

@@ -96,7 +96,7 @@ func (c *Core) dispatch(h *job, via Via, out []Decision) []Decision {
 		// More borrowed capacity: heads that need it may now reclaim it.
 		c.touch(s.q.env, c.unitIdx[b.Unit])
 	}
-	return append(out, Decision{Kind: Dispatch, Job: h.id, Queue: s.q.name, Share: s.name, Own: own, Borrowed: bor, Via: via})
+	return append(out, Decision{Kind: Dispatch, Job: h.id, Handle: h.handle(), Queue: s.q.name, Share: s.name, Own: own, Borrowed: bor, Via: via})
 }
 
 // preemptFor preempts victims vs and dispatches h on the capacity they
@@ -115,7 +115,7 @@ func (c *Core) preemptFor(h *job, vs []*job, via Via, out []Decision) []Decision
 // place, or fails when its preemption retries are exhausted.
 func (c *Core) preempt(v, h *job, out []Decision) []Decision {
 	vs := v.sh
-	d := Decision{Kind: Preempt, Job: v.id, Queue: vs.q.name, Share: vs.name, For: h.id, ForShare: h.sh.name}
+	d := Decision{Kind: Preempt, Job: v.id, Handle: v.handle(), Queue: vs.q.name, Share: vs.name, For: h.id, ForShare: h.sh.name}
 	if vs == h.sh {
 		d.Preemption, d.Reason = InShare, Reason{Code: ReasonPreemptedInShare, Job: h.id, Share: h.sh.name}
 	} else {

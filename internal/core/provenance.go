@@ -230,7 +230,7 @@ func (c *Core) HoldingsOf(ids []string) map[string]Holding {
 	out := make(map[string]Holding, len(ids))
 	loans := map[*queue]map[*job][]Loan{}
 	for _, id := range ids {
-		j := c.jobs[id]
+		j := c.lookup(id)
 		if j == nil || j.state != dispatched {
 			continue
 		}

@@ -133,7 +133,7 @@ type JobStatus struct {
 
 // Job returns a live job's status; ok is false for unknown or ended jobs.
 func (c *Core) Job(id string) (JobStatus, bool) {
-	j := c.jobs[id]
+	j := c.lookup(id)
 	if j == nil {
 		return JobStatus{}, false
 	}
@@ -343,4 +343,4 @@ func (c *Core) EnvUsage(name string) []UnitUsage {
 }
 
 // Len returns how many live jobs the core holds.
-func (c *Core) Len() int { return len(c.jobs) }
+func (c *Core) Len() int { return c.ids.n }

@@ -138,9 +138,11 @@ type Terminate struct{ Job string }
 
 // AttemptEnded reports that a dispatched job's attempt ended. With Requeue
 // the job returns to RUNNABLE at its old place; otherwise it leaves the core
-// (succeeded or failed for good).
+// (succeeded or failed for good). A caller that kept the job's Handle passes
+// it, and the job is then found without its ID.
 type AttemptEnded struct {
 	Job     string
+	Handle  Handle
 	Requeue bool
 }
 
@@ -209,10 +211,11 @@ func (v Via) String() string {
 // Decision is one outcome of a cycle. Fields beyond Kind, Job, Queue and
 // Share are set according to Kind.
 type Decision struct {
-	Kind  Kind
-	Job   string
-	Queue string
-	Share string
+	Kind   Kind
+	Job    string
+	Handle Handle // the job's, while it is live (Dispatch, and Preempt if Requeued)
+	Queue  string
+	Share  string
 
 	// Dispatch.
 	Own      []UnitCount // within the share's own limit

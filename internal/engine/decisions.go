@@ -93,7 +93,7 @@ func (e *Engine) dispatched(j *record.Job, d core.Decision, waitFor []string, ho
 	j.LatestAttempt = &record.LatestAttempt{ServiceResourceID: rid}
 	j.Attempts = append(j.Attempts, record.Attempt{ServiceResourceID: rid})
 	delete(e.waits, j.JobID)
-	e.attempts[id] = j.JobID
+	e.attempts[id] = liveAttempt{job: j.JobID, handle: d.Handle}
 	e.touch(j)
 	e.tx.starts = append(e.tx.starts, start{e.attemptOf(j), waitFor, hold})
 	e.tx.dispatches = append(e.tx.dispatches, DispatchInfo{Queue: j.Queue, Share: j.QuotaShareName,
@@ -108,6 +108,14 @@ func attemptName(name, id string, seq int) string {
 		name = name[:63-8-32]
 	}
 	return "AWSBatch" + name + hex.EncodeToString(sum[:16])
+}
+
+// liveAttempt is an attempt the engine started and has not closed: its
+// job, and the job's handle in the core, which finds it there without a
+// lookup by ID when the attempt ends.
+type liveAttempt struct {
+	job    string
+	handle core.Handle
 }
 
 // endAttempt closes the current attempt record and forgets the live attempt.
@@ -214,8 +222,8 @@ func (e *Engine) handleUpdate(u executor.Update, now time.Time) {
 	if u.State.Terminal() {
 		e.disp.ended(u.AttemptID) // a preemptor may wait for it
 	}
-	id, ok := e.attempts[u.AttemptID]
-	j := e.jobs[id]
+	la, ok := e.attempts[u.AttemptID]
+	j := e.jobs[la.job]
 	if !ok || j == nil || j.AttemptID != u.AttemptID {
 		e.closedAttemptEnded(u) // an attempt the engine already closed (preempted, terminated)
 		return
@@ -238,14 +246,14 @@ func (e *Engine) handleUpdate(u executor.Update, now time.Time) {
 			e.setStatus(j, StatusRunning, at)
 		}
 	case executor.Succeeded:
-		e.mustCore(core.AttemptEnded{Job: j.JobID})
+		e.mustCore(core.AttemptEnded{Job: j.JobID, Handle: la.handle})
 		e.recordRunTime(j, at)
 		reason := "Training job completed"
 		e.endAttempt(j, reason, at)
 		e.finish(j, StatusSucceeded, reason, at)
 	case executor.Lost:
 		// Not the job's fault: requeue without using a retry attempt.
-		e.mustCore(core.AttemptEnded{Job: j.JobID, Requeue: true})
+		e.mustCore(core.AttemptEnded{Job: j.JobID, Handle: la.handle, Requeue: true})
 		e.endAttempt(j, u.Reason, at)
 		e.requeued(j, u.Reason, at)
 	case executor.Failed, executor.Stopped:
@@ -255,12 +263,12 @@ func (e *Engine) handleUpdate(u executor.Update, now time.Time) {
 		}
 		e.endAttempt(j, reason, at)
 		if e.retry(j, reason) {
-			e.mustCore(core.AttemptEnded{Job: j.JobID, Requeue: true})
+			e.mustCore(core.AttemptEnded{Job: j.JobID, Handle: la.handle, Requeue: true})
 			j.Entries++
 			e.requeued(j, reason, at)
 			return
 		}
-		e.mustCore(core.AttemptEnded{Job: j.JobID})
+		e.mustCore(core.AttemptEnded{Job: j.JobID, Handle: la.handle})
 		e.finish(j, StatusFailed, reason, at)
 	}
 }

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/sharq-dev/sharq/internal/forecast"
@@ -30,3 +31,16 @@ func CopyForEstimates(e *Engine) { e.copyLocked() }
 // LatestEstimates returns the latest start estimates without reading them
 // as a client does (which would wake a resting estimator).
 func LatestEstimates(e *Engine) *forecast.Result { return e.est.latest.Load() }
+
+// CheckAttemptHandles checks that every live attempt keeps its job's
+// handle in the core, so that its end finds the job by handle.
+func CheckAttemptHandles(e *Engine) error {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	for id, la := range e.attempts {
+		if h := e.core.Handle(la.job); la.handle == 0 || la.handle != h {
+			return fmt.Errorf("attempt %s of job %s keeps handle %x, the core has %x", id, la.job, la.handle, h)
+		}
+	}
+	return nil
+}

@@ -205,8 +205,11 @@ func (e *Engine) loadResource(r store.Resource) error {
 func (e *Engine) restoreJob(j *record.Job) error {
 	ev := e.submitEvent(j)
 	if dispatchedStatus(j.Status) {
-		e.attempts[j.AttemptID] = j.JobID
-		return e.core.Apply(core.Restore{Submit: ev, DispatchedAt: j.DispatchedAt})
+		if err := e.core.Apply(core.Restore{Submit: ev, DispatchedAt: j.DispatchedAt}); err != nil {
+			return err
+		}
+		e.attempts[j.AttemptID] = liveAttempt{job: j.JobID, handle: e.core.Handle(j.JobID)}
+		return nil
 	}
 	if j.Status == StatusSubmitted {
 		e.counts[StatusSubmitted]--

@@ -42,7 +42,7 @@ type Engine struct {
 	envs      map[string]*envRec     // by name
 	queues    map[string]*queueRec   // by name
 	jobs      map[string]*record.Job // by ID, ended ones included until purged
-	attempts  map[string]string      // live attempt ID → job ID
+	attempts  map[string]liveAttempt // by attempt ID
 	tokens    map[string]string      // clientToken → job ID
 	waits     map[string]waitMark    // infeasible jobs, for time limit actions
 	lastQ     int64                  // last queue time handed out (ns)
@@ -177,7 +177,7 @@ func (e *Engine) clearState() {
 	e.envs = map[string]*envRec{}
 	e.queues = map[string]*queueRec{}
 	e.jobs = map[string]*record.Job{}
-	e.attempts = map[string]string{}
+	e.attempts = map[string]liveAttempt{}
 	e.tokens = map[string]string{}
 	e.waits = map[string]waitMark{}
 	e.counts = map[string]int{}

@@ -95,6 +95,9 @@ func (w *world) step() {
 			w.t.Fatal(err)
 		}
 	}
+	if err := engine.CheckAttemptHandles(w.e); err != nil {
+		w.t.Fatal(err)
+	}
 }
 
 func (w *world) handle(t *testing.T, d *datadriven.TestData) string {
