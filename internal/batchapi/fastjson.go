@@ -1,9 +1,6 @@
 package batchapi
 
-import (
-	"strings"
-	"unicode/utf8"
-)
+import "github.com/sharq-dev/sharq/internal/jsonlite"
 
 // decodeFast reads the usual SubmitServiceJob body (a flat object of the
 // string members and schedulingPriority, each once, keys as the SDKs
@@ -12,48 +9,43 @@ import (
 // answers stay encoding/json's; on true, in holds what json.Unmarshal
 // would have decoded (FuzzDecodeFast checks it).
 func (in *SubmitServiceJobRequest) decodeFast(body []byte) bool {
-	r := fastReader{b: body}
-	r.space()
-	if !r.skip('{') {
+	r := jsonlite.Reader{B: body}
+	r.Space()
+	if !r.Skip('{') {
 		return false
 	}
-	r.space()
-	if r.skip('}') {
-		return r.end()
+	r.Space()
+	if r.Skip('}') {
+		return r.End()
 	}
 	var seen uint16
 	for {
-		key, ok := r.str()
+		key, ok := r.Key()
 		if !ok {
 			return false
 		}
-		r.space()
-		if !r.skip(':') {
-			return false
-		}
-		r.space()
 		var bit uint16
 		switch key {
 		case "jobName":
-			bit, ok = 1<<0, r.strTo(&in.JobName)
+			bit, ok = 1<<0, r.StrTo(&in.JobName)
 		case "jobQueue":
-			bit, ok = 1<<1, r.strTo(&in.JobQueue)
+			bit, ok = 1<<1, r.StrTo(&in.JobQueue)
 		case "serviceJobType":
-			bit, ok = 1<<2, r.strTo(&in.ServiceJobType)
+			bit, ok = 1<<2, r.StrTo(&in.ServiceJobType)
 		case "serviceRequestPayload":
-			bit, ok = 1<<3, r.strTo(&in.ServiceRequestPayload)
+			bit, ok = 1<<3, r.StrTo(&in.ServiceRequestPayload)
 		case "quotaShareName":
-			bit, ok = 1<<4, r.strTo(&in.QuotaShareName)
+			bit, ok = 1<<4, r.StrTo(&in.QuotaShareName)
 		case "shareIdentifier":
-			bit, ok = 1<<5, r.strTo(&in.ShareIdentifier)
+			bit, ok = 1<<5, r.StrTo(&in.ShareIdentifier)
 		case "clientToken":
 			var s string
-			bit, ok = 1<<6, r.strTo(&s)
+			bit, ok = 1<<6, r.StrTo(&s)
 			in.ClientToken = &s
 		case "schedulingPriority":
 			var n int
-			bit, ok = 1<<7, r.int(&n)
-			in.SchedulingPriority = &n
+			n, ok = r.Int()
+			bit, in.SchedulingPriority = 1<<7, &n
 		default:
 			return false
 		}
@@ -61,135 +53,12 @@ func (in *SubmitServiceJobRequest) decodeFast(body []byte) bool {
 			return false
 		}
 		seen |= bit
-		r.space()
-		if r.skip('}') {
-			return r.end()
-		}
-		if !r.skip(',') {
+		more, ok := r.Next('}')
+		if !ok {
 			return false
 		}
-		r.space()
-	}
-}
-
-// fastReader reads the subset of JSON decodeFast takes; every method
-// reports false on anything outside it.
-type fastReader struct {
-	b []byte
-	i int
-}
-
-func (r *fastReader) space() {
-	for r.i < len(r.b) {
-		switch r.b[r.i] {
-		case ' ', '\t', '\n', '\r':
-			r.i++
-		default:
-			return
+		if !more {
+			return r.End()
 		}
 	}
-}
-
-func (r *fastReader) skip(c byte) bool {
-	if r.i < len(r.b) && r.b[r.i] == c {
-		r.i++
-		return true
-	}
-	return false
-}
-
-// end reports whether only white space follows.
-func (r *fastReader) end() bool {
-	r.space()
-	return r.i == len(r.b)
-}
-
-func (r *fastReader) strTo(dst *string) bool {
-	s, ok := r.str()
-	*dst = s
-	return ok
-}
-
-// str reads a string of valid UTF-8 whose escapes are all of one
-// character (\" \\ \/ \b \f \n \r \t).
-func (r *fastReader) str() (string, bool) {
-	if !r.skip('"') {
-		return "", false
-	}
-	start := r.i
-	for r.i < len(r.b) {
-		switch c := r.b[r.i]; {
-		case c == '"':
-			raw := r.b[start:r.i]
-			r.i++
-			return string(raw), utf8.Valid(raw)
-		case c == '\\':
-			return r.escaped(start)
-		case c < 0x20:
-			return "", false
-		default:
-			r.i++
-		}
-	}
-	return "", false
-}
-
-// escaped finishes a string that began at start and has an escape at r.i.
-func (r *fastReader) escaped(start int) (string, bool) {
-	var sb strings.Builder
-	sb.Grow(len(r.b) - start)
-	from := start
-	for r.i < len(r.b) {
-		c := r.b[r.i]
-		switch {
-		case c == '"':
-			sb.Write(r.b[from:r.i])
-			r.i++
-			s := sb.String()
-			return s, utf8.ValidString(s)
-		case c < 0x20:
-			return "", false
-		case c != '\\':
-			r.i++
-			continue
-		}
-		sb.Write(r.b[from:r.i])
-		if r.i+1 >= len(r.b) {
-			return "", false
-		}
-		switch e := r.b[r.i+1]; e {
-		case '"', '\\', '/':
-			sb.WriteByte(e)
-		case 'b':
-			sb.WriteByte('\b')
-		case 'f':
-			sb.WriteByte('\f')
-		case 'n':
-			sb.WriteByte('\n')
-		case 'r':
-			sb.WriteByte('\r')
-		case 't':
-			sb.WriteByte('\t')
-		default: // \u, or not JSON
-			return "", false
-		}
-		r.i += 2
-		from = r.i
-	}
-	return "", false
-}
-
-// int reads a non-negative integer of at most 9 digits, which fits any int.
-func (r *fastReader) int(dst *int) bool {
-	n, digits := 0, 0
-	for r.i < len(r.b) && r.b[r.i] >= '0' && r.b[r.i] <= '9' {
-		if digits > 0 && n == 0 { // a leading zero
-			return false
-		}
-		n = n*10 + int(r.b[r.i]-'0')
-		digits++
-		r.i++
-	}
-	*dst = n
-	return digits > 0 && digits <= 9
 }

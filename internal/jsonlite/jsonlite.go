@@ -1,0 +1,245 @@
+// Package jsonlite reads the plain JSON of sharq's busiest requests
+// without reflection. It takes a strict subset of JSON, and every method
+// reports false on anything outside it (an error included): the caller
+// then reads the whole input again with encoding/json, whose results and
+// errors stay the reference.
+package jsonlite
+
+import (
+	"strings"
+	"unicode/utf8"
+)
+
+// maxDepth bounds the nesting SkipValue follows.
+const maxDepth = 64
+
+// Reader reads JSON from B, at I.
+type Reader struct {
+	B []byte
+	I int
+}
+
+// Space skips JSON white space.
+func (r *Reader) Space() {
+	for r.I < len(r.B) {
+		switch r.B[r.I] {
+		case ' ', '\t', '\n', '\r':
+			r.I++
+		default:
+			return
+		}
+	}
+}
+
+// Skip reads c, if it is next.
+func (r *Reader) Skip(c byte) bool {
+	if r.I < len(r.B) && r.B[r.I] == c {
+		r.I++
+		return true
+	}
+	return false
+}
+
+// End reports whether only white space follows.
+func (r *Reader) End() bool {
+	r.Space()
+	return r.I == len(r.B)
+}
+
+// Next reads white space, then a ',' (true) or the closing c (false and
+// done); anything else fails.
+func (r *Reader) Next(c byte) (more, ok bool) {
+	r.Space()
+	switch {
+	case r.Skip(','):
+		r.Space()
+		return true, true
+	case r.Skip(c):
+		return false, true
+	}
+	return false, false
+}
+
+// Key reads a member's name and its ':'. The name must be ASCII, so that
+// a caller can tell it from its fields' names as encoding/json would
+// (which folds some non-ASCII letters onto ASCII ones).
+func (r *Reader) Key() (string, bool) {
+	k, ok := r.Str()
+	if !ok {
+		return "", false
+	}
+	for i := 0; i < len(k); i++ {
+		if k[i] >= utf8.RuneSelf {
+			return "", false
+		}
+	}
+	r.Space()
+	if !r.Skip(':') {
+		return "", false
+	}
+	r.Space()
+	return k, true
+}
+
+// StrTo reads a string into dst.
+func (r *Reader) StrTo(dst *string) bool {
+	s, ok := r.Str()
+	*dst = s
+	return ok
+}
+
+// Str reads a string of valid UTF-8 whose escapes are all of one
+// character (\" \\ \/ \b \f \n \r \t).
+func (r *Reader) Str() (string, bool) {
+	if !r.Skip('"') {
+		return "", false
+	}
+	start := r.I
+	for r.I < len(r.B) {
+		switch c := r.B[r.I]; {
+		case c == '"':
+			raw := r.B[start:r.I]
+			r.I++
+			return string(raw), utf8.Valid(raw)
+		case c == '\\':
+			return r.escaped(start)
+		case c < 0x20:
+			return "", false
+		default:
+			r.I++
+		}
+	}
+	return "", false
+}
+
+// escaped finishes a string that began at start and has an escape at r.I.
+func (r *Reader) escaped(start int) (string, bool) {
+	var sb strings.Builder
+	sb.Grow(len(r.B) - start)
+	from := start
+	for r.I < len(r.B) {
+		c := r.B[r.I]
+		switch {
+		case c == '"':
+			sb.Write(r.B[from:r.I])
+			r.I++
+			s := sb.String()
+			return s, utf8.ValidString(s)
+		case c < 0x20:
+			return "", false
+		case c != '\\':
+			r.I++
+			continue
+		}
+		sb.Write(r.B[from:r.I])
+		if r.I+1 >= len(r.B) {
+			return "", false
+		}
+		switch e := r.B[r.I+1]; e {
+		case '"', '\\', '/':
+			sb.WriteByte(e)
+		case 'b':
+			sb.WriteByte('\b')
+		case 'f':
+			sb.WriteByte('\f')
+		case 'n':
+			sb.WriteByte('\n')
+		case 'r':
+			sb.WriteByte('\r')
+		case 't':
+			sb.WriteByte('\t')
+		default: // \u, or not JSON
+			return "", false
+		}
+		r.I += 2
+		from = r.I
+	}
+	return "", false
+}
+
+// Int reads a non-negative integer of at most 9 digits, which fits any
+// Go integer type.
+func (r *Reader) Int() (int, bool) {
+	n, digits := 0, 0
+	for r.I < len(r.B) && r.B[r.I] >= '0' && r.B[r.I] <= '9' {
+		if digits > 0 && n == 0 { // a leading zero
+			return 0, false
+		}
+		n = n*10 + int(r.B[r.I]-'0')
+		digits++
+		r.I++
+	}
+	return n, digits > 0 && digits <= 9
+}
+
+// SkipValue reads past one value of any kind, checking it as JSON: a
+// string as Str takes it, a number as Int, true, false, null, or an array
+// or object of those.
+func (r *Reader) SkipValue() bool { return r.skipValue(0) }
+
+func (r *Reader) skipValue(depth int) bool {
+	if r.I >= len(r.B) || depth > maxDepth {
+		return false
+	}
+	switch c := r.B[r.I]; {
+	case c == '"':
+		_, ok := r.Str()
+		return ok
+	case c >= '0' && c <= '9':
+		_, ok := r.Int()
+		return ok
+	case c == 't':
+		return r.word("true")
+	case c == 'f':
+		return r.word("false")
+	case c == 'n':
+		return r.word("null")
+	case c == '[':
+		r.I++
+		r.Space()
+		if r.Skip(']') {
+			return true
+		}
+		for {
+			if !r.skipValue(depth + 1) {
+				return false
+			}
+			more, ok := r.Next(']')
+			if !ok || !more {
+				return ok
+			}
+		}
+	case c == '{':
+		r.I++
+		r.Space()
+		if r.Skip('}') {
+			return true
+		}
+		for {
+			if _, ok := r.Str(); !ok {
+				return false
+			}
+			r.Space()
+			if !r.Skip(':') {
+				return false
+			}
+			r.Space()
+			if !r.skipValue(depth + 1) {
+				return false
+			}
+			more, ok := r.Next('}')
+			if !ok || !more {
+				return ok
+			}
+		}
+	}
+	return false
+}
+
+func (r *Reader) word(w string) bool {
+	if len(r.B)-r.I >= len(w) && string(r.B[r.I:r.I+len(w)]) == w {
+		r.I += len(w)
+		return true
+	}
+	return false
+}
