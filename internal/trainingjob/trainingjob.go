@@ -134,6 +134,9 @@ func ParseString(s string) (*Request, error) {
 }
 
 func decode(b []byte) (*Request, error) {
+	if r, ok := decodeFast(b); ok {
+		return r, nil
+	}
 	var r Request
 	if err := json.Unmarshal(b, &r); err != nil {
 		return nil, &Error{Malformed: true, Reason: decodeReason(err)}
