@@ -20,35 +20,33 @@ func (in *SubmitServiceJobRequest) decodeFast(body []byte) bool {
 	}
 	var seen uint16
 	for {
-		key, ok := r.Key()
-		if !ok {
+		i, ok := r.Member(submitFields)
+		if !ok || i < 0 {
 			return false
 		}
-		var bit uint16
-		switch key {
+		switch submitFields[i] {
 		case "jobName":
-			bit, ok = 1<<0, r.StrTo(&in.JobName)
+			ok = r.StrTo(&in.JobName)
 		case "jobQueue":
-			bit, ok = 1<<1, r.StrTo(&in.JobQueue)
+			ok = r.StrTo(&in.JobQueue)
 		case "serviceJobType":
-			bit, ok = 1<<2, r.StrTo(&in.ServiceJobType)
+			ok = r.StrTo(&in.ServiceJobType)
 		case "serviceRequestPayload":
-			bit, ok = 1<<3, r.StrTo(&in.ServiceRequestPayload)
+			ok = r.StrTo(&in.ServiceRequestPayload)
 		case "quotaShareName":
-			bit, ok = 1<<4, r.StrTo(&in.QuotaShareName)
+			ok = r.StrTo(&in.QuotaShareName)
 		case "shareIdentifier":
-			bit, ok = 1<<5, r.StrTo(&in.ShareIdentifier)
+			ok = r.StrTo(&in.ShareIdentifier)
 		case "clientToken":
 			var s string
-			bit, ok = 1<<6, r.StrTo(&s)
+			ok = r.StrTo(&s)
 			in.ClientToken = &s
 		case "schedulingPriority":
 			var n int
 			n, ok = r.Int()
-			bit, in.SchedulingPriority = 1<<7, &n
-		default:
-			return false
+			in.SchedulingPriority = &n
 		}
+		bit := uint16(1) << i
 		if !ok || seen&bit != 0 {
 			return false
 		}
@@ -62,3 +60,6 @@ func (in *SubmitServiceJobRequest) decodeFast(body []byte) bool {
 		}
 	}
 }
+
+// submitFields are the members decodeFast reads.
+var submitFields = []string{"jobName", "jobQueue", "serviceJobType", "serviceRequestPayload", "quotaShareName", "shareIdentifier", "clientToken", "schedulingPriority"}

@@ -6,6 +6,7 @@
 package jsonlite
 
 import (
+	"bytes"
 	"strings"
 	"unicode/utf8"
 )
@@ -60,25 +61,43 @@ func (r *Reader) Next(c byte) (more, ok bool) {
 	return false, false
 }
 
-// Key reads a member's name and its ':'. The name must be ASCII, so that
-// a caller can tell it from its fields' names as encoding/json would
-// (which folds some non-ASCII letters onto ASCII ones).
-func (r *Reader) Key() (string, bool) {
-	k, ok := r.Str()
-	if !ok {
-		return "", false
+// Member reads a member's name and its ':', and returns the index of the
+// name in fields, -1 if it is none of them. The name must be ASCII without
+// escapes, and must not match a field only as encoding/json folds case
+// (which would decode into it): callers then decode exactly the members
+// encoding/json would.
+func (r *Reader) Member(fields []string) (int, bool) {
+	if !r.Skip('"') {
+		return 0, false
 	}
-	for i := 0; i < len(k); i++ {
-		if k[i] >= utf8.RuneSelf {
-			return "", false
+	start := r.I
+	for r.I < len(r.B) && r.B[r.I] != '"' {
+		if c := r.B[r.I]; c < 0x20 || c == '\\' || c >= utf8.RuneSelf {
+			return 0, false
 		}
+		r.I++
 	}
+	if r.I == len(r.B) {
+		return 0, false
+	}
+	name := r.B[start:r.I]
+	r.I++
 	r.Space()
 	if !r.Skip(':') {
-		return "", false
+		return 0, false
 	}
 	r.Space()
-	return k, true
+	for i, f := range fields {
+		if string(name) == f {
+			return i, true
+		}
+	}
+	for _, f := range fields {
+		if bytes.EqualFold(name, []byte(f)) {
+			return 0, false
+		}
+	}
+	return -1, true
 }
 
 // StrTo reads a string into dst.

@@ -3,7 +3,6 @@ package trainingjob
 import (
 	"encoding/json"
 	"slices"
-	"strings"
 
 	"github.com/sharq-dev/sharq/internal/jsonlite"
 )
@@ -61,7 +60,7 @@ var (
 // object reads an object whose declared members are fields: member reads
 // the value of fields[i]. A member seen twice, or one whose name matches
 // a field only as encoding/json folds case, is left to encoding/json;
-// other members are skipped.
+// other members are checked and skipped.
 func object(r *jsonlite.Reader, fields []string, member func(i int) bool) bool {
 	if !r.Skip('{') {
 		return false
@@ -72,19 +71,15 @@ func object(r *jsonlite.Reader, fields []string, member func(i int) bool) bool {
 	}
 	var seen uint32
 	for {
-		key, ok := r.Key()
-		if !ok {
-			return false
-		}
-		i := slices.Index(fields, key)
+		i, ok := r.Member(fields)
 		switch {
+		case !ok:
+			return false
 		case i >= 0:
 			if seen&(1<<i) != 0 || !member(i) {
 				return false
 			}
 			seen |= 1 << i
-		case slices.ContainsFunc(fields, func(f string) bool { return strings.EqualFold(f, key) }):
-			return false
 		case !r.SkipValue():
 			return false
 		}
