@@ -20,6 +20,14 @@ type Reader struct {
 	I int
 }
 
+// Valid reports whether b is one JSON value in the subset SkipValue
+// reads; false says nothing about JSON outside it.
+func Valid(b []byte) bool {
+	r := Reader{B: b}
+	r.Space()
+	return r.SkipValue() && r.End()
+}
+
 // Space skips JSON white space.
 func (r *Reader) Space() {
 	for r.I < len(r.B) {
