@@ -63,3 +63,33 @@ func (in *SubmitServiceJobRequest) decodeFast(body []byte) bool {
 
 // submitFields are the members decodeFast reads.
 var submitFields = []string{"jobName", "jobQueue", "serviceJobType", "serviceRequestPayload", "quotaShareName", "shareIdentifier", "clientToken", "schedulingPriority"}
+
+// plainOutput writes the answer of SubmitServiceJob and UpdateServiceJob
+// without reflection when its strings need no escape, as writeOutput's
+// encoder would; false leaves out to the encoder.
+func plainOutput(out any) ([]byte, bool) {
+	ref, ok := out.(jobRef)
+	if !ok || !plainString(ref.JobArn) || !plainString(ref.JobID) || !plainString(ref.JobName) {
+		return nil, false
+	}
+	b := make([]byte, 0, len(`{"jobArn":"","jobId":"","jobName":""}`)+len(ref.JobArn)+len(ref.JobID)+len(ref.JobName))
+	b = append(b, `{"jobArn":"`...)
+	b = append(b, ref.JobArn...)
+	b = append(b, `","jobId":"`...)
+	b = append(b, ref.JobID...)
+	b = append(b, `","jobName":"`...)
+	b = append(b, ref.JobName...)
+	return append(b, `"}`...), true
+}
+
+// plainString tells whether encoding/json writes s as it is, in quotes:
+// printable ASCII without quotes or backslashes (the encoder does not
+// escape HTML here).
+func plainString(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
+			return false
+		}
+	}
+	return true
+}

@@ -1,6 +1,7 @@
 package batchapi
 
 import (
+	"bytes"
 	"encoding/json"
 	"testing"
 
@@ -59,4 +60,28 @@ func TestDecodeFastTakesUsualBodies(t *testing.T) {
 			t.Errorf("decodeFast(%q) = %v, want %v", fastSeeds[i], got, want)
 		}
 	}
+}
+
+// FuzzPlainOutput checks that an answer plainOutput writes is what
+// writeOutput's encoder would write.
+func FuzzPlainOutput(f *testing.F) {
+	f.Add("arn:aws:batch:us-east-1:000000000000:service-job/0190d8a2-7b3c-7def-8123-456789abcdef", "0190d8a2-7b3c-7def-8123-456789abcdef", "load-1")
+	f.Add("a<b>&c", "\"", "é")
+	f.Add("\x7f", "\\", "\n")
+	f.Fuzz(func(t *testing.T, arn, id, name string) {
+		ref := jobRef{arn, id, name}
+		got, ok := plainOutput(ref)
+		if !ok {
+			return
+		}
+		var buf bytes.Buffer
+		enc := json.NewEncoder(&buf)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(ref); err != nil {
+			t.Fatal(err)
+		}
+		if want := bytes.TrimSuffix(buf.Bytes(), []byte("\n")); !bytes.Equal(got, want) {
+			t.Fatalf("plainOutput(%#v) = %s, want %s", ref, got, want)
+		}
+	})
 }

@@ -371,14 +371,17 @@ func (s *Handler) writeOutput(w http.ResponseWriter, op, id string, out any) {
 		w.WriteHeader(http.StatusOK)
 		return
 	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(out); err != nil {
-		s.writeError(w, op, id, fmt.Errorf("encode %s output: %w", op, err))
-		return
+	body, ok := plainOutput(out)
+	if !ok {
+		var buf bytes.Buffer
+		enc := json.NewEncoder(&buf)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(out); err != nil {
+			s.writeError(w, op, id, fmt.Errorf("encode %s output: %w", op, err))
+			return
+		}
+		body = bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
 	}
-	body := bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
 	h.Set("Content-Length", strconv.Itoa(len(body)))
 	w.WriteHeader(http.StatusOK)
 	w.Write(body)
