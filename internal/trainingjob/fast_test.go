@@ -2,6 +2,7 @@ package trainingjob
 
 import (
 	"encoding/json"
+	"regexp"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -61,4 +62,18 @@ func TestDecodeFastTakesUsualPayloads(t *testing.T) {
 			t.Errorf("decodeFast(%q) = %v, want %v", s.payload, got, s.fast)
 		}
 	}
+}
+
+// FuzzValidInstanceType checks the instance type check against the
+// pattern it stands for.
+func FuzzValidInstanceType(f *testing.F) {
+	pattern := regexp.MustCompile(`^ml\.[a-z0-9-]+\.[a-z0-9-]+$`)
+	for _, s := range []string{"ml.g5.xlarge", "ml.p4d.24xlarge", "ml..x", "ml.a.", "ml.a.b.c", "ML.g5.xlarge", "ml.g5.xlarge\n", "mlx.a.b", "ml.a-b.c-9", "gpu"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := ValidInstanceType(s), pattern.MatchString(s); got != want {
+			t.Fatalf("ValidInstanceType(%q) = %v, the pattern says %v", s, got, want)
+		}
+	})
 }
