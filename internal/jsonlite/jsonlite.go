@@ -1,8 +1,9 @@
 // Package jsonlite reads the plain JSON of sharq's busiest requests
-// without reflection. It takes a strict subset of JSON, and every method
-// reports false on anything outside it (an error included): the caller
-// then reads the whole input again with encoding/json, whose results and
-// errors stay the reference.
+// without reflection, and writes strings as encoding/json does. Its reader
+// takes a strict subset of JSON, and every method reports false on
+// anything outside it (an error included): the caller then reads the
+// whole input again with encoding/json, whose results and errors stay the
+// reference.
 package jsonlite
 
 import (
@@ -269,4 +270,58 @@ func (r *Reader) word(w string) bool {
 		return true
 	}
 	return false
+}
+
+// AppendString appends s as encoding/json writes a string with HTML
+// escaping on: quotes, backslashes and control characters escaped, <, >
+// and & as \u003c, \u003e and \u0026, U+2028 and U+2029 escaped, and
+// each invalid UTF-8 byte as \ufffd.
+func AppendString(b []byte, s string) []byte {
+	const hexDigits = "0123456789abcdef"
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		if c := s[i]; c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				b = append(b, '\\', c)
+			case '\b':
+				b = append(b, '\\', 'b')
+			case '\f':
+				b = append(b, '\\', 'f')
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+		case r == '\u2028' || r == '\u2029':
+			b = append(b, s[start:i]...)
+			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
+		default:
+			i += size
+			continue
+		}
+		i += size
+		start = i
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
 }

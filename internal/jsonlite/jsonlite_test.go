@@ -27,3 +27,19 @@ func TestValidTakesPlainJSON(t *testing.T) {
 		}
 	}
 }
+
+// FuzzAppendString checks AppendString against json.Marshal.
+func FuzzAppendString(f *testing.F) {
+	for _, s := range []string{"", "plain", "q\"b\\s/<>&", "\x00\x1f\b\f\n\r\t", "é\u2028\u2029", "\xff\xfe", "\xed\xa0\x80"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		want, err := json.Marshal(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := AppendString([]byte("x"), s); string(got) != "x"+string(want) {
+			t.Fatalf("AppendString(%q) = %s, want x%s", s, got, want)
+		}
+	})
+}
