@@ -10,10 +10,10 @@ import (
 	"strconv"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/sharq-dev/sharq/internal/core"
 	"github.com/sharq-dev/sharq/internal/executor"
+	"github.com/sharq-dev/sharq/internal/jsonlite"
 	"github.com/sharq-dev/sharq/internal/record"
 	"github.com/sharq-dev/sharq/internal/trainingjob"
 )
@@ -115,17 +115,17 @@ func capacityUsage(us []record.UnitCount) []record.CapacityUsage {
 func requestHash(in SubmitServiceJobInput) string {
 	var arr [2048]byte
 	b := append(arr[:0], `{"JobName":`...)
-	b = appendJSONString(b, in.JobName)
+	b = jsonlite.AppendString(b, in.JobName)
 	b = append(b, `,"JobQueue":`...)
-	b = appendJSONString(b, in.JobQueue)
+	b = jsonlite.AppendString(b, in.JobQueue)
 	b = append(b, `,"ServiceJobType":`...)
-	b = appendJSONString(b, in.ServiceJobType)
+	b = jsonlite.AppendString(b, in.ServiceJobType)
 	b = append(b, `,"ServiceRequestPayload":`...)
-	b = appendJSONString(b, in.ServiceRequestPayload)
+	b = jsonlite.AppendString(b, in.ServiceRequestPayload)
 	b = append(b, `,"ClientToken":"","QuotaShareName":`...)
-	b = appendJSONString(b, in.QuotaShareName)
+	b = jsonlite.AppendString(b, in.QuotaShareName)
 	b = append(b, `,"ShareIdentifier":`...)
-	b = appendJSONString(b, in.ShareIdentifier)
+	b = jsonlite.AppendString(b, in.ShareIdentifier)
 	b = append(b, `,"SchedulingPriority":`...)
 	b = appendIntOrNull(b, in.SchedulingPriority)
 	b = append(b, `,"PreemptionConfiguration":`...)
@@ -151,10 +151,10 @@ func requestHash(in SubmitServiceJobInput) string {
 					b = append(b, ',')
 				}
 				b = append(b, `{"action":`...)
-				b = appendJSONString(b, e.Action)
+				b = jsonlite.AppendString(b, e.Action)
 				if e.OnStatusReason != "" {
 					b = append(b, `,"onStatusReason":`...)
-					b = appendJSONString(b, e.OnStatusReason)
+					b = jsonlite.AppendString(b, e.OnStatusReason)
 				}
 				b = append(b, '}')
 			}
@@ -181,9 +181,9 @@ func requestHash(in SubmitServiceJobInput) string {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = appendJSONString(b, k)
+			b = jsonlite.AppendString(b, k)
 			b = append(b, ':')
-			b = appendJSONString(b, in.Tags[k])
+			b = jsonlite.AppendString(b, in.Tags[k])
 		}
 		b = append(b, '}')
 	}
@@ -197,60 +197,6 @@ func appendIntOrNull(b []byte, n *int) []byte {
 		return append(b, "null"...)
 	}
 	return strconv.AppendInt(b, int64(*n), 10)
-}
-
-// appendJSONString appends s as encoding/json writes a string with HTML
-// escaping on: quotes, backslashes and control characters escaped, <, >
-// and & as \u003c, \u003e and \u0026, U+2028 and U+2029 escaped, and
-// each invalid UTF-8 byte as \ufffd.
-func appendJSONString(b []byte, s string) []byte {
-	const hexDigits = "0123456789abcdef"
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		if c := s[i]; c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
-				i++
-				continue
-			}
-			b = append(b, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\b':
-				b = append(b, '\\', 'b')
-			case '\f':
-				b = append(b, '\\', 'f')
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && size == 1:
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-		case r == '\u2028' || r == '\u2029':
-			b = append(b, s[start:i]...)
-			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
-		default:
-			i += size
-			continue
-		}
-		i += size
-		start = i
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
 }
 
 func (e *Engine) SubmitServiceJob(ctx context.Context, in SubmitServiceJobInput) (record.Job, error) {

@@ -29,6 +29,16 @@ var versionKey = []byte(`{"v":`)
 
 // Encode returns r's stored form, in this release's format.
 func Encode(r Record) []byte {
+	if j, ok := r.(*Job); ok {
+		if b, ok := encodeJob(j); ok {
+			return b
+		}
+	}
+	return encodeReflect(r)
+}
+
+// encodeReflect is Encode through encoding/json.
+func encodeReflect(r Record) []byte {
 	// The encoder writes the object after the format's key in a reused
 	// buffer, its '{' becoming the separating ','; the result is then
 	// copied once, at its size.
@@ -51,6 +61,21 @@ func Encode(r Record) []byte {
 }
 
 var encodeBufs = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// encodeJob is Encode of a job, without reflection when appendJob can.
+func encodeJob(j *Job) ([]byte, bool) {
+	bp := jobBufs.Get().(*[]byte)
+	defer jobBufs.Put(bp)
+	b := strconv.AppendInt(append((*bp)[:0], versionKey...), Version, 10)
+	b, ok := appendJob(b, j)
+	*bp = b[:0] // grown, for the next
+	if !ok {
+		return nil, false
+	}
+	return bytes.Clone(b), true
+}
+
+var jobBufs = sync.Pool{New: func() any { return new([]byte) }}
 
 // version reads a document's format: 0 for the first release's, which
 // had none.

@@ -14,7 +14,7 @@ package trainingjob
 import (
 	"bytes"
 	"encoding/json"
-	"regexp"
+	"strings"
 )
 
 // Request is the part of a CreateTrainingJob request that sharq uses.
@@ -134,6 +134,9 @@ func ParseString(s string) (*Request, error) {
 }
 
 func decode(b []byte) (*Request, error) {
+	if r, ok := decodeFast(b); ok {
+		return r, nil
+	}
 	var r Request
 	if err := json.Unmarshal(b, &r); err != nil {
 		return nil, &Error{Malformed: true, Reason: decodeReason(err)}
@@ -141,12 +144,26 @@ func decode(b []byte) (*Request, error) {
 	return &r, nil
 }
 
-// instanceType matches SageMaker instance type names such as ml.g5.xlarge.
-var instanceType = regexp.MustCompile(`^ml\.[a-z0-9-]+\.[a-z0-9-]+$`)
-
 // ValidInstanceType tells whether s has the form of a SageMaker Training
-// instance type, such as ml.g5.xlarge.
-func ValidInstanceType(s string) bool { return instanceType.MatchString(s) }
+// instance type, such as ml.g5.xlarge: ml, then two dot-separated words of
+// lower-case letters, digits and hyphens.
+func ValidInstanceType(s string) bool {
+	rest, ok := strings.CutPrefix(s, "ml.")
+	if !ok {
+		return false
+	}
+	family, size, ok := strings.Cut(rest, ".")
+	return ok && instanceWord(family) && instanceWord(size)
+}
+
+func instanceWord(w string) bool {
+	for i := 0; i < len(w); i++ {
+		if c := w[i]; !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '-') {
+			return false
+		}
+	}
+	return w != ""
+}
 
 // HasInstanceType tells whether the request says what instances it needs,
 // by type or by instance groups.

@@ -139,7 +139,7 @@ func (k *Keys) AppendAudit(ctx context.Context, entries []access.AuditEntry) err
 	var b pgx.Batch
 	for _, e := range entries {
 		e.Seq = 0
-		doc, err := json.Marshal(e)
+		doc, err := e.AppendJSON(nil)
 		if err != nil {
 			return err
 		}

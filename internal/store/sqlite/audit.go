@@ -28,6 +28,7 @@ func (k *Keys) AppendAudit(ctx context.Context, entries []access.AuditEntry) err
 	exec := context.WithoutCancel(ctx)
 	var st *sql.Stmt
 	args := make([]any, 0, 2*auditRows)
+	var doc []byte
 	for lo := 0; lo < len(entries); lo += auditRows {
 		chunk := entries[lo:min(lo+auditRows, len(entries))]
 		if st == nil || len(chunk) < auditRows { // the first chunk, and a shorter last one
@@ -40,11 +41,10 @@ func (k *Keys) AppendAudit(ctx context.Context, entries []access.AuditEntry) err
 		args = args[:0]
 		for _, e := range chunk {
 			e.Seq = 0
-			b, err := json.Marshal(e)
-			if err != nil {
+			if doc, err = e.AppendJSON(doc[:0]); err != nil {
 				return err
 			}
-			args = append(args, e.Time.UnixMilli(), string(b))
+			args = append(args, e.Time.UnixMilli(), string(doc))
 		}
 		if _, err := st.ExecContext(exec, args...); err != nil {
 			return fmt.Errorf("append audit: %w", err)

@@ -1,0 +1,70 @@
+package record
+
+import (
+	"bytes"
+	"math"
+	"testing"
+)
+
+// FuzzAppendJob checks that a job Encode writes without reflection is
+// written byte for byte as encoding/json writes it.
+func FuzzAppendJob(f *testing.F) {
+	f.Add("01a236fb-d4a9-7a7f-b467-78f5d2cec30d", "load-1", `{"TrainingJobName":"load-1","ResourceConfig":{"InstanceType":"ml.m5.large"}}`, "s1", "", "RUNNABLE", "", "tok", "01d32cf932b042cf", int64(1796218803369), int64(0), 10, 1.0, uint8(0b0111), uint8(1))
+	f.Add("a<b>&c", "é\u2028", "\x00\xff\"\\", "", "x", "FAILED", "Essential container exited", "", "", int64(-5), int64(7), -3, 1e-7, uint8(0xff), uint8(3))
+	f.Add("", "", "", "", "", "", "", "", "", int64(0), int64(0), 0, 0.0, uint8(0), uint8(0))
+	f.Add("id", "n", "", "", "", "SUCCEEDED", "", "", "", int64(1), int64(1<<62), 1<<40, 2.5e20, uint8(0b1000), uint8(2))
+	f.Fuzz(func(t *testing.T, id, name, payload, share, shareID, status, reason, token, hash string, at, ns int64, n int, qty float64, flags, count uint8) {
+		if math.IsNaN(qty) || math.IsInf(qty, 0) {
+			return // encoding/json refuses them; no record holds them
+		}
+		j := &Job{
+			JobID: id, JobName: name, JobArn: "arn:" + id, JobQueue: "arn:q/" + share, ServiceJobType: "SAGEMAKER_TRAINING",
+			SchedulingPriority: n, QuotaShareName: share, ShareIdentifier: shareID, ServiceRequestPayload: payload,
+			ClientToken: token, Owner: reason, RequestHash: hash, Status: status, StatusReason: reason,
+			CreatedAt: at, ScheduledAt: ns, StartedAt: at ^ ns, StoppedAt: ns / 3, EndedAt: -at,
+			IsTerminated: flags&1 != 0, Queue: share + shareID, QueuedAt: ns, Entries: n / 7, AttemptID: hash,
+			AttemptSeq: n % 5, DispatchedAt: at * 3, WaitSince: ns % 11,
+		}
+		if flags&2 != 0 {
+			j.CapacityUsage = []CapacityUsage{}
+			j.Demand = []UnitCount{}
+			j.History = []Transition{}
+		}
+		for i := range int(count % 4) {
+			j.CapacityUsage = append(j.CapacityUsage, CapacityUsage{CapacityUnit: name, Quantity: qty * float64(i)})
+			j.Demand = append(j.Demand, UnitCount{Unit: share, Count: n * i})
+			j.History = append(j.History, Transition{At: at + int64(i), Status: status, Reason: reason[:min(i, len(reason))]})
+		}
+		switch flags >> 2 & 7 { // the members left to the encoder
+		case 1:
+			j.RetryStrategy = &RetryStrategy{Attempts: n}
+		case 2:
+			j.Tags = map[string]string{name: share}
+		case 3:
+			j.Attempts = []Attempt{{StartedAt: at}}
+		case 4:
+			j.WaitFor = []string{id}
+		case 5:
+			j.Tags = map[string]string{}
+		}
+		want := encodeReflect(j)
+		got, ok := encodeJob(j)
+		if !ok {
+			return
+		}
+		if !bytes.Equal(got, want) {
+			t.Fatalf("encodeJob =\n%s\nencoding/json:\n%s", got, want)
+		}
+		if _, err := DecodeJob(got); err != nil {
+			t.Fatalf("DecodeJob: %v", err)
+		}
+	})
+}
+
+func TestEncodeJobTakesNewJobs(t *testing.T) {
+	j := &Job{JobID: "id", JobName: "load-1", Status: "RUNNABLE", CapacityUsage: []CapacityUsage{{"ml.m5.large", 1}},
+		Demand: []UnitCount{{"ml.m5.large", 1}}, History: []Transition{{At: 1, Status: "SUBMITTED"}}}
+	if _, ok := encodeJob(j); !ok {
+		t.Fatal("encodeJob left a new job to encoding/json")
+	}
+}
