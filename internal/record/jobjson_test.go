@@ -3,6 +3,7 @@ package record
 import (
 	"bytes"
 	"math"
+	"reflect"
 	"testing"
 )
 
@@ -66,5 +67,63 @@ func TestEncodeJobTakesNewJobs(t *testing.T) {
 		Demand: []UnitCount{{"ml.m5.large", 1}}, History: []Transition{{At: 1, Status: "SUBMITTED"}}}
 	if _, ok := encodeJob(j); !ok {
 		t.Fatal("encodeJob left a new job to encoding/json")
+	}
+}
+
+// TestEncodeJobWritesEveryField sets each field of a job in turn, and of
+// the structs it holds, and checks that encodeJob writes what the encoder
+// writes or leaves the job to it: a field added to Job and not to
+// appendJob is not lost from the stored form.
+func TestEncodeJobWritesEveryField(t *testing.T) {
+	base := Job{JobID: "id", Status: "RUNNABLE", CapacityUsage: []CapacityUsage{{"u", 1}}, Demand: []UnitCount{{"u", 1}}}
+	typ := reflect.TypeFor[Job]()
+	for i := range typ.NumField() {
+		f := typ.Field(i)
+		if !f.IsExported() {
+			continue
+		}
+		j := base
+		fill(reflect.ValueOf(&j).Elem().Field(i))
+		got, ok := encodeJob(&j)
+		if !ok {
+			continue
+		}
+		if want := encodeReflect(&j); !bytes.Equal(got, want) {
+			t.Errorf("with %s set, encodeJob =\n%s\nencoding/json:\n%s", f.Name, got, want)
+		}
+	}
+}
+
+// fill sets v to a value other than its zero, as deep as it goes.
+func fill(v reflect.Value) {
+	switch v.Kind() {
+	case reflect.String:
+		v.SetString("x")
+	case reflect.Bool:
+		v.SetBool(true)
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		v.SetInt(7)
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		v.SetUint(7)
+	case reflect.Float32, reflect.Float64:
+		v.SetFloat(2.5)
+	case reflect.Pointer:
+		v.Set(reflect.New(v.Type().Elem()))
+		fill(v.Elem())
+	case reflect.Slice:
+		v.Set(reflect.MakeSlice(v.Type(), 1, 1))
+		fill(v.Index(0))
+	case reflect.Map:
+		v.Set(reflect.MakeMap(v.Type()))
+		k, e := reflect.New(v.Type().Key()).Elem(), reflect.New(v.Type().Elem()).Elem()
+		fill(k)
+		fill(e)
+		v.SetMapIndex(k, e)
+	case reflect.Struct:
+		for i := range v.NumField() {
+			if v.Type().Field(i).IsExported() {
+				fill(v.Field(i))
+			}
+		}
 	}
 }

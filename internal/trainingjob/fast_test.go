@@ -1,11 +1,15 @@
 package trainingjob
 
 import (
+	"cmp"
 	"encoding/json"
+	"reflect"
 	"regexp"
+	"slices"
+	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
+	gocmp "github.com/google/go-cmp/cmp"
 )
 
 // fastSeeds are payloads as clients write them, and near misses that the
@@ -50,7 +54,7 @@ func FuzzDecodeFast(f *testing.F) {
 		if err := json.Unmarshal(b, &slow); err != nil {
 			t.Fatalf("fast path read %q, which json.Unmarshal refuses: %v", b, err)
 		}
-		if d := cmp.Diff(&slow, fast, ignoreRaw); d != "" {
+		if d := gocmp.Diff(&slow, fast, ignoreRaw); d != "" {
 			t.Fatalf("fast path read %q differently (-json.Unmarshal +fast):\n%s", b, d)
 		}
 	})
@@ -76,4 +80,33 @@ func FuzzValidInstanceType(f *testing.F) {
 			t.Fatalf("ValidInstanceType(%q) = %v, the pattern says %v", s, got, want)
 		}
 	})
+}
+
+// TestFastFieldsDeclared: each list of members decodeFast reads is the
+// exported fields of its struct, in order, so that a field added to a
+// struct is not skipped by decodeFast as a member the struct does not
+// declare.
+func TestFastFieldsDeclared(t *testing.T) {
+	for _, c := range []struct {
+		fields []string
+		of     any
+	}{
+		{requestFields, Request{}},
+		{algorithmFields, AlgorithmSpecification{}},
+		{resourceFields, ResourceConfig{}},
+		{checkpointFields, CheckpointConfig{}},
+		{stoppingFields, StoppingCondition{}},
+	} {
+		var want []string
+		typ := reflect.TypeOf(c.of)
+		for i := range typ.NumField() {
+			if f := typ.Field(i); f.IsExported() {
+				name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+				want = append(want, cmp.Or(name, f.Name))
+			}
+		}
+		if !slices.Equal(c.fields, want) {
+			t.Errorf("decodeFast reads %v of %T, whose fields are %v", c.fields, c.of, want)
+		}
+	}
 }
