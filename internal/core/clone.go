@@ -35,7 +35,7 @@ func (c *Core) Copy() *Copy {
 		n.slabs[i] = &ns
 	}
 	n.slots = c.slots
-	n.ids = idTable{entries: slices.Clone(c.ids.entries), n: c.ids.n}
+	n.ids = c.ids.clone()
 	n.freeJobs = make([]*job, len(c.freeJobs))
 	for i, j := range c.freeJobs {
 		n.freeJobs[i] = n.at(j.slot)

@@ -1,5 +1,7 @@
 package core
 
+import "slices"
+
 // The live jobs by ID: an open-addressing hash table with linear probing
 // that holds slots (see Core.slabs) and hashes, not IDs. A job keeps its
 // ID's hash, so it leaves the table without its ID being read or hashed
@@ -13,23 +15,36 @@ type idEntry struct {
 	slot uint32 // the job's slot + 1; 0 marks an empty entry
 }
 
-// idTable is the table: len(entries) is 0 or a power of two at least
-// twice n, so probes stay short.
+// idTable is the table, in shards chosen by a hash's top byte that each
+// grow on their own: growing moves a 256th of the entries at a time, so no
+// submission pauses to move a million.
 type idTable struct {
+	shards [256]idShard
+	n      int
+}
+
+// idShard is one shard: len(entries) is 0 or a power of two at least
+// twice n, so probes stay short.
+type idShard struct {
 	entries []idEntry
 	n       int
 }
+
+func (t *idTable) shard(h uint32) *idShard { return &t.shards[h>>24] }
 
 // at is the job in slot.
 func (c *Core) at(slot uint32) *job { return &c.slabs[slot/jobSlab][slot%jobSlab] }
 
 // lookup returns the live job with the ID, or nil.
 func (c *Core) lookup(id string) *job {
-	t := &c.ids
-	if t.n == 0 {
+	if c.ids.n == 0 {
 		return nil
 	}
 	h := idHash(id)
+	t := c.ids.shard(h)
+	if t.n == 0 {
+		return nil
+	}
 	mask := uint32(len(t.entries) - 1)
 	for i := h & mask; ; i = (i + 1) & mask {
 		e := t.entries[i]
@@ -46,15 +61,16 @@ func (c *Core) lookup(id string) *job {
 
 // index adds job j, whose ID is not in the table, with its hash set.
 func (c *Core) index(j *job) {
-	t := &c.ids
+	t := c.ids.shard(j.hash)
 	if 2*(t.n+1) > len(t.entries) {
 		t.grow()
 	}
 	t.put(idEntry{hash: j.hash, slot: j.slot + 1})
 	t.n++
+	c.ids.n++
 }
 
-func (t *idTable) put(e idEntry) {
+func (t *idShard) put(e idEntry) {
 	mask := uint32(len(t.entries) - 1)
 	i := e.hash & mask
 	for t.entries[i].slot != 0 {
@@ -63,10 +79,10 @@ func (t *idTable) put(e idEntry) {
 	t.entries[i] = e
 }
 
-// grow doubles the table, from the hashes it holds: no job is read.
-func (t *idTable) grow() {
+// grow doubles the shard, from the hashes it holds: no job is read.
+func (t *idShard) grow() {
 	old := t.entries
-	t.entries = make([]idEntry, max(16, 2*len(old)))
+	t.entries = make([]idEntry, max(8, 2*len(old)))
 	for _, e := range old {
 		if e.slot != 0 {
 			t.put(e)
@@ -78,7 +94,7 @@ func (t *idTable) grow() {
 // its run move back into the hole where their probes would pass it, so
 // that no probe stops short (backward-shift deletion: no tombstones).
 func (c *Core) unindex(j *job) {
-	t := &c.ids
+	t := c.ids.shard(j.hash)
 	mask := uint32(len(t.entries) - 1)
 	i := j.hash & mask
 	for t.entries[i].slot != j.slot+1 {
@@ -95,6 +111,16 @@ func (c *Core) unindex(j *job) {
 	}
 	t.entries[i] = idEntry{}
 	t.n--
+	c.ids.n--
+}
+
+// clone copies the table.
+func (t *idTable) clone() idTable {
+	n := idTable{n: t.n}
+	for i := range t.shards {
+		n.shards[i] = idShard{entries: slices.Clone(t.shards[i].entries), n: t.shards[i].n}
+	}
+	return n
 }
 
 // idHash hashes a job ID eight bytes at a time. It is fixed, not seeded:
