@@ -46,8 +46,14 @@ func differential(seed uint64, steps int, verbose bool) string {
 	apply := func(ev core.Event) string {
 		evC := ev
 		if e, ok := ev.(core.AttemptEnded); ok && handles[e.Job] != 0 {
-			// The core finds the job by its handle alone.
-			evC = core.AttemptEnded{Handle: handles[e.Job], Requeue: e.Requeue}
+			if h := handles[e.Job]; c.Handle(e.Job) == h {
+				// The core finds the job by its handle alone.
+				evC = core.AttemptEnded{Handle: h, Requeue: e.Requeue}
+			} else {
+				// A handle kept past its job's end (the ID now names
+				// another job, or none) finds nothing; the ID is used.
+				evC = core.AttemptEnded{Job: e.Job, Handle: h, Requeue: e.Requeue}
+			}
 		}
 		errC, errR := c.Apply(evC), r.Apply(ev)
 		log.event(ev, errC)
@@ -84,14 +90,15 @@ func differential(seed uint64, steps int, verbose bool) string {
 	return ""
 }
 
-// takeHandles checks that each decision about a job still live carries
-// the job's handle, keeps the handles of dispatched jobs, and clears them
-// from the decisions, which the reference makes without.
+// takeHandles checks that each Dispatch, and each Preempt that requeues,
+// carries its job's handle (when the job is still live after the step: a
+// later preemption in the same step may end it), keeps the handles of
+// dispatched jobs, and clears them from the decisions, which the
+// reference makes without.
 func takeHandles(c *core.Core, ds core.Decisions, handles map[string]core.Handle) string {
 	for i, d := range ds.List {
-		switch {
-		case d.Kind == core.Dispatch || d.Kind == core.Preempt && d.Requeued:
-			if h := c.Handle(d.Job); d.Handle == 0 || d.Handle != h {
+		if d.Kind == core.Dispatch || d.Kind == core.Preempt && d.Requeued {
+			if h := c.Handle(d.Job); d.Handle == 0 || h != 0 && d.Handle != h {
 				return fmt.Sprintf("%q carries handle %x, the job's is %x", d, d.Handle, h)
 			}
 		}
