@@ -18,10 +18,14 @@ func (c *Core) Step(now time.Time) Decisions {
 		c.now = t
 		c.instant++
 	}
-	clear(c.out) // drop the last cycle's references
 	c.unitOut = c.unitOut[:0]
 	ds := Decisions{List: c.out[:0]}
 	defer func() {
+		// This cycle's decisions overwrote the last one's; those beyond
+		// them would keep what they refer to alive.
+		if n := len(ds.List); n < len(c.out) {
+			clear(c.out[n:])
+		}
 		// A rare large cycle's buffers are not kept for the small ones.
 		c.out = ds.List
 		if cap(c.out) > keptDecisions {

@@ -15,25 +15,29 @@ const (
 )
 
 // A job holds as few pointers as it can: the garbage collector follows
-// each one in every cycle, a million times over with a million jobs.
+// each one in every cycle, a million times over with a million jobs. It
+// is two cache lines: the first holds what the cycle's passes and a job's
+// end read, the second what they rarely do.
 type job struct {
-	id           string
 	sh           *share
-	more         []need  // the demand of more than one unit, else nil
 	one          [1]need // the demand of one unit
 	heldAt       uint64  // the instant (Core.instant) of its last preemption
 	queuedAt     int64
 	dispatchedAt int64
 	idKey        uint64 // see idKeyOf
 	prio         int32
-	retries      int32 // preemptionRetriesBeforeTermination; -1 unset
-	preempted    int32
+	gen          uint32 // how many jobs left this slot before it: see Handle
+	hash         uint32 // idHash(id)
 	state        jobState
 	removed      bool       // tentatively removed while choosing victims
 	why          ReasonCode // why it is infeasible
-	slot         uint32     // where it lies in Core.slabs
-	gen          uint32     // how many jobs left this slot before it: see Handle
-	hash         uint32     // idHash(id)
+
+	id        string
+	more      []need // the demand of more than one unit, else nil
+	retries   int32  // preemptionRetriesBeforeTermination; -1 unset
+	preempted int32
+	slot      uint32 // where it lies in Core.slabs
+	_         [12]byte
 }
 
 // Handle names a live job by where it lies in the core, so that the caller
