@@ -10,8 +10,9 @@ import (
 // to the copy and to the original give byte-equal decisions, and neither
 // sees the other's changes. It only reads the original, so it may run
 // alongside the original's other readers. It costs O(live jobs): the
-// slabs of jobs and the table of IDs are copied whole, the jobs' demands
-// are shared (they never change). A handle names the same job in both.
+// slabs that hold live jobs and the table of IDs are copied whole, the
+// jobs' demands are shared (they never change). A handle names the same
+// job in both.
 func (c *Core) Clone() *Core { return c.Copy().Core() }
 
 // Copy is a core's copy in two halves: Core.Copy reads the original, and
@@ -29,16 +30,22 @@ func (c *Core) Copy() *Copy {
 		instant: c.instant, now: c.now,
 		pending: slices.Clone(c.pending),
 	}
+	// Only slabs that hold live jobs are copied, each whole, so that a
+	// queue that drained does not copy the slots of its peak.
 	n.slabs = make([]*[jobSlab]job, len(c.slabs))
+	n.slabLive = slices.Clone(c.slabLive)
 	for i, sl := range c.slabs {
-		ns := *sl
-		n.slabs[i] = &ns
+		if c.slabLive[i] > 0 {
+			ns := *sl
+			n.slabs[i] = &ns
+		}
 	}
 	n.slots = c.slots
 	n.ids = c.ids.clone()
-	n.freeJobs = make([]*job, len(c.freeJobs))
-	for i, j := range c.freeJobs {
-		n.freeJobs[i] = n.at(j.slot)
+	for _, j := range c.freeJobs {
+		if n.slabs[j.slot/jobSlab] != nil {
+			n.freeJobs = append(n.freeJobs, n.at(j.slot))
+		}
 	}
 	cl := cloner{from: c, to: n, envs: map[*env]*env{}, queues: map[*queue]*queue{}, shares: map[*share]*share{}}
 	for _, e := range c.envs {

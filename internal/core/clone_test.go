@@ -1,6 +1,7 @@
 package core_test
 
 import (
+	"errors"
 	"fmt"
 	"reflect"
 	"slices"
@@ -129,4 +130,50 @@ func checkEachJob(c *core.Core, g *gen) string {
 		msg = fmt.Sprintf("EachJob reported %d jobs of %d", len(seen), c.Len())
 	}
 	return msg
+}
+
+// TestCopyOfDrainedCore: a copy of a core whose queue drained leaves out
+// the slabs with no live job, and still finds every live job by ID and by
+// handle, finds nothing by a handle of a job that left, and takes new jobs
+// (into a slab it left out) as the original does.
+func TestCopyOfDrainedCore(t *testing.T) {
+	c := core.New()
+	mustApply(t, c, core.PutEnv{Name: "se", Limits: []core.UnitCount{{Unit: "u", Count: 1}}})
+	mustApply(t, c, core.PutQueue{Name: "q", Env: "se"})
+	submit := func(c *core.Core, id string) {
+		mustApply(t, c, core.Submit{Job: id, Queue: "q", Demand: []core.UnitCount{{Unit: "u", Count: 2}}, PreemptionRetries: -1})
+	}
+	for i := range 1500 {
+		submit(c, fmt.Sprint("j", i))
+	}
+	gone := c.Handle("j1024")
+	for i := 1024; i < 1500; i++ { // the second slab empties
+		mustApply(t, c, core.Terminate{Job: fmt.Sprint("j", i)})
+	}
+	cl := c.Clone()
+	if cl.Len() != 1024 {
+		t.Fatalf("the copy holds %d jobs, want 1024", cl.Len())
+	}
+	for i := range 1024 {
+		id := fmt.Sprint("j", i)
+		if h := c.Handle(id); h == 0 || cl.Handle(id) != h {
+			t.Fatalf("job %s: handle %x in the copy, %x in the original", id, cl.Handle(id), h)
+		}
+	}
+	if err := cl.Apply(core.AttemptEnded{Handle: gone}); !errors.Is(err, core.ErrNotFound) {
+		t.Fatalf("the handle of a job that left gives %v in the copy", err)
+	}
+	for i := 2000; i < 3500; i++ {
+		submit(c, fmt.Sprint("j", i))
+		submit(cl, fmt.Sprint("j", i))
+	}
+	now := time.Unix(1, 0)
+	if dc, dk := c.Step(now), cl.Step(now); !slices.EqualFunc(dc.List, dk.List, equalDecision) {
+		t.Fatalf("original decided\n%scopy decided\n%s", dc, dk)
+	}
+	for i := 2000; i < 3500; i++ {
+		if id := fmt.Sprint("j", i); cl.Handle(id) == 0 {
+			t.Fatalf("the copy lost job %s", id)
+		}
+	}
 }

@@ -39,7 +39,8 @@ type Core struct {
 	unitOut   []UnitCount // the Own and Borrowed lists of out
 	newInfeas []*job      // jobs that became infeasible, reported by the next Step
 
-	slabs    []*[jobSlab]job // where jobs are allocated (newJob)
+	slabs    []*[jobSlab]job // where jobs are allocated (newJob); nil in a copy where none was live
+	slabLive []int32         // live jobs per slab
 	slots    uint32          // how many slots of slabs were handed out
 	freeJobs []*job          // slots of jobs that left, reused first
 }
@@ -561,11 +562,18 @@ func (c *Core) newJob() *job {
 	if n := len(c.freeJobs); n > 0 {
 		j := c.freeJobs[n-1]
 		c.freeJobs = c.freeJobs[:n-1]
+		c.slabLive[j.slot/jobSlab]++
 		return j
 	}
 	if c.slots == uint32(len(c.slabs))*jobSlab {
-		c.slabs = append(c.slabs, new([jobSlab]job))
+		c.slabs = append(c.slabs, nil)
+		c.slabLive = append(c.slabLive, 0)
 	}
+	i := c.slots / jobSlab
+	if c.slabs[i] == nil {
+		c.slabs[i] = new([jobSlab]job)
+	}
+	c.slabLive[i]++
 	j := c.at(c.slots)
 	j.slot = c.slots
 	c.slots++
@@ -575,7 +583,7 @@ func (c *Core) newJob() *job {
 // byHandle is the live job h names, or nil.
 func (c *Core) byHandle(h Handle) *job {
 	slot := uint32(h) - 1
-	if h == 0 || slot >= c.slots {
+	if h == 0 || slot >= c.slots || c.slabs[slot/jobSlab] == nil {
 		return nil
 	}
 	j := c.at(slot)
@@ -603,5 +611,6 @@ func (c *Core) forget(j *job) {
 		j.sh.lastHead = nil // a new job in this slot is a new head
 	}
 	*j = job{slot: j.slot, gen: j.gen + 1}
+	c.slabLive[j.slot/jobSlab]--
 	c.freeJobs = append(c.freeJobs, j)
 }
