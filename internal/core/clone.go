@@ -10,9 +10,9 @@ import (
 // to the copy and to the original give byte-equal decisions, and neither
 // sees the other's changes. It only reads the original, so it may run
 // alongside the original's other readers. It costs O(live jobs): the
-// slabs that hold live jobs and the table of IDs are copied whole, the
-// jobs' demands are shared (they never change). A handle names the same
-// job in both.
+// slabs that hold live jobs are copied whole, and the table of IDs (16
+// bytes per entry of the most jobs ever live); the jobs' demands are
+// shared (they never change). A handle names the same job in both.
 func (c *Core) Clone() *Core { return c.Copy().Core() }
 
 // Copy is a core's copy in two halves: Core.Copy reads the original, and
