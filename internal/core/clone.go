@@ -10,8 +10,8 @@ import (
 // to the copy and to the original give byte-equal decisions, and neither
 // sees the other's changes. It only reads the original, so it may run
 // alongside the original's other readers. It costs O(live jobs): the
-// slabs that hold live jobs are copied whole, and the table of IDs (16
-// bytes per entry of the most jobs ever live); the jobs' demands are
+// slabs that hold live jobs are copied whole, and the table of IDs (up
+// to 16 bytes for each of the most jobs ever live); the jobs' demands are
 // shared (they never change). A handle names the same job in both.
 func (c *Core) Clone() *Core { return c.Copy().Core() }
 
