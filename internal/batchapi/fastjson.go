@@ -11,54 +11,36 @@ import "github.com/sharq-dev/sharq/internal/jsonlite"
 func (in *SubmitServiceJobRequest) decodeFast(body []byte) bool {
 	r := jsonlite.Reader{B: body}
 	r.Space()
-	if !r.Skip('{') {
-		return false
-	}
-	r.Space()
-	if r.Skip('}') {
-		return r.End()
-	}
 	var seen uint16
-	for {
+	return r.Each('{', '}', func() bool {
 		i, ok := r.Member(submitFields)
-		if !ok || i < 0 {
+		if !ok || i < 0 || seen&(1<<i) != 0 {
 			return false
 		}
+		seen |= 1 << i
 		switch submitFields[i] {
 		case "jobName":
-			ok = r.StrTo(&in.JobName)
+			return r.StrTo(&in.JobName)
 		case "jobQueue":
-			ok = r.StrTo(&in.JobQueue)
+			return r.StrTo(&in.JobQueue)
 		case "serviceJobType":
-			ok = r.StrTo(&in.ServiceJobType)
+			return r.StrTo(&in.ServiceJobType)
 		case "serviceRequestPayload":
-			ok = r.StrTo(&in.ServiceRequestPayload)
+			return r.StrTo(&in.ServiceRequestPayload)
 		case "quotaShareName":
-			ok = r.StrTo(&in.QuotaShareName)
+			return r.StrTo(&in.QuotaShareName)
 		case "shareIdentifier":
-			ok = r.StrTo(&in.ShareIdentifier)
+			return r.StrTo(&in.ShareIdentifier)
 		case "clientToken":
 			var s string
-			ok = r.StrTo(&s)
 			in.ClientToken = &s
-		case "schedulingPriority":
-			var n int
-			n, ok = r.Int()
-			in.SchedulingPriority = &n
+			return r.StrTo(&s)
 		}
-		bit := uint16(1) << i
-		if !ok || seen&bit != 0 {
-			return false
-		}
-		seen |= bit
-		more, ok := r.Next('}')
-		if !ok {
-			return false
-		}
-		if !more {
-			return r.End()
-		}
-	}
+		var n int // schedulingPriority
+		n, ok = r.Int()
+		in.SchedulingPriority = &n
+		return ok
+	}) && r.End()
 }
 
 // submitFields are the members decodeFast reads.

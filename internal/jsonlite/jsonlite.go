@@ -70,6 +70,27 @@ func (r *Reader) Next(c byte) (more, ok bool) {
 	return false, false
 }
 
+// Each reads a list that opens with open and closes with close (an array
+// or an object): item reads each element, starting at its first byte.
+func (r *Reader) Each(open, close byte, item func() bool) bool {
+	if !r.Skip(open) {
+		return false
+	}
+	r.Space()
+	if r.Skip(close) {
+		return true
+	}
+	for {
+		if !item() {
+			return false
+		}
+		more, ok := r.Next(close)
+		if !ok || !more {
+			return ok
+		}
+	}
+}
+
 // Member reads a member's name and its ':', and returns the index of the
 // name in fields, -1 if it is none of them. The name must be ASCII without
 // escapes, and must not match a field only as encoding/json folds case
@@ -223,27 +244,9 @@ func (r *Reader) skipValue(depth int) bool {
 	case c == 'n':
 		return r.word("null")
 	case c == '[':
-		r.I++
-		r.Space()
-		if r.Skip(']') {
-			return true
-		}
-		for {
-			if !r.skipValue(depth + 1) {
-				return false
-			}
-			more, ok := r.Next(']')
-			if !ok || !more {
-				return ok
-			}
-		}
+		return r.Each('[', ']', func() bool { return r.skipValue(depth + 1) })
 	case c == '{':
-		r.I++
-		r.Space()
-		if r.Skip('}') {
-			return true
-		}
-		for {
+		return r.Each('{', '}', func() bool {
 			if _, ok := r.Str(); !ok {
 				return false
 			}
@@ -252,14 +255,8 @@ func (r *Reader) skipValue(depth int) bool {
 				return false
 			}
 			r.Space()
-			if !r.skipValue(depth + 1) {
-				return false
-			}
-			more, ok := r.Next('}')
-			if !ok || !more {
-				return ok
-			}
-		}
+			return r.skipValue(depth + 1)
+		})
 	}
 	return false
 }

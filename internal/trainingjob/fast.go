@@ -62,35 +62,20 @@ var (
 // a field only as encoding/json folds case, is left to encoding/json;
 // other members are checked and skipped.
 func object(r *jsonlite.Reader, fields []string, member func(i int) bool) bool {
-	if !r.Skip('{') {
-		return false
-	}
-	r.Space()
-	if r.Skip('}') {
-		return true
-	}
 	var seen uint32
-	for {
+	return r.Each('{', '}', func() bool {
 		i, ok := r.Member(fields)
 		switch {
 		case !ok:
 			return false
-		case i >= 0:
-			if seen&(1<<i) != 0 || !member(i) {
-				return false
-			}
-			seen |= 1 << i
-		case !r.SkipValue():
+		case i < 0:
+			return r.SkipValue()
+		case seen&(1<<i) != 0:
 			return false
 		}
-		more, ok := r.Next('}')
-		if !ok {
-			return false
-		}
-		if !more {
-			return true
-		}
-	}
+		seen |= 1 << i
+		return member(i)
+	})
 }
 
 func algorithm(r *jsonlite.Reader, a *AlgorithmSpecification) bool {
@@ -123,42 +108,20 @@ func resource(r *jsonlite.Reader, rc *ResourceConfig) bool {
 
 // stringList reads an array of strings.
 func stringList(r *jsonlite.Reader, dst *[]string) bool {
-	if !r.Skip('[') {
-		return false
-	}
 	out := []string{}
-	r.Space()
-	if !r.Skip(']') {
-		for {
-			s, ok := r.Str()
-			if !ok {
-				return false
-			}
-			out = append(out, s)
-			more, ok := r.Next(']')
-			if !ok {
-				return false
-			}
-			if !more {
-				break
-			}
-		}
-	}
+	ok := r.Each('[', ']', func() bool {
+		s, ok := r.Str()
+		out = append(out, s)
+		return ok
+	})
 	*dst = out
-	return true
+	return ok
 }
 
 // members reads an object of any member names, value reading each value;
 // a name seen twice is left to encoding/json.
 func members(r *jsonlite.Reader, value func(key string) bool) bool {
-	if !r.Skip('{') {
-		return false
-	}
-	r.Space()
-	if r.Skip('}') {
-		return true
-	}
-	for {
+	return r.Each('{', '}', func() bool {
 		key, ok := r.Str()
 		if !ok {
 			return false
@@ -168,17 +131,8 @@ func members(r *jsonlite.Reader, value func(key string) bool) bool {
 			return false
 		}
 		r.Space()
-		if !value(key) {
-			return false
-		}
-		more, ok := r.Next('}')
-		if !ok {
-			return false
-		}
-		if !more {
-			return true
-		}
-	}
+		return value(key)
+	})
 }
 
 func stringMap(r *jsonlite.Reader, dst *map[string]string) bool {
