@@ -90,21 +90,19 @@ func differential(seed uint64, steps int, verbose bool) string {
 	return ""
 }
 
-// takeHandles checks that each Dispatch, and each Preempt that requeues,
-// carries its job's handle (when the job is still live after the step: a
-// later preemption in the same step may end it), keeps the handles of
-// dispatched jobs, and clears them from the decisions, which the
-// reference makes without.
+// takeHandles checks that each Dispatch carries its job's handle (when
+// the job is still live after the step: a later preemption in the same
+// step may end it), keeps them, and clears them from the decisions, which
+// the reference makes without.
 func takeHandles(c *core.Core, ds core.Decisions, handles map[string]core.Handle) string {
 	for i, d := range ds.List {
-		if d.Kind == core.Dispatch || d.Kind == core.Preempt && d.Requeued {
-			if h := c.Handle(d.Job); d.Handle == 0 || h != 0 && d.Handle != h {
-				return fmt.Sprintf("%q carries handle %x, the job's is %x", d, d.Handle, h)
-			}
+		if d.Kind != core.Dispatch {
+			continue
 		}
-		if d.Kind == core.Dispatch {
-			handles[d.Job] = d.Handle
+		if h := c.Handle(d.Job); d.Handle == 0 || h != 0 && d.Handle != h {
+			return fmt.Sprintf("%q carries handle %x, the job's is %x", d, d.Handle, h)
 		}
+		handles[d.Job] = d.Handle
 		ds.List[i].Handle = 0
 	}
 	return ""

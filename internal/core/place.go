@@ -115,7 +115,7 @@ func (c *Core) preemptFor(h *job, vs []*job, via Via, out []Decision) []Decision
 // place, or fails when its preemption retries are exhausted.
 func (c *Core) preempt(v, h *job, out []Decision) []Decision {
 	vs := v.sh
-	d := Decision{Kind: Preempt, Job: v.id, Handle: v.handle(), Queue: vs.q.name, Share: vs.name, For: h.id, ForShare: h.sh.name}
+	d := Decision{Kind: Preempt, Job: v.id, Queue: vs.q.name, Share: vs.name, For: h.id, ForShare: h.sh.name}
 	if vs == h.sh {
 		d.Preemption, d.Reason = InShare, Reason{Code: ReasonPreemptedInShare, Job: h.id, Share: h.sh.name}
 	} else {

@@ -213,7 +213,7 @@ func (v Via) String() string {
 type Decision struct {
 	Kind   Kind
 	Job    string
-	Handle Handle // the job's, while it is live (Dispatch, and Preempt if Requeued)
+	Handle Handle // Dispatch: the job's, valid while the job is live
 	Queue  string
 	Share  string
 
