@@ -237,6 +237,7 @@ func TestThroughputCommands(t *testing.T) {
 		{"submit", "-endpoint", url, "-clients", "4", "-warmup", "100ms", "-duration", "300ms"},
 		{"submit", "-endpoint", url, "-clients", "4", "-warmup", "100ms", "-duration", "300ms", "-client", "sdk"},
 		{"describe", "-endpoint", url, "-clients", "4", "-warmup", "100ms", "-duration", "300ms", "-jobs", "50", "-client", "http"},
+		{"describe", "-endpoint", url, "-clients", "4", "-warmup", "100ms", "-duration", "300ms", "-jobs", "50", "-submitters", "4"},
 		{"latency", "-endpoint", url, "-n", "20", "-interval", "0s"},
 	} {
 		var out, errs strings.Builder

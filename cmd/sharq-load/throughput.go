@@ -91,7 +91,9 @@ func reportLoad(w io.Writer, what string, l *loadFlags, before machineInfo, r ha
 	if r.FirstErr != nil {
 		fmt.Fprintf(w, "  first error: %v\n", r.FirstErr)
 	}
-	fmt.Fprintf(w, "  %s\n", r.CPU.perRequest(r.OK, before.CPUs))
+	if r.CPU.Wall > 0 { // not measured for this kind of request alone
+		fmt.Fprintf(w, "  %s\n", r.CPU.perRequest(r.OK, before.CPUs))
+	}
 	if r.Cycles.Count > 0 && what == "SubmitServiceJob" {
 		fmt.Fprintf(w, "  engine: %s\n", r.Cycles.describe(r.OK))
 	}
@@ -132,6 +134,7 @@ func runDescribe(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	fs.SetOutput(stderr)
 	l.register(fs, 32)
 	jobs := fs.Int("jobs", 10000, "jobs to submit first; each request describes one of them at random")
+	submitters := fs.Int("submitters", 0, "clients that submit new jobs during the describes, each with one request in flight: describes under writes")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -144,11 +147,42 @@ func runDescribe(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if err != nil {
 		return err
 	}
+	var writes chan hammerResult
+	if *submitters > 0 {
+		sc, err := newClient(c.endpoint, l.mode, *submitters)
+		if err != nil {
+			return err
+		}
+		defer sc.close()
+		writes = make(chan hammerResult, 1)
+		seq := atomic.Int64{}
+		seq.Store(int64(*jobs))
+		go func() {
+			writes <- hammer(ctx, *submitters, l.warmup, l.duration, 0, c.endpoint, func(ctx context.Context, _, _ int) error {
+				_, err := sc.submit(ctx, l.job(int(seq.Add(1))))
+				return err
+			})
+		}()
+	}
 	before := machine()
 	r := hammer(ctx, l.clients, l.warmup, l.duration, l.serverPid(proc), c.endpoint, func(ctx context.Context, client, n int) error {
 		return c.describeCheck(ctx, ids[rand.IntN(len(ids))])
 	})
+	if writes == nil {
+		reportLoad(stdout, "DescribeServiceJob", &l, before, r, proc)
+		return nil
+	}
+	w := <-writes
+	// The CPU measured served both kinds of request.
+	both := r.CPU
+	r.CPU = cpuUse{}
 	reportLoad(stdout, "DescribeServiceJob", &l, before, r, proc)
+	fmt.Fprintf(stdout, "  meanwhile SubmitServiceJob: %.0f/s (%d clients): %d answered, %d errors\n", w.Rate(), *submitters, w.OK, w.Errors)
+	fmt.Fprintf(stdout, "    latency %s\n", summarize(w.Latencies))
+	if w.FirstErr != nil {
+		fmt.Fprintf(stdout, "    first error: %v\n", w.FirstErr)
+	}
+	fmt.Fprintf(stdout, "  both together: %s\n", both.perRequest(r.OK+w.OK, before.CPUs))
 	return nil
 }
 

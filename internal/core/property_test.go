@@ -339,6 +339,7 @@ func checkState(c *core.Core, m *refCore) error {
 	}
 	for _, j := range m.jobs {
 		st, ok := c.Job(j.id)
+		r, waits := c.WaitReason(j.id)
 		switch {
 		case !ok:
 			return fmt.Errorf("job %s lost", j.id)
@@ -346,6 +347,8 @@ func checkState(c *core.Core, m *refCore) error {
 			return fmt.Errorf("job %s: dispatched=%v, the decisions say %v", j.id, st.Dispatched, j.dispatched)
 		case st.Dispatched != (st.Position < 0):
 			return fmt.Errorf("job %s: dispatched=%v at position %d", j.id, st.Dispatched, st.Position)
+		case waits == st.Dispatched || r != st.Reason:
+			return fmt.Errorf("job %s: WaitReason %v %q, Job says dispatched=%v %q", j.id, waits, r.String(), st.Dispatched, st.Reason.String())
 		}
 	}
 	for _, q := range m.queues {

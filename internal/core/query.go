@@ -151,6 +151,23 @@ func (c *Core) Job(id string) (JobStatus, bool) {
 	return st, true
 }
 
+// WaitReason says why a live job waits; ok is false for a job that is
+// dispatched, ended or unknown. It is Job's Reason without the position,
+// whose count costs more than the rest (a describe needs only the reason).
+func (c *Core) WaitReason(id string) (Reason, bool) {
+	j := c.lookup(id)
+	if j == nil {
+		return Reason{}, false
+	}
+	switch j.state {
+	case runnable:
+		return c.waitReason(j), true
+	case infeasible:
+		return Reason{Code: j.why}, true
+	}
+	return Reason{}, false
+}
+
 // waitReason explains why RUNNABLE job j waits.
 func (c *Core) waitReason(j *job) Reason {
 	if h := j.sh.head(); h != j {

@@ -443,8 +443,8 @@ func (e *Engine) DescribeServiceJob(ctx context.Context, id string) (record.Job,
 func (e *Engine) view(j *record.Job) record.Job {
 	sj := detached(j)
 	if sj.Status == StatusRunnable {
-		if st, ok := e.core.Job(j.JobID); ok && !st.Dispatched {
-			sj.StatusReason = st.Reason.String()
+		if r, ok := e.core.WaitReason(j.JobID); ok {
+			sj.StatusReason = r.String()
 		}
 	}
 	return sj

@@ -321,11 +321,15 @@ func (e *Engine) cycle(ctx context.Context, batch []*op) error {
 		}
 		e.postedMu.Unlock()
 	}
-	t, b, err := e.decide(ctx, batch)
+	t, err := e.decide(ctx, batch)
 	if err != nil {
 		answerAll(batch, err)
 		return err
 	}
+	// Encoding the changed records needs no lock: only a cycle changes
+	// them, and this is the only cycle running. Readers meanwhile wait for
+	// nothing.
+	b := e.storeBatch(t)
 	if err := e.opts.Store.Commit(ctx, b); err != nil {
 		err = fmt.Errorf("commit cycle: %w", err)
 		answerAll(batch, &Error{Code: Internal, Message: "internal error", Err: err})
@@ -370,7 +374,7 @@ func (e *Engine) purgeStore(ctx context.Context, before int64) {
 
 // decide applies the batch and runs the core, under the lock; it returns
 // what to commit and to act on.
-func (e *Engine) decide(ctx context.Context, batch []*op) (t *tx, b *store.Batch, err error) {
+func (e *Engine) decide(ctx context.Context, batch []*op) (t *tx, err error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	defer func() {
@@ -386,9 +390,8 @@ func (e *Engine) decide(ctx context.Context, batch []*op) (t *tx, b *store.Batch
 	e.step(now)
 	t = e.tx
 	e.tx = nil
-	b = e.storeBatch(t)
 	e.cycles++
-	return t, b, nil
+	return t, nil
 }
 
 // cyclePanic is the error of a cycle that panicked.
