@@ -155,7 +155,7 @@ func runDescribe(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		}
 		defer sc.close()
 		writes = make(chan hammerResult, 1)
-		seq := atomic.Int64{}
+		var seq atomic.Int64
 		seq.Store(int64(*jobs))
 		go func() {
 			writes <- hammer(ctx, *submitters, l.warmup, l.duration, 0, c.endpoint, func(ctx context.Context, _, _ int) error {

@@ -327,8 +327,8 @@ func (e *Engine) cycle(ctx context.Context, batch []*op) error {
 		return err
 	}
 	// Encoding the changed records needs no lock: only a cycle changes
-	// them, and this is the only cycle running. Readers meanwhile wait for
-	// nothing.
+	// them, and this is the only cycle running. So readers need not wait
+	// for it.
 	b := e.storeBatch(t)
 	if err := e.opts.Store.Commit(ctx, b); err != nil {
 		err = fmt.Errorf("commit cycle: %w", err)
@@ -373,7 +373,7 @@ func (e *Engine) purgeStore(ctx context.Context, before int64) {
 }
 
 // decide applies the batch and runs the core, under the lock; it returns
-// what to commit and to act on.
+// the cycle's changes, to commit and to act on.
 func (e *Engine) decide(ctx context.Context, batch []*op) (t *tx, err error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
