@@ -15,6 +15,7 @@ import (
 	"github.com/sharq-dev/sharq/internal/batchapi"
 	"github.com/sharq-dev/sharq/internal/engine"
 	"github.com/sharq-dev/sharq/internal/executor/simulated"
+	"github.com/sharq-dev/sharq/internal/metrics"
 	"github.com/sharq-dev/sharq/internal/sharqapi"
 	"github.com/sharq-dev/sharq/internal/store/sqlite"
 )
@@ -157,10 +158,12 @@ func startTestServer(t *testing.T) string {
 	t.Cleanup(func() { st.Close() })
 	ex := simulated.New()
 	t.Cleanup(func() { ex.Close() })
-	eng, err := engine.New(context.Background(), engine.Options{Store: st, Executor: ex})
+	met := metrics.New()
+	eng, err := engine.New(context.Background(), engine.Options{Store: st, Executor: ex, Observers: []engine.Observer{met}})
 	if err != nil {
 		t.Fatal(err)
 	}
+	met.Watch(eng)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- eng.Run(ctx) }()
@@ -171,6 +174,7 @@ func startTestServer(t *testing.T) string {
 		}
 	})
 	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", met.Handler())
 	mux.Handle("/v1/", batchapi.New(eng, batchapi.Options{Logger: slog.New(slog.DiscardHandler)}))
 	mux.Handle("/sharq/v1/", sharqapi.New(eng, sharqapi.Options{}))
 	srv := httptest.NewServer(mux)
@@ -246,6 +250,9 @@ func TestThroughputCommands(t *testing.T) {
 		}
 		if strings.Contains(out.String(), "first error") || !strings.Contains(out.String(), "p50") {
 			t.Errorf("%v:\n%s", args, out.String())
+		}
+		if args[0] == "describe" && !strings.Contains(out.String(), "reads of the engine") {
+			t.Errorf("%v: no count of the engine's reads:\n%s", args, out.String())
 		}
 	}
 }

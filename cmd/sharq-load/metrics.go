@@ -10,14 +10,26 @@ import (
 )
 
 // cycleStats are the engine's cycles as the server's /metrics counts them
-// (sharq_cycle_duration_seconds: apply, decide, commit, act).
+// (sharq_cycle_duration_seconds: apply, decide, commit, act), and the API
+// reads that waited for them (sharq_engine_read_*).
 type cycleStats struct {
-	Count float64
-	Sum   float64 // seconds
+	Count                  float64
+	Sum                    float64 // seconds
+	Reads, Waited, WaitSum float64
 }
 
 func (c cycleStats) minus(o cycleStats) cycleStats {
-	return cycleStats{Count: c.Count - o.Count, Sum: c.Sum - o.Sum}
+	return cycleStats{Count: c.Count - o.Count, Sum: c.Sum - o.Sum,
+		Reads: c.Reads - o.Reads, Waited: c.Waited - o.Waited, WaitSum: c.WaitSum - o.WaitSum}
+}
+
+// reads summarises how the engine's reads waited for its cycles.
+func (c cycleStats) reads() string {
+	if c.Reads <= 0 {
+		return ""
+	}
+	return fmt.Sprintf("%.0f reads of the engine, %.1f %% of them waited for a cycle; %s of waiting per read",
+		c.Reads, 100*c.Waited/c.Reads, fmtDur(time.Duration(c.WaitSum/c.Reads*float64(time.Second))))
 }
 
 // describe summarises the cycles that served n requests.
@@ -29,8 +41,9 @@ func (c cycleStats) describe(n int) string {
 		c.Count, float64(n)/c.Count, fmtDur(time.Duration(c.Sum/c.Count*float64(time.Second))))
 }
 
-// scrapeCycles reads the cycle histogram's count and sum from the server's
-// /metrics; false when the server does not serve them.
+// scrapeCycles reads the cycle histogram's count and sum, and the read
+// counters when there are any, from the server's /metrics; false when the
+// server does not serve the cycles.
 func scrapeCycles(endpoint string) (cycleStats, bool) {
 	if endpoint == "" {
 		return cycleStats{}, false
@@ -60,6 +73,12 @@ func scrapeCycles(endpoint string) (cycleStats, bool) {
 		case "sharq_cycle_duration_seconds_sum":
 			c.Sum, _ = strconv.ParseFloat(value, 64)
 			found++
+		case "sharq_engine_reads_total":
+			c.Reads, _ = strconv.ParseFloat(value, 64)
+		case "sharq_engine_read_waits_total":
+			c.Waited, _ = strconv.ParseFloat(value, 64)
+		case "sharq_engine_read_wait_seconds_total":
+			c.WaitSum, _ = strconv.ParseFloat(value, 64)
 		}
 	}
 	return c, found == 2

@@ -97,6 +97,9 @@ func reportLoad(w io.Writer, what string, l *loadFlags, before machineInfo, r ha
 	if r.Cycles.Count > 0 && what == "SubmitServiceJob" {
 		fmt.Fprintf(w, "  engine: %s\n", r.Cycles.describe(r.OK))
 	}
+	if s := r.Cycles.reads(); s != "" && what == "DescribeServiceJob" {
+		fmt.Fprintf(w, "  engine: %s\n", s)
+	}
 	if proc != nil {
 		if rss, peak, err := proc.memory(); err == nil {
 			fmt.Fprintf(w, "  server RSS %d MiB (peak %d MiB)\n", rss>>20, peak>>20)

@@ -55,7 +55,7 @@ func (e *Engine) DryRunSubmit(ctx context.Context, in SubmitServiceJobInput) (Dr
 	if err := e.checkRunnable(in.ServiceRequestPayload); err != nil {
 		return DryRun{}, err
 	}
-	e.mu.RLock()
+	e.rlock()
 	defer e.mu.RUnlock()
 	q, err := e.findQueue(in.JobQueue)
 	if err != nil {

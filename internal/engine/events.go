@@ -125,7 +125,7 @@ func detached(j *record.Job) record.Job {
 // JobEvents returns a job's state changes, oldest first. The submission
 // itself is not an event, as in AWS Batch.
 func (e *Engine) JobEvents(id string) ([]JobEvent, error) {
-	e.mu.RLock()
+	e.rlock()
 	defer e.mu.RUnlock()
 	j, err := e.findJob(context.Background(), id, false)
 	if err != nil {

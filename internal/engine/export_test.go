@@ -44,3 +44,9 @@ func CheckAttemptHandles(e *Engine) error {
 	}
 	return nil
 }
+
+// HoldLock takes the engine's lock as a cycle does, until release.
+func HoldLock(e *Engine) (release func()) {
+	e.mu.Lock()
+	return e.mu.Unlock
+}

@@ -212,7 +212,7 @@ func (e *Engine) SubmitServiceJob(ctx context.Context, in SubmitServiceJobInput)
 	// only in the store: read it here, off the loop.
 	var stored *record.Job
 	if t := in.ClientToken; t != "" {
-		e.mu.RLock()
+		e.rlock()
 		id, known := e.tokens[t]
 		unread := known && e.jobs[id] == nil
 		e.mu.RUnlock()
@@ -429,7 +429,7 @@ func (e *Engine) TerminateServiceJobs(ctx context.Context, ids []string, reason 
 }
 
 func (e *Engine) DescribeServiceJob(ctx context.Context, id string) (record.Job, error) {
-	e.mu.RLock()
+	e.rlock()
 	defer e.mu.RUnlock()
 	j, err := e.findJob(ctx, id, false)
 	if err != nil {
@@ -452,7 +452,7 @@ func (e *Engine) view(j *record.Job) record.Job {
 
 // JobPosition reports a RUNNABLE job's place in its share and why it waits.
 func (e *Engine) JobPosition(id string) (core.JobStatus, bool) {
-	e.mu.RLock()
+	e.rlock()
 	defer e.mu.RUnlock()
 	return e.core.Job(e.jobID(id))
 }
@@ -483,7 +483,7 @@ type ShareCapacity struct {
 }
 
 func (e *Engine) GetJobQueueSnapshot(ctx context.Context, jobQueue string) (QueueSnapshot, error) {
-	e.mu.RLock()
+	e.rlock()
 	defer e.mu.RUnlock()
 	q, err := e.findQueue(jobQueue)
 	if err != nil {

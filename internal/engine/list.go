@@ -21,7 +21,7 @@ func (e *Engine) ListServiceJobs(ctx context.Context, in ListServiceJobsInput) (
 		f.Limit = 100
 	}
 	if in.JobQueue != "" {
-		e.mu.RLock()
+		e.rlock()
 		q, err := e.findQueue(in.JobQueue)
 		e.mu.RUnlock()
 		if err != nil {
@@ -73,7 +73,7 @@ func (e *Engine) ListServiceJobs(ctx context.Context, in ListServiceJobsInput) (
 		return nil, "", &Error{Code: Internal, Message: "internal error", Err: err}
 	}
 	out := make([]record.Job, 0, len(rows))
-	e.mu.RLock()
+	e.rlock()
 	defer e.mu.RUnlock()
 	for _, r := range rows {
 		if j := e.jobs[r.ID]; j != nil {
@@ -164,7 +164,7 @@ func (e *Engine) UntagResource(ctx context.Context, arn string, keys []string) e
 }
 
 func (e *Engine) ListTagsForResource(ctx context.Context, arn string) (map[string]string, error) {
-	e.mu.RLock()
+	e.rlock()
 	defer e.mu.RUnlock()
 	t, _, err := e.tagsOf(arn, false)
 	if err != nil {

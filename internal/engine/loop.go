@@ -34,8 +34,10 @@ type Engine struct {
 	posted   []*op
 	failed   error
 
+	readWaits readWaits // API reads, counted as they take mu
+
 	// mu guards everything below. The loop holds it to write; API reads
-	// take it shared.
+	// take it shared (rlock).
 	mu        sync.RWMutex
 	core      *core.Core
 	policies  map[string]*policyRec  // by ARN

@@ -19,7 +19,7 @@ func (e *Engine) MatchJobIDs(fragment string, limit int) []string {
 	if len(fragment) < MinIDFragment {
 		return nil
 	}
-	e.mu.RLock()
+	e.rlock()
 	var ids []string
 	for id := range e.jobs {
 		if strings.HasPrefix(id, fragment) || strings.HasSuffix(id, fragment) {

@@ -85,7 +85,7 @@ func (e *Engine) DeleteSchedulingPolicy(ctx context.Context, arn string) error {
 }
 
 func (e *Engine) DescribeSchedulingPolicies(ctx context.Context, arns []string) ([]record.SchedulingPolicy, error) {
-	e.mu.RLock()
+	e.rlock()
 	defer e.mu.RUnlock()
 	var out []record.SchedulingPolicy
 	for _, a := range arns {
@@ -97,7 +97,7 @@ func (e *Engine) DescribeSchedulingPolicies(ctx context.Context, arns []string) 
 }
 
 func (e *Engine) ListSchedulingPolicies(ctx context.Context, p Page) ([]record.SchedulingPolicy, string, error) {
-	e.mu.RLock()
+	e.rlock()
 	defer e.mu.RUnlock()
 	var all []record.SchedulingPolicy
 	for _, pol := range e.policies {
@@ -232,7 +232,7 @@ func (e *Engine) DeleteServiceEnvironment(ctx context.Context, nameOrArn string)
 }
 
 func (e *Engine) DescribeServiceEnvironments(ctx context.Context, namesOrArns []string, p Page) ([]record.ServiceEnvironment, string, error) {
-	e.mu.RLock()
+	e.rlock()
 	defer e.mu.RUnlock()
 	var all []record.ServiceEnvironment
 	if len(namesOrArns) > 0 {
@@ -428,7 +428,7 @@ func (e *Engine) DeleteJobQueue(ctx context.Context, nameOrArn string) error {
 }
 
 func (e *Engine) DescribeJobQueues(ctx context.Context, namesOrArns []string, p Page) ([]record.JobQueue, string, error) {
-	e.mu.RLock()
+	e.rlock()
 	defer e.mu.RUnlock()
 	var all []record.JobQueue
 	if len(namesOrArns) > 0 {
@@ -592,7 +592,7 @@ func (e *Engine) DeleteQuotaShare(ctx context.Context, arn string) error {
 }
 
 func (e *Engine) DescribeQuotaShare(ctx context.Context, arn string) (record.QuotaShare, error) {
-	e.mu.RLock()
+	e.rlock()
 	defer e.mu.RUnlock()
 	_, s, err := e.findShare(arn)
 	if err != nil {
@@ -602,7 +602,7 @@ func (e *Engine) DescribeQuotaShare(ctx context.Context, arn string) (record.Quo
 }
 
 func (e *Engine) ListQuotaShares(ctx context.Context, jobQueue string, p Page) ([]record.QuotaShare, string, error) {
-	e.mu.RLock()
+	e.rlock()
 	defer e.mu.RUnlock()
 	q, err := e.findQueue(jobQueue)
 	if err != nil {

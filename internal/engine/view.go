@@ -21,7 +21,7 @@ type ShareState struct {
 
 // Shares reports every queue's shares, by queue then share name.
 func (e *Engine) Shares() []ShareState {
-	e.mu.RLock()
+	e.rlock()
 	defer e.mu.RUnlock()
 	var out []ShareState
 	for _, q := range e.sortedQueues() {
@@ -44,14 +44,14 @@ func (e *Engine) Shares() []ShareState {
 
 // EnvUsage reports a service environment's limit and use per instance type.
 func (e *Engine) EnvUsage(name string) []core.UnitUsage {
-	e.mu.RLock()
+	e.rlock()
 	defer e.mu.RUnlock()
 	return e.core.EnvUsage(name)
 }
 
 // StatusCounts counts the jobs the engine holds by status.
 func (e *Engine) StatusCounts() map[string]int {
-	e.mu.RLock()
+	e.rlock()
 	defer e.mu.RUnlock()
 	out := make(map[string]int, len(e.counts))
 	for s, n := range e.counts {
@@ -62,7 +62,7 @@ func (e *Engine) StatusCounts() map[string]int {
 
 // ServiceEnvironmentNames lists the environments by name.
 func (e *Engine) ServiceEnvironmentNames() []string {
-	e.mu.RLock()
+	e.rlock()
 	defer e.mu.RUnlock()
 	var out []string
 	for n := range e.envs {
@@ -76,7 +76,7 @@ func (e *Engine) ServiceEnvironmentNames() []string {
 // those that are dispatched, by job ID: own, or borrowed from which share,
 // and whether that share can take it back.
 func (e *Engine) HoldingsOf(ids []string) map[string]core.Holding {
-	e.mu.RLock()
+	e.rlock()
 	defer e.mu.RUnlock()
 	jobIDs := make([]string, len(ids))
 	for i, id := range ids {

@@ -43,6 +43,7 @@ import (
 type Source interface {
 	Shares() []engine.ShareState
 	StatusCounts() map[string]int
+	ReadWaits() engine.ReadWaits
 }
 
 // Metrics holds sharq's registry. It is an engine.Observer: pass it in

@@ -239,6 +239,16 @@ func TestMetricsAfterWalkthrough(t *testing.T) {
 	if s := m[`sharq_cycle_duration_seconds_count`]; s == nil || s.Value < 5 {
 		t.Errorf("cycle durations: %v", s)
 	}
+	// The waits for describes above did read the engine; whether any read
+	// waited for a cycle depends on timing, but the counters are there.
+	if s := m[`sharq_engine_reads_total`]; s == nil || s.Value < 1 {
+		t.Errorf("engine reads: %v", s)
+	}
+	for _, name := range []string{`sharq_engine_read_waits_total`, `sharq_engine_read_wait_seconds_total`} {
+		if m[name] == nil {
+			t.Errorf("%s is missing", name)
+		}
+	}
 }
 
 // TestAPIOperationLabels checks how requests are named: by path segment,

@@ -1,0 +1,39 @@
+package engine
+
+import (
+	"sync/atomic"
+	"time"
+)
+
+// ReadWaits counts the API reads made under the engine's lock and those
+// that found it taken (or wanted) by a cycle, with how long they waited in
+// all. Under heavy writes reads queue behind cycles; most of such a wait is
+// a lock holder taken off its core by the scheduler, not the cycle's work.
+type ReadWaits struct {
+	Reads, Waited int64
+	Wait          time.Duration
+}
+
+type readWaits struct{ reads, waited, waitNs atomic.Int64 }
+
+// rlock takes the read lock for an API read, counting it, and timing it
+// when it must wait.
+func (e *Engine) rlock() {
+	e.readWaits.reads.Add(1)
+	if e.mu.TryRLock() {
+		return
+	}
+	start := time.Now()
+	e.mu.RLock()
+	e.readWaits.waited.Add(1)
+	e.readWaits.waitNs.Add(int64(time.Since(start)))
+}
+
+// ReadWaits reports the API reads so far, and those that waited.
+func (e *Engine) ReadWaits() ReadWaits {
+	return ReadWaits{
+		Reads:  e.readWaits.reads.Load(),
+		Waited: e.readWaits.waited.Load(),
+		Wait:   time.Duration(e.readWaits.waitNs.Load()),
+	}
+}

@@ -1,0 +1,39 @@
+package engine_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/sharq-dev/sharq/internal/engine"
+)
+
+// TestReadWaitsCounted checks that an API read that finds the lock held by
+// a cycle is counted as waiting, with the time it waited, and that one that
+// finds it free is counted as a read only.
+func TestReadWaitsCounted(t *testing.T) {
+	e := startEngine(t, t.TempDir()).e
+	before := e.ReadWaits()
+	e.StatusCounts()
+	free := e.ReadWaits()
+	if free.Reads != before.Reads+1 || free.Waited != before.Waited || free.Wait != before.Wait {
+		t.Fatalf("a read of a free lock: %+v, then %+v", before, free)
+	}
+	release := engine.HoldLock(e)
+	done := make(chan struct{})
+	go func() {
+		e.StatusCounts()
+		close(done)
+	}()
+	// The read is counted before it tries the lock, which is held until
+	// release: so from here it must wait.
+	for e.ReadWaits().Reads == free.Reads {
+		time.Sleep(time.Millisecond)
+	}
+	time.Sleep(5 * time.Millisecond)
+	release()
+	<-done
+	after := e.ReadWaits()
+	if after.Reads != free.Reads+1 || after.Waited != free.Waited+1 || after.Wait <= free.Wait {
+		t.Fatalf("a read behind a held lock: %+v, then %+v", free, after)
+	}
+}
