@@ -34,7 +34,7 @@ type Engine struct {
 	posted   []*op
 	failed   error
 
-	readWaits readWaits // API reads, counted as they take mu
+	readWaits readWaits // reads from outside the loop, counted as they take mu
 
 	// mu guards everything below. The loop holds it to write; API reads
 	// take it shared (rlock).

@@ -5,9 +5,9 @@ import (
 	"time"
 )
 
-// ReadWaits counts the API reads made under the engine's lock and those
-// that found it taken (or wanted) by a cycle, with how long they waited in
-// all. Under heavy writes reads queue behind cycles; most of such a wait is
+// ReadWaits counts the reads made under the engine's lock from outside its
+// loop (the API, the console, metrics) and those that found it taken (or
+// wanted) by a cycle, with how long they waited in all. Under heavy writes reads queue behind cycles; most of such a wait is
 // a lock holder taken off its core by the scheduler, not the cycle's work.
 type ReadWaits struct {
 	Reads, Waited int64
@@ -16,8 +16,8 @@ type ReadWaits struct {
 
 type readWaits struct{ reads, waited, waitNs atomic.Int64 }
 
-// rlock takes the read lock for an API read, counting it, and timing it
-// when it must wait.
+// rlock takes the read lock for a read from outside the loop, counting
+// it, and timing it when it must wait.
 func (e *Engine) rlock() {
 	e.readWaits.reads.Add(1)
 	if e.mu.TryRLock() {
@@ -29,7 +29,7 @@ func (e *Engine) rlock() {
 	e.readWaits.waitNs.Add(int64(time.Since(start)))
 }
 
-// ReadWaits reports the API reads so far, and those that waited.
+// ReadWaits reports the reads so far, and those that waited.
 func (e *Engine) ReadWaits() ReadWaits {
 	return ReadWaits{
 		Reads:  e.readWaits.reads.Load(),

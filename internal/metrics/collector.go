@@ -20,9 +20,9 @@ var (
 	descIdle     = prometheus.NewDesc("sharq_share_capacity_idle", "A share's instances nobody uses.", shareLabels, nil)
 	descRunnable = prometheus.NewDesc("sharq_share_runnable_jobs", "RUNNABLE jobs of a share, those that cannot run as configured included.", []string{"queue", "share"}, nil)
 	descJobs     = prometheus.NewDesc("sharq_jobs", "Service jobs the server holds, by status.", []string{"status"}, nil)
-	descReads    = prometheus.NewDesc("sharq_engine_reads_total", "API reads of the engine's in-memory state.", nil, nil)
-	descWaited   = prometheus.NewDesc("sharq_engine_read_waits_total", "API reads that found the engine's lock taken or wanted by a scheduling cycle.", nil, nil)
-	descWait     = prometheus.NewDesc("sharq_engine_read_wait_seconds_total", "Time API reads waited for the engine's lock, in all.", nil, nil)
+	descReads    = prometheus.NewDesc("sharq_engine_reads_total", "Reads of the engine's in-memory state by the API, the console and these metrics.", nil, nil)
+	descWaited   = prometheus.NewDesc("sharq_engine_read_waits_total", "Reads that found the engine's lock taken or wanted by a scheduling cycle.", nil, nil)
+	descWait     = prometheus.NewDesc("sharq_engine_read_wait_seconds_total", "Time reads waited for the engine's lock, in all.", nil, nil)
 	stateDescs   = []*prometheus.Desc{descLimit, descUsed, descBorrowed, descLent, descIdle, descRunnable, descJobs, descReads, descWaited, descWait}
 	gauge        = prometheus.GaugeValue
 	counter      = prometheus.CounterValue
