@@ -7,16 +7,17 @@ import (
 	"github.com/sharq-dev/sharq/internal/engine"
 )
 
-// TestReadWaitsCounted checks that an API read that finds the lock held by
-// a cycle is counted as waiting, with the time it waited, and that one that
-// finds it free is counted as a read only.
+// TestReadWaitsCounted checks that a read is counted, and that one that
+// finds the lock held by a cycle is counted as waiting, with the time it
+// waited. (Whether a read finds the lock free depends on the engine's own
+// cycles, which run as they please.)
 func TestReadWaitsCounted(t *testing.T) {
 	e := startEngine(t, t.TempDir()).e
 	before := e.ReadWaits()
 	e.StatusCounts()
 	free := e.ReadWaits()
-	if free.Reads != before.Reads+1 || free.Waited != before.Waited || free.Wait != before.Wait {
-		t.Fatalf("a read of a free lock: %+v, then %+v", before, free)
+	if free.Reads != before.Reads+1 {
+		t.Fatalf("a read: %+v, then %+v", before, free)
 	}
 	release := engine.HoldLock(e)
 	done := make(chan struct{})
