@@ -143,11 +143,10 @@ func (c *Core) Job(id string) (JobStatus, bool) {
 		st.Dispatched = true
 	case runnable:
 		st.Position = j.sh.runnable.Rank(j)
-		st.Reason = c.waitReason(j)
 	case infeasible:
 		st.Position = j.sh.runnable.Len() + j.sh.infeasible.Rank(j)
-		st.Reason = Reason{Code: j.why}
 	}
+	st.Reason = c.reasonOf(j)
 	return st, true
 }
 
@@ -156,16 +155,21 @@ func (c *Core) Job(id string) (JobStatus, bool) {
 // whose count costs more than the rest (a describe needs only the reason).
 func (c *Core) WaitReason(id string) (Reason, bool) {
 	j := c.lookup(id)
-	if j == nil {
+	if j == nil || j.state == dispatched {
 		return Reason{}, false
 	}
+	return c.reasonOf(j), true
+}
+
+// reasonOf is why job j waits; none for a dispatched job.
+func (c *Core) reasonOf(j *job) Reason {
 	switch j.state {
 	case runnable:
-		return c.waitReason(j), true
+		return c.waitReason(j)
 	case infeasible:
-		return Reason{Code: j.why}, true
+		return Reason{Code: j.why}
 	}
-	return Reason{}, false
+	return Reason{}
 }
 
 // waitReason explains why RUNNABLE job j waits.

@@ -7,8 +7,9 @@ import (
 
 // ReadWaits counts the reads made under the engine's lock from outside its
 // loop (the API, the console, metrics) and those that found it taken (or
-// wanted) by a cycle, with how long they waited in all. Under heavy writes reads queue behind cycles; most of such a wait is
-// a lock holder taken off its core by the scheduler, not the cycle's work.
+// wanted) by a cycle, with how long they waited in all. Under heavy writes
+// reads queue behind cycles; most of such a wait is a lock holder taken off
+// its core by the scheduler, not the cycle's work.
 type ReadWaits struct {
 	Reads, Waited int64
 	Wait          time.Duration
