@@ -102,7 +102,10 @@ func freePort() (int, error) {
 }
 
 // startServer starts `bin serve` with the simulated executor on dataDir,
-// its log in dataDir/server.log.
+// its log in dataDir/server.log. The kernel stops the server if sharq-load
+// dies first (killed, or by SIGPIPE when its output is piped to a reader
+// that has gone), so that no server is left running to load the machine
+// during the measurements that follow.
 func startServer(ctx context.Context, bin, dataDir string, extra []string, stderr io.Writer) (*process, error) {
 	port, err := freePort()
 	if err != nil {
@@ -120,6 +123,7 @@ func startServer(ctx context.Context, bin, dataDir string, extra []string, stder
 	args := append([]string{"serve", "--executor", "simulated", "--data-dir", dataDir, "--listen", addr, "--log-level", "warn"}, extra...)
 	cmd := exec.Command(bin, args...)
 	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
 	p := &process{cmd: cmd, endpoint: "http://" + addr, logPath: logPath, exited: make(chan struct{})}
 	p.started = time.Now()
 	if err := cmd.Start(); err != nil {

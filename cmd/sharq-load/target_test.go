@@ -1,0 +1,85 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// testRole is the environment variable that makes this test binary play a
+// part in TestStartedServerDiesWithLoad instead of running the tests.
+const testRole = "SHARQ_LOAD_TEST_ROLE"
+
+func TestMain(m *testing.M) {
+	switch os.Getenv(testRole) {
+	case "server": // stands in for `sharq serve`: waits to be stopped
+		select {}
+	case "starter": // stands in for sharq-load: starts a server, says its PID, waits
+		os.Setenv(testRole, "server")
+		p, err := startServer(context.Background(), os.Args[0], os.Getenv("SHARQ_LOAD_TEST_DIR"), nil, os.Stderr)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		fmt.Println(p.cmd.Process.Pid)
+		select {}
+	}
+	os.Exit(m.Run())
+}
+
+// TestStartedServerDiesWithLoad kills a process that started a server as
+// sharq-load does, with SIGKILL so that it cannot clean up, and checks that
+// the server does not outlive it.
+func TestStartedServerDiesWithLoad(t *testing.T) {
+	starter := exec.Command(os.Args[0], "-test.run", "^$")
+	starter.Env = append(os.Environ(), testRole+"=starter", "SHARQ_LOAD_TEST_DIR="+t.TempDir())
+	starter.Stderr = os.Stderr
+	out, err := starter.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := starter.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		starter.Process.Kill()
+		t.Fatalf("no server PID from the starter: %v", err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(line))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !alive(pid) {
+		t.Fatalf("the server %d is not running before its starter is killed", pid)
+	}
+	starter.Process.Kill()
+	starter.Wait()
+	deadline := time.Now().Add(10 * time.Second)
+	for alive(pid) {
+		if time.Now().After(deadline) {
+			syscall.Kill(pid, syscall.SIGKILL)
+			t.Fatalf("the server %d still runs 10 s after its starter was killed", pid)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// alive tells whether process pid exists and is not a zombie left for a
+// parent that does not reap.
+func alive(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	return i >= 0 && i+2 < len(s) && s[i+2] != 'Z'
+}
