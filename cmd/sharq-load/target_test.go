@@ -20,7 +20,7 @@ const testRole = "SHARQ_LOAD_TEST_ROLE"
 func TestMain(m *testing.M) {
 	switch os.Getenv(testRole) {
 	case "server": // stands in for `sharq serve`: waits to be stopped
-		select {}
+		waitForever()
 	case "starter": // stands in for sharq-load: starts a server, says its PID, waits
 		os.Setenv(testRole, "server")
 		p, err := startServer(context.Background(), os.Args[0], os.Getenv("SHARQ_LOAD_TEST_DIR"), nil, os.Stderr)
@@ -29,9 +29,17 @@ func TestMain(m *testing.M) {
 			os.Exit(1)
 		}
 		fmt.Println(p.cmd.Process.Pid)
-		select {}
+		waitForever()
 	}
 	os.Exit(m.Run())
+}
+
+// waitForever sleeps until the process is killed. NB: not select {}, which
+// the runtime ends as a deadlock when no other goroutine is left.
+func waitForever() {
+	for {
+		time.Sleep(time.Hour)
+	}
 }
 
 // TestStartedServerDiesWithLoad kills a process that started a server as
