@@ -30,11 +30,18 @@ import (
 )
 
 func main() {
+	ignoreClosedOutput()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
 }
+
+// ignoreClosedOutput lets a run whose output reader has gone (a pipe to
+// head, say) finish and clean up, its server stopped and its data removed,
+// instead of dying of SIGPIPE at its next line: the writes fail, and the
+// report is lost, but nothing is left behind.
+func ignoreClosedOutput() { signal.Ignore(syscall.SIGPIPE) }
 
 type command struct {
 	name, summary string

@@ -30,6 +30,14 @@ func TestMain(m *testing.M) {
 		}
 		fmt.Println(p.cmd.Process.Pid)
 		waitForever()
+	case "writer": // writes past its reader's end, as `sharq-load ... | head` does
+		ignoreClosedOutput()
+		for range 3 {
+			fmt.Println("a line of the report")
+			time.Sleep(50 * time.Millisecond)
+		}
+		os.WriteFile(os.Getenv("SHARQ_LOAD_TEST_DIR")+"/finished", nil, 0o644)
+		os.Exit(0)
 	}
 	os.Exit(m.Run())
 }
@@ -90,4 +98,30 @@ func alive(pid int) bool {
 	s := string(b)
 	i := strings.LastIndexByte(s, ')')
 	return i >= 0 && i+2 < len(s) && s[i+2] != 'Z'
+}
+
+// TestClosedOutputIsNotFatal closes the pipe a stand-in for sharq-load
+// writes its report to, after the first line, and checks that it still
+// runs to its end (where sharq-load stops its server and removes its data).
+func TestClosedOutputIsNotFatal(t *testing.T) {
+	dir := t.TempDir()
+	w := exec.Command(os.Args[0], "-test.run", "^$")
+	w.Env = append(os.Environ(), testRole+"=writer", "SHARQ_LOAD_TEST_DIR="+dir)
+	out, err := w.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := bufio.NewReader(out).ReadString('\n'); err != nil {
+		t.Fatal(err)
+	}
+	out.Close()
+	if err := w.Wait(); err != nil {
+		t.Fatalf("the writer ended with %v once its output was closed", err)
+	}
+	if _, err := os.Stat(dir + "/finished"); err != nil {
+		t.Fatalf("the writer did not run to its end: %v", err)
+	}
 }
