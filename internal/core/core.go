@@ -545,7 +545,7 @@ func (c *Core) attemptEnded(ev AttemptEnded) error {
 // is dispatched. With a million jobs queued each is rarely in the cache;
 // begun together, the loads overlap instead of each stalling in turn.
 func (c *Core) warm(j *job) {
-	t := c.ids.shard(j.hash)
+	t := c.ids.shard(j.hash) // not empty: j is live, so it is in the table
 	c.warmed += int64(t.entries[j.hash&uint32(len(t.entries)-1)].slot)
 	if cs := j.sh.runnable.chunks; len(cs) > 0 {
 		c.warmed += cs[0][0].queuedAt
