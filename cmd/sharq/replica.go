@@ -115,18 +115,24 @@ func (f *follower) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	f.proxy(li.Address).ServeHTTP(w, r)
 }
 
-// currentLeader reads the lease at most every 500 ms.
+// currentLeader reads the lease at most every 500 ms while it names a live
+// leader. While it names none, every request reads it again, so that a
+// leader is found as soon as it holds the lease, not up to 500 ms later;
+// requests that waited for a read begun after they came share its result.
 func (f *follower) currentLeader(ctx context.Context) (postgres.LeaderInfo, error) {
+	asked := time.Now()
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if time.Since(f.readAt) < 500*time.Millisecond {
+	live := f.leader.Address != "" && f.leader.Expires.After(asked)
+	if live && asked.Sub(f.readAt) < 500*time.Millisecond || f.readAt.After(asked) {
 		return f.leader, nil
 	}
+	began := time.Now()
 	li, err := f.st.Leader(ctx)
 	if err != nil {
 		return postgres.LeaderInfo{}, err
 	}
-	f.leader, f.readAt = li, time.Now()
+	f.leader, f.readAt = li, began
 	return li, nil
 }
 

@@ -61,3 +61,44 @@ func TestFollowerDoesNotForwardInALoop(t *testing.T) {
 		t.Errorf("/readyz of a follower: %d %s", resp.StatusCode, resp.Header.Get("Sharq-Role"))
 	}
 }
+
+// A follower that found no leader forwards to one as soon as one holds the
+// lease: it does not answer from what it read before.
+func TestFollowerFindsANewLeaderAtOnce(t *testing.T) {
+	url := pgtest.URL(t)
+	st, err := postgres.Open(t.Context(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	srv := httptest.NewServer(newFollower(st, slog.New(slog.DiscardHandler)))
+	defer srv.Close()
+	leader := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "the leader") }))
+	defer leader.Close()
+	conn, err := pgx.Connect(t.Context(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	c := &http.Client{Timeout: 10 * time.Second}
+	post := func() (int, string) {
+		t.Helper()
+		resp, err := c.Post(srv.URL+"/v1/listservicejobs", "application/json", strings.NewReader(`{}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(body)
+	}
+	if code, body := post(); code != http.StatusServiceUnavailable {
+		t.Fatalf("with no leader: %d %s, want 503", code, body)
+	}
+	if _, err := conn.Exec(t.Context(), `UPDATE leader SET term = 1, holder = 'new', address = $1, expires_at = now() + interval '1 minute'`,
+		strings.TrimPrefix(leader.URL, "http://")); err != nil {
+		t.Fatal(err)
+	}
+	if code, body := post(); code != http.StatusOK || body != "the leader" {
+		t.Errorf("right after a leader took the lease: %d %s, want the leader's answer", code, body)
+	}
+}
