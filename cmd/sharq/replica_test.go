@@ -20,19 +20,7 @@ import (
 // the port of a leader that has just gone) answers 503 rather than
 // forwarding the request to itself in a loop.
 func TestFollowerDoesNotForwardInALoop(t *testing.T) {
-	url := pgtest.URL(t)
-	st, err := postgres.Open(t.Context(), url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	srv := httptest.NewServer(newFollower(st, slog.New(slog.DiscardHandler)))
-	defer srv.Close()
-	conn, err := pgx.Connect(t.Context(), url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(context.Background())
+	srv, conn := startFollower(t)
 	own := strings.TrimPrefix(srv.URL, "http://")
 	if _, err := conn.Exec(t.Context(), `UPDATE leader SET term = 1, holder = 'gone', address = $1, expires_at = now() + interval '1 minute'`, own); err != nil {
 		t.Fatal(err)
@@ -65,21 +53,9 @@ func TestFollowerDoesNotForwardInALoop(t *testing.T) {
 // A follower that found no leader forwards to one as soon as one holds the
 // lease: it does not answer from what it read before.
 func TestFollowerFindsANewLeaderAtOnce(t *testing.T) {
-	url := pgtest.URL(t)
-	st, err := postgres.Open(t.Context(), url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	srv := httptest.NewServer(newFollower(st, slog.New(slog.DiscardHandler)))
-	defer srv.Close()
+	srv, conn := startFollower(t)
 	leader := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "the leader") }))
 	defer leader.Close()
-	conn, err := pgx.Connect(t.Context(), url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(context.Background())
 	c := &http.Client{Timeout: 10 * time.Second}
 	post := func() (int, string) {
 		t.Helper()
@@ -101,4 +77,24 @@ func TestFollowerFindsANewLeaderAtOnce(t *testing.T) {
 	if code, body := post(); code != http.StatusOK || body != "the leader" {
 		t.Errorf("right after a leader took the lease: %d %s, want the leader's answer", code, body)
 	}
+}
+
+// startFollower starts a follower on a fresh store, and returns it and a
+// connection to the store, to write the lease with.
+func startFollower(t *testing.T) (*httptest.Server, *pgx.Conn) {
+	t.Helper()
+	url := pgtest.URL(t)
+	st, err := postgres.Open(t.Context(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	srv := httptest.NewServer(newFollower(st, slog.New(slog.DiscardHandler)))
+	t.Cleanup(srv.Close)
+	conn, err := pgx.Connect(t.Context(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close(context.Background()) })
+	return srv, conn
 }
