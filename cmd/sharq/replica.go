@@ -124,7 +124,7 @@ func (f *follower) currentLeader(ctx context.Context) (postgres.LeaderInfo, erro
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	live := f.leader.Address != "" && f.leader.Expires.After(asked)
-	if live && asked.Sub(f.readAt) < 500*time.Millisecond || f.readAt.After(asked) {
+	if (live && asked.Sub(f.readAt) < 500*time.Millisecond) || f.readAt.After(asked) {
 		return f.leader, nil
 	}
 	began := time.Now()
