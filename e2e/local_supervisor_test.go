@@ -152,6 +152,14 @@ func TestLocalSupervisorCrash(t *testing.T) {
 	for n, j := range jobs {
 		waitStatus(t, c, j, types.ServiceJobStatusRunning)
 		s.waitInstances(t, n, 1, 30*time.Second)
+		// The instance's process exists, but its shell may not have counted
+		// the run yet: the kill below must end a run that did.
+		eventually(t, 30*time.Second, func() error {
+			if runs, _ := os.ReadFile(filepath.Join(dir, n+".runs")); string(runs) != "started\n" {
+				return notYet("job %s's first run has not counted itself: %q", n, runs)
+			}
+			return nil
+		})
 	}
 	sup := s.supervisor(t)
 	if err := syscall.Kill(sup, syscall.SIGKILL); err != nil {
