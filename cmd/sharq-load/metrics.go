@@ -16,20 +16,24 @@ type cycleStats struct {
 	Count                  float64
 	Sum                    float64 // seconds
 	Reads, Waited, WaitSum float64
+	Unlocked               float64 // describes served without the lock
 }
 
 func (c cycleStats) minus(o cycleStats) cycleStats {
 	return cycleStats{Count: c.Count - o.Count, Sum: c.Sum - o.Sum,
-		Reads: c.Reads - o.Reads, Waited: c.Waited - o.Waited, WaitSum: c.WaitSum - o.WaitSum}
+		Reads: c.Reads - o.Reads, Waited: c.Waited - o.Waited, WaitSum: c.WaitSum - o.WaitSum, Unlocked: c.Unlocked - o.Unlocked}
 }
 
 // reads summarises how the engine's reads waited for its cycles.
 func (c cycleStats) reads() string {
 	if c.Reads <= 0 {
+		if c.Unlocked > 0 {
+			return fmt.Sprintf("%.0f reads of the engine, all without its lock", c.Unlocked)
+		}
 		return ""
 	}
-	return fmt.Sprintf("%.0f reads of the engine, %.1f %% of them waited for a cycle; %s of waiting per read",
-		c.Reads, 100*c.Waited/c.Reads, fmtDur(time.Duration(c.WaitSum/c.Reads*float64(time.Second))))
+	return fmt.Sprintf("%.0f reads of the engine, %.0f of them without its lock; of the others %.1f %% waited for a cycle; %s of waiting per read",
+		c.Reads+c.Unlocked, c.Unlocked, 100*c.Waited/c.Reads, fmtDur(time.Duration(c.WaitSum/c.Reads*float64(time.Second))))
 }
 
 // describe summarises the cycles that served n requests.
@@ -79,6 +83,8 @@ func scrapeCycles(endpoint string) (cycleStats, bool) {
 			c.Waited, _ = strconv.ParseFloat(value, 64)
 		case "sharq_engine_read_wait_seconds_total":
 			c.WaitSum, _ = strconv.ParseFloat(value, 64)
+		case "sharq_engine_unlocked_reads_total":
+			c.Unlocked, _ = strconv.ParseFloat(value, 64)
 		}
 	}
 	return c, found == 2

@@ -32,7 +32,7 @@ type Core struct {
 	instant   uint64 // counts the distinct instants Step has run at
 	now       int64
 	dirtyEnvs []*env
-	spareEnvs []*env      // the other dirtyEnvs list, swapped in by Step
+	stepped   []*env      // the pools the last Step ran; its list is the next dirtyEnvs
 	pending   []Decision  // decided by Apply (deletions), reported by the next Step
 	bufs      [4][]*job   // scratch lists of heads, reused by every cycle
 	out       []Decision  // what Step returns, reused by the next Step
@@ -45,6 +45,8 @@ type Core struct {
 	freeJobs []*job          // slots of jobs that left, reused first
 
 	warmed int64 // sums what warm reads, so that its reads are kept
+
+	reconfigs uint64 // configuration changes applied (Reconfigurations)
 }
 
 // New returns an empty core.

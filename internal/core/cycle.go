@@ -36,10 +36,11 @@ func (c *Core) Step(now time.Time) Decisions {
 	c.pending = c.pending[:0]
 	ds.List = append(ds.List, c.reportInfeasible()...)
 
-	// Envs marked while this cycle runs wait in the spare list for the next.
+	// Envs marked while this cycle runs wait for the next in the list of
+	// the last Step's pools, and this Step's pools are kept for Heads.
 	envs := c.dirtyEnvs
-	c.dirtyEnvs = c.spareEnvs[:0]
-	defer func() { clear(envs); c.spareEnvs = envs[:0] }()
+	clear(c.stepped)
+	c.dirtyEnvs, c.stepped = c.stepped[:0], envs
 	slices.SortFunc(envs, func(a, b *env) int { return compareStrings(a.name, b.name) })
 	for _, e := range envs {
 		e.queued = false

@@ -116,6 +116,7 @@ func (c *Core) maxBorrowable(s *share, u int32) int {
 // reconfigure recomputes a pool's aggregates after a configuration change,
 // re-checks which of its jobs are feasible and marks every share dirty.
 func (c *Core) reconfigure(e *env) {
+	c.reconfigs++
 	for _, p := range [][]int{e.use, e.sumLimit, e.lenderLimit, e.reserveIdle, e.lenderIdle, e.borrowed} {
 		clear(p)
 	}

@@ -404,6 +404,7 @@ func (e *Engine) purge(now time.Time) {
 			continue
 		}
 		delete(e.jobs, id)
+		e.reads.forget(id)
 		if e.opts.Ephemeral {
 			e.counts[j.Status]-- // else the store's purge recounts
 		}

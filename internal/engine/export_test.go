@@ -50,3 +50,26 @@ func HoldLock(e *Engine) (release func()) {
 	e.mu.Lock()
 	return e.mu.Unlock
 }
+
+// DescribeLocked describes a job under the engine's lock, as a describe
+// that finds no kept copy does.
+func DescribeLocked(e *Engine, id string) (record.Job, error) {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	j, err := e.findJob(context.Background(), id, false)
+	if err != nil {
+		return record.Job{}, err
+	}
+	return e.view(j), nil
+}
+
+// KeepReads sets how many jobs the engine keeps for describes without its
+// lock, and returns how many it keeps now.
+func KeepReads(e *Engine, limit int64) int64 {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if limit > 0 {
+		e.reads.limit = limit
+	}
+	return e.reads.n.Load()
+}

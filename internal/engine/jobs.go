@@ -429,12 +429,17 @@ func (e *Engine) TerminateServiceJobs(ctx context.Context, ids []string, reason 
 }
 
 func (e *Engine) DescribeServiceJob(ctx context.Context, id string) (record.Job, error) {
+	if j, ok := e.reads.describe(e.jobID(id)); ok {
+		e.readWaits.unlocked.Add(1)
+		return j, nil
+	}
 	e.rlock()
 	defer e.mu.RUnlock()
 	j, err := e.findJob(ctx, id, false)
 	if err != nil {
 		return record.Job{}, err
 	}
+	e.keepRead(j)
 	return e.view(j), nil
 }
 

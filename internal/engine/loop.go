@@ -35,9 +35,10 @@ type Engine struct {
 	failed   error
 
 	readWaits readWaits // reads from outside the loop, counted as they take mu
+	reads     reads     // describes served without mu
 
 	// mu guards everything below. The loop holds it to write; API reads
-	// take it shared (rlock).
+	// take it shared (rlock), except describes of jobs kept in reads.
 	mu        sync.RWMutex
 	core      *core.Core
 	policies  map[string]*policyRec  // by ARN
@@ -161,6 +162,7 @@ func New(ctx context.Context, opts Options) (*Engine, error) {
 	}
 	e := &Engine{opts: opts, log: opts.Logger, ops: make(chan *op, 8192), stopped: make(chan struct{}), est: newEstimator()}
 	e.wantEvents, e.wantTransitions, e.timed = listeners(&e.opts)
+	e.reads.on, e.reads.limit = !opts.Ephemeral, keptReads
 	e.disp = newDispatcher(opts, e.log, func(u executor.Update) {
 		e.post(func(now time.Time) error { e.handleUpdate(u, now); return nil })
 	})
@@ -185,6 +187,7 @@ func (e *Engine) clearState() {
 	e.counts = map[string]int{}
 	e.ended = nil
 	e.lastQ = 0
+	e.reads.reset()
 }
 
 // do runs fn inside the loop and waits until its cycle is durable.
@@ -390,6 +393,7 @@ func (e *Engine) decide(ctx context.Context, batch []*op) (t *tx, err error) {
 		o.err = o.fn(now)
 	}
 	e.step(now)
+	e.publishReads()
 	t = e.tx
 	e.tx = nil
 	e.cycles++

@@ -23,7 +23,8 @@ var (
 	descReads    = prometheus.NewDesc("sharq_engine_reads_total", "Reads of the engine's in-memory state by the API, the console and these metrics.", nil, nil)
 	descWaited   = prometheus.NewDesc("sharq_engine_read_waits_total", "Reads that found the engine's lock taken or wanted by a scheduling cycle.", nil, nil)
 	descWait     = prometheus.NewDesc("sharq_engine_read_wait_seconds_total", "Time reads waited for the engine's lock, in all.", nil, nil)
-	stateDescs   = []*prometheus.Desc{descLimit, descUsed, descBorrowed, descLent, descIdle, descRunnable, descJobs, descReads, descWaited, descWait}
+	descUnlocked = prometheus.NewDesc("sharq_engine_unlocked_reads_total", "Job descriptions served without the engine's lock, from jobs kept as last read.", nil, nil)
+	stateDescs   = []*prometheus.Desc{descLimit, descUsed, descBorrowed, descLent, descIdle, descRunnable, descJobs, descReads, descWaited, descWait, descUnlocked}
 	gauge        = prometheus.GaugeValue
 	counter      = prometheus.CounterValue
 )
@@ -53,4 +54,5 @@ func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(descReads, counter, float64(w.Reads))
 	ch <- prometheus.MustNewConstMetric(descWaited, counter, float64(w.Waited))
 	ch <- prometheus.MustNewConstMetric(descWait, counter, w.Wait.Seconds())
+	ch <- prometheus.MustNewConstMetric(descUnlocked, counter, float64(w.Unlocked))
 }

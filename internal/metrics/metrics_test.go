@@ -244,7 +244,7 @@ func TestMetricsAfterWalkthrough(t *testing.T) {
 	if s := m[`sharq_engine_reads_total`]; s == nil || s.Value < 1 {
 		t.Errorf("engine reads: %v", s)
 	}
-	for _, name := range []string{`sharq_engine_read_waits_total`, `sharq_engine_read_wait_seconds_total`} {
+	for _, name := range []string{`sharq_engine_read_waits_total`, `sharq_engine_read_wait_seconds_total`, `sharq_engine_unlocked_reads_total`} {
 		if m[name] == nil {
 			t.Errorf("%s is missing", name)
 		}
