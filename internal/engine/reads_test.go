@@ -3,6 +3,7 @@ package engine_test
 import (
 	"context"
 	"encoding/json"
+	"flag"
 	"math/rand/v2"
 	"reflect"
 	"slices"
@@ -16,6 +17,8 @@ import (
 	"github.com/sharq-dev/sharq/internal/record"
 )
 
+var readsSeed = flag.Uint64("reads-seed", 0, "replay one random run of TestDescribeWithoutLock")
+
 // TestDescribeWithoutLock compares the describes served without the
 // engine's lock with those made under it, for every job after every step
 // of random runs: submissions to the three shares at random priorities and
@@ -24,8 +27,11 @@ import (
 // the clock moving on, and restarts; every other run keeps at most five
 // jobs.
 func TestDescribeWithoutLock(t *testing.T) {
-	seed := uint64(time.Now().UnixNano())
-	t.Logf("seed %d", seed)
+	seed := *readsSeed
+	if seed == 0 {
+		seed = uint64(time.Now().UnixNano())
+	}
+	t.Logf("seed %d (replay with -reads-seed)", seed)
 	rng := rand.New(rand.NewPCG(seed, 0))
 	ctx := context.Background()
 	var unlocked int64
