@@ -28,7 +28,8 @@ func (c *Core) Copy() *Copy {
 		units:   slices.Clone(c.units),
 		unitIdx: maps.Clone(c.unitIdx),
 		instant: c.instant, now: c.now,
-		pending: slices.Clone(c.pending),
+		pending:   slices.Clone(c.pending),
+		reconfigs: c.reconfigs,
 	}
 	// Only slabs that hold live jobs are copied, each whole, so that a
 	// queue that drained does not copy the slots of its peak.

@@ -231,6 +231,8 @@ func (c *Core) settle(e *env, out []Decision) []Decision {
 		s.dirty = false
 		h := s.head()
 		if h != nil && h.heldAt == c.instant && c.poolOpen(e) && !s.q.disabled {
+			// Marked, its pool runs at the next Step, where the head's
+			// reason stops being ReasonHeldBack (Heads relies on it).
 			c.markShare(s)
 			continue
 		}

@@ -35,9 +35,11 @@ type Head struct {
 
 // Heads calls fn with the head of every share, or, with changedOnly, of
 // every share in the pools that the last Step ran or that changed since.
-// A head and its reason depend only on its pool, and a pool changes only
-// by marking itself for the next Step, so a head left out is as it was
-// when last given.
+// A head and its reason depend only on its pool and, while the head is
+// held back, on the instant. A pool changes only by marking itself for the
+// next Step, and settle keeps a held-back head's share marked until a
+// Step at a later instant, so a head left out is as it was when last
+// given. A copy (Clone) knows only the Steps it ran itself.
 func (c *Core) Heads(changedOnly bool, fn func(Head)) {
 	each := func(e *env) {
 		if c.envs[e.name] != e {

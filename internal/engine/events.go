@@ -112,6 +112,9 @@ func (e *Engine) event(j *record.Job, i int) JobEvent {
 // views are read after the lock is released, by subscribers and encoders.
 func detached(j *record.Job) record.Job {
 	d := *j
+	// Shared, but clipped: an append to the copy's lists cannot write
+	// where the loop appends to the record's.
+	d.History, d.Demand, d.CapacityUsage, d.WaitFor = slices.Clip(d.History), slices.Clip(d.Demand), slices.Clip(d.CapacityUsage), slices.Clip(d.WaitFor)
 	d.Attempts = slices.Clone(d.Attempts)
 	if ps := d.PreemptionSummary; ps != nil {
 		c := *ps

@@ -73,3 +73,7 @@ func KeepReads(e *Engine, limit int64) int64 {
 	}
 	return e.reads.n.Load()
 }
+
+// HeadlessReads counts the describes that found a kept waiting job whose
+// share had no head published: a cycle left the head out.
+func HeadlessReads(e *Engine) int64 { return e.reads.headless.Load() }

@@ -18,9 +18,11 @@ type reads struct {
 	on    bool  // off in an ephemeral engine, whose cycles do not list changed jobs
 	limit int64 // keptReads, or less in tests
 
-	gen  atomic.Uint64 // odd while a cycle publishes
-	jobs sync.Map      // job ID → *readJob
-	n    atomic.Int64  // entries in jobs
+	gen      atomic.Uint64 // odd while a cycle publishes
+	jobs     sync.Map      // job ID → *readJob
+	n        atomic.Int64  // entries in jobs
+	wanted   atomic.Bool   // a describe found no heads to keep a job with
+	headless atomic.Int64  // kept waiting jobs found without a head: none, unless a cycle left a head out
 
 	// Under the engine's lock:
 	heads     map[headKey]*headSlot // nil until the first publishing
@@ -29,6 +31,7 @@ type reads struct {
 
 // keptReads bounds the jobs kept: the cycle that finds this many drops
 // them all, and the jobs read since are kept again as they are read.
+// Describes that keep jobs at the same moment may pass it by a few.
 const keptReads = 1 << 16
 
 type headKey struct{ queue, share string }
@@ -70,6 +73,7 @@ func (r *reads) describe(id string) (record.Job, bool) {
 	if rj.waiting {
 		reason, ok := rj.reason(h)
 		if !ok {
+			r.headless.Add(1)
 			return record.Job{}, false
 		}
 		j.StatusReason = reason.String()
@@ -84,7 +88,7 @@ func (rj *readJob) reason(h *core.Head) (core.Reason, bool) {
 	case rj.place.Infeasible != core.ReasonNone:
 		return core.Reason{Code: rj.place.Infeasible}, true
 	case h == nil || h.Job == "":
-		return core.Reason{}, false // a waiting job's share has a head: not kept consistently
+		return core.Reason{}, false // a waiting job's share has a head: see reads.headless
 	case h.Job == rj.job.JobID:
 		return h.Reason, true
 	}
@@ -94,7 +98,11 @@ func (rj *readJob) reason(h *core.Head) (core.Reason, bool) {
 // keepRead keeps live job j, as read under the engine's read lock.
 func (e *Engine) keepRead(j *record.Job) {
 	r := &e.reads
-	if !r.on || r.heads == nil || r.n.Load() >= r.limit || e.jobs[j.JobID] != j {
+	if !r.on || r.n.Load() >= r.limit || e.jobs[j.JobID] != j {
+		return
+	}
+	if r.heads == nil {
+		r.wanted.Store(true) // the next cycle publishes them
 		return
 	}
 	rj := &readJob{job: detached(j)}
@@ -114,7 +122,8 @@ func (e *Engine) keepRead(j *record.Job) {
 // publishReads ends a cycle, under its write lock: the jobs it changed are
 // no longer kept, and the heads of the pools it may have changed are
 // published. A configuration change may change where any job waits, so it
-// drops every kept job.
+// drops every kept job. While no job is kept and no describe asked for
+// heads, none are published, and the next publishing gives them all.
 func (e *Engine) publishReads() {
 	r := &e.reads
 	if !r.on {
@@ -122,11 +131,9 @@ func (e *Engine) publishReads() {
 	}
 	r.gen.Add(1)
 	defer r.gen.Add(1)
-	all := r.heads == nil
 	if n := e.core.Reconfigurations(); n != r.reconfigs {
 		r.reconfigs = n
 		r.forgetAll()
-		all = true
 	} else if r.n.Load() >= r.limit {
 		r.forgetJobs()
 	} else if r.n.Load() > 0 {
@@ -134,6 +141,11 @@ func (e *Engine) publishReads() {
 			r.forget(id)
 		}
 	}
+	if r.n.Load() == 0 && !r.wanted.Swap(false) {
+		r.heads = nil
+		return
+	}
+	all := r.heads == nil
 	if all {
 		r.heads = map[headKey]*headSlot{}
 	}
@@ -164,7 +176,9 @@ func (r *reads) forgetJobs() {
 }
 
 // reset drops everything kept when the engine's state is rebuilt, under
-// its write lock; a read that overlaps it takes the lock.
+// its write lock; a read that overlaps it takes the lock. The rebuilt
+// core's count of reconfigurations differs, and the next publishing,
+// finding no heads, gives them all.
 func (r *reads) reset() {
 	r.gen.Add(1)
 	r.forgetAll()

@@ -6,7 +6,6 @@ import (
 	"flag"
 	"math/rand/v2"
 	"reflect"
-	"slices"
 	"strconv"
 	"sync"
 	"testing"
@@ -98,6 +97,9 @@ func TestDescribeWithoutLock(t *testing.T) {
 			if n := engine.KeepReads(w.e, 0); n > limit {
 				t.Fatalf("run %d step %d: %d jobs kept, more than %d", run, step, n, limit)
 			}
+			if n := engine.HeadlessReads(w.e); n > 0 {
+				t.Fatalf("run %d step %d: %d describes found a kept waiting job's share without a head", run, step, n)
+			}
 		}
 		unlocked += w.e.ReadWaits().Unlocked
 	}
@@ -108,9 +110,10 @@ func TestDescribeWithoutLock(t *testing.T) {
 }
 
 // TestDescribeWithoutLockWhileCyclesRun describes jobs from four goroutines
-// while cycles submit, reprioritise, run and end them (run it with -race),
-// and then, with no cycle running, finds every describe equal to the one
-// made under the lock.
+// while cycles submit, reprioritise, run and end them (run it with -race).
+// Each goroutine must never see a job's history shrink; a describe after
+// an answered priority change must show it; and at the end, with no cycle
+// running, every describe equals the one made under the lock.
 func TestDescribeWithoutLockWhileCyclesRun(t *testing.T) {
 	h := startEngine(t, t.TempDir())
 	h.setupWalkthrough()
@@ -121,6 +124,7 @@ func TestDescribeWithoutLockWhileCyclesRun(t *testing.T) {
 	var wg sync.WaitGroup
 	for g := range 4 {
 		wg.Go(func() {
+			seen := map[string]int{} // history length last seen, by job
 			for i := g; ; i++ {
 				select {
 				case <-done:
@@ -138,10 +142,12 @@ func TestDescribeWithoutLockWhileCyclesRun(t *testing.T) {
 					continue
 				}
 				j, err := h.e.DescribeServiceJob(ctx, id)
-				if err != nil || j.JobID != id || !slices.Contains(statuses, j.Status) {
-					t.Errorf("describe %s: %s %q, %v", id, j.Status, j.StatusReason, err)
+				if err != nil || j.JobID != id || len(j.History) < seen[id] {
+					t.Errorf("describe %s: %s %q, %d transitions after %d, %v", id, j.Status, j.StatusReason, len(j.History), seen[id], err)
 					return
 				}
+				seen[id] = len(j.History)
+				time.Sleep(50 * time.Microsecond) // leave the loop some of the two cores
 			}
 		})
 	}
@@ -156,12 +162,19 @@ func TestDescribeWithoutLockWhileCyclesRun(t *testing.T) {
 		mu.Lock()
 		ids = append(ids, j.JobID)
 		mu.Unlock()
-		if i%4 == 0 {
-			h.e.UpdateServiceJob(ctx, ids[i/2], 7)
+		id := ids[i/2]
+		if _, err := h.e.UpdateServiceJob(ctx, id, 7+i%2); err != nil {
+			continue // it ended meanwhile
+		}
+		if j, err := h.e.DescribeServiceJob(ctx, id); err != nil || j.SchedulingPriority != 7+i%2 {
+			t.Fatalf("describe %s after its priority became %d: %d, %v", id, 7+i%2, j.SchedulingPriority, err)
 		}
 	}
 	close(done)
 	wg.Wait()
+	if h.e.ReadWaits().Unlocked == 0 {
+		t.Fatal("no describe was served without the lock while cycles ran")
+	}
 	for _, id := range ids {
 		h.waitStatus(id, "SUCCEEDED")
 	}
@@ -174,9 +187,7 @@ func TestDescribeWithoutLockWhileCyclesRun(t *testing.T) {
 			}
 		}
 	}
-	if h.e.ReadWaits().Unlocked == 0 {
-		t.Fatal("no describe was served without the lock")
+	if n := engine.HeadlessReads(h.e); n > 0 {
+		t.Fatalf("%d describes found a kept waiting job's share without a head", n)
 	}
 }
-
-var statuses = []string{"SUBMITTED", "PENDING", "RUNNABLE", "SCHEDULED", "STARTING", "RUNNING", "SUCCEEDED", "FAILED"}
