@@ -176,9 +176,9 @@ func (r *reads) forgetJobs() {
 }
 
 // reset drops everything kept when the engine's state is rebuilt, under
-// its write lock; a read that overlaps it takes the lock. The rebuilt
-// core's count of reconfigurations differs, and the next publishing,
-// finding no heads, gives them all.
+// its write lock; a read that overlaps it takes the lock. No job is kept
+// again before the next publishing, which finds no heads and gives them
+// all.
 func (r *reads) reset() {
 	r.gen.Add(1)
 	r.forgetAll()
