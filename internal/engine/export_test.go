@@ -63,6 +63,10 @@ func DescribeLocked(e *Engine, id string) (record.Job, error) {
 	return e.view(j), nil
 }
 
+// KeptReads is how many jobs an engine keeps for describes without its
+// lock, unless KeepReads says otherwise.
+const KeptReads = keptReads
+
 // KeepReads sets how many jobs the engine keeps for describes without its
 // lock, and returns how many it keeps now.
 func KeepReads(e *Engine, limit int64) int64 {

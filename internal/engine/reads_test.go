@@ -37,7 +37,7 @@ func TestDescribeWithoutLock(t *testing.T) {
 	for run := range 4 {
 		w := newWorld(t)
 		(&harness{t: t, e: w.e}).setupWalkthrough()
-		limit := int64(1 << 16)
+		limit := int64(engine.KeptReads)
 		if run%2 == 1 {
 			limit = 5 // kept jobs are dropped all at once when there are this many
 		}
