@@ -14,6 +14,21 @@
 // Stop, Remove and List reach containers by name or label, for a process that
 // is gone or a container left over from an earlier run of sharq.
 //
+// What the runtime does not do for the spawner:
+//
+//   - SIGKILL cannot be forwarded: killing the run process leaves the
+//     container running. After the grace period, Stop or Remove the container
+//     by name rather than kill the process; a supervisor that died leaves its
+//     containers to be found with List by LabelAttempt.
+//   - A name in use makes run fail: Remove the host's name before running it
+//     again.
+//   - A signal that arrives before the runtime starts forwarding (while it
+//     creates the container) ends the run process alone; Remove the name
+//     after such an early stop.
+//   - With podman, the first container on a network may print "failed to
+//     connect to syslog: Initialization" on its standard error: aardvark-dns,
+//     the network's name server, finds no syslog on machines without one.
+//
 // # Podman on these machines
 //
 // Find gives podman these defaults, which a caller may replace through the

@@ -418,3 +418,27 @@ func TestEnsureImage(t *testing.T) {
 		t.Errorf("err is a %T, want *ImageError", err)
 	}
 }
+
+// SIGKILL cannot be forwarded: a run process killed leaves its container
+// running, and List and Remove are how it is found and ended.
+func TestKilledRunLeavesContainer(t *testing.T) {
+	r := realPodman(t)
+	ctx := context.Background()
+	att := attempt(t, r)
+	p := spawn(t, r, host(att, "algo-1", t.TempDir(), `import time; time.sleep(600)`))
+	waitRunning(t, r, att, p)
+	if err := syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	p.wait(t)
+	names, err := r.List(ctx, LabelAttempt+"="+att)
+	if err != nil || len(names) != 1 || names[0] != att+"-algo-1" {
+		t.Fatalf("List after the run process was killed = %q, %v; want the container", names, err)
+	}
+	if err := r.Remove(ctx, names[0]); err != nil {
+		t.Fatal(err)
+	}
+	if names, err := r.List(ctx, LabelAttempt+"="+att); err != nil || len(names) != 0 {
+		t.Errorf("List after Remove = %q, %v; want none", names, err)
+	}
+}
