@@ -22,9 +22,11 @@
 //     containers to be found with List by LabelAttempt.
 //   - A name in use makes run fail: Remove the host's name before running it
 //     again.
-//   - A signal that arrives before the runtime starts forwarding (while it
-//     creates the container) ends the run process alone; Remove the name
-//     after such an early stop.
+//   - A SIGTERM that arrives while the runtime still creates the container
+//     ends the run process alone (podman 4.3 then exits 143, or even 0) and
+//     may leave the container created, never started. So a stop ends with
+//     Remove of the name, and a run's exit code after a stop was sent does
+//     not say the job completed.
 //   - With podman, the first container on a network may print "failed to
 //     connect to syslog: Initialization" on its standard error: aardvark-dns,
 //     the network's name server, finds no syslog on machines without one.
