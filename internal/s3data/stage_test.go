@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/sharq-dev/sharq/internal/s3data/s3test"
@@ -191,6 +192,10 @@ func TestStageUnreachableEndpoint(t *testing.T) {
 	}
 	if d := time.Since(start); d > 30*time.Second {
 		t.Errorf("took %v to give up", d)
+	}
+	var attempts *retry.MaxAttemptsError
+	if !errors.As(err, &attempts) || attempts.Attempt != maxAttempts {
+		t.Errorf("the SDK did not retry %d times: %#v", maxAttempts, attempts)
 	}
 	assertClean(t, dst)
 }

@@ -46,14 +46,17 @@ type Config struct {
 	Concurrency int
 }
 
-// Tuning that keeps a stopped or unreachable server from holding a transfer
-// for minutes: a few attempts with short back-offs, and short connect and
-// header timeouts. A dead endpoint fails within about 30 seconds.
+// Tuning that keeps a dead or unreachable server from holding a transfer for
+// minutes: the standard retryer with a few attempts and short back-offs, and
+// short connect, header and read timeouts. A server that is gone (connection
+// refused) fails in well under a second of back-offs; one that stopped
+// answering fails when the attempts' timeouts have run out, about 30 seconds.
 const (
-	maxAttempts       = 4
-	maxBackoff        = 3 * time.Second
+	maxAttempts       = 3
+	maxBackoff        = 2 * time.Second
 	dialTimeout       = 5 * time.Second
-	headerTimeout     = 15 * time.Second
+	headerTimeout     = 10 * time.Second
+	readTimeout       = 10 * time.Second // between reads of a response body
 	partSize          = 8 << 20 // bytes per ranged GET or upload part
 	partConcurrency   = 8       // ranged GETs or parts in flight per object
 	defaultConcurrent = 16
@@ -76,6 +79,7 @@ func New(ctx context.Context, c Config) (*Store, error) {
 	}
 	httpClient := awshttp.NewBuildableClient().
 		WithDialerOptions(func(d *net.Dialer) { d.Timeout = dialTimeout }).
+		WithReadTimeout(readTimeout).
 		WithTransportOptions(func(t *http.Transport) {
 			t.ResponseHeaderTimeout = headerTimeout
 			t.MaxIdleConnsPerHost = c.Concurrency * partConcurrency
