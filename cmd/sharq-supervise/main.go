@@ -13,6 +13,9 @@ import (
 )
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == local.MountArg {
+		os.Exit(local.MountMain(os.Args[2:]))
+	}
 	if len(os.Args) < 2 || os.Args[1] != local.SupervisorArg {
 		fmt.Fprintln(os.Stderr, "usage: sharq-supervise "+local.SupervisorArg+" DATA_DIR (started by sharq serve --supervisor)")
 		os.Exit(2)

@@ -23,6 +23,9 @@ func main() {
 	if len(os.Args) > 1 && os.Args[1] == local.SupervisorArg {
 		os.Exit(local.SupervisorMain(os.Args[2:]))
 	}
+	if len(os.Args) > 1 && os.Args[1] == local.MountArg {
+		os.Exit(local.MountMain(os.Args[2:]))
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()

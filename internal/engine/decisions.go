@@ -53,6 +53,9 @@ func (e *Engine) attemptOf(j *record.Job) executor.Attempt {
 	if l := e.opts.Lease; l != nil {
 		a.Term = l.Term()
 	}
+	if la := j.LatestAttempt; la != nil {
+		a.TrainingJobArn = la.ServiceResourceID.Value
+	}
 	for _, u := range j.Demand {
 		a.Instances = append(a.Instances, executor.Instances{Type: u.Unit, Count: u.Count})
 	}
@@ -234,10 +237,19 @@ func (e *Engine) handleUpdate(u executor.Update, now time.Time) {
 	}
 	switch u.State {
 	case executor.Starting:
+		// A reason says what the start waits for: its data, say.
+		if u.Reason != "" {
+			e.setReason(j, u.Reason)
+		}
 		if j.Status == StatusScheduled {
 			e.setStatus(j, StatusStarting, at)
 		}
 	case executor.Running:
+		// A reason says what a run does besides training: uploading its
+		// model, say; the first report of a run clears the start's.
+		if u.Reason != "" || j.Status == StatusStarting {
+			e.setReason(j, u.Reason)
+		}
 		if j.Status != StatusRunning {
 			j.StartedAt = ms(at)
 			if a := j.CurrentAttempt(); a != nil {
@@ -270,6 +282,14 @@ func (e *Engine) handleUpdate(u executor.Update, now time.Time) {
 		}
 		e.mustCore(core.AttemptEnded{Job: j.JobID, Handle: la.handle})
 		e.finish(j, StatusFailed, reason, at)
+	}
+}
+
+// setReason sets a live job's statusReason from its executor's report.
+func (e *Engine) setReason(j *record.Job, reason string) {
+	if j.StatusReason != reason {
+		j.StatusReason = reason
+		e.touch(j)
 	}
 }
 

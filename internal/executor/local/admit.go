@@ -1,8 +1,11 @@
 package local
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 
 	"github.com/sharq-dev/sharq/internal/executor"
@@ -59,9 +62,12 @@ func (e *Executor) allocateLocked(at *attempt) bool {
 	return true
 }
 
-// launch hands the attempt to the supervisor, unless Stop ended it
-// meanwhile.
+// launch stages the attempt's data, then hands it to the supervisor,
+// unless Stop ended it meanwhile.
 func (e *Executor) launch(at *attempt) {
+	if !e.stageAttempt(at) {
+		return
+	}
 	at.mu.Lock()
 	defer at.mu.Unlock()
 	e.mu.Lock()
@@ -82,6 +88,45 @@ func (e *Executor) launch(at *attempt) {
 	}
 }
 
+// stageAttempt writes the attempt's trees and stages its data, and tells
+// whether it may go on to run. A Stop meanwhile cancels the staging and
+// ends the attempt Stopped; a channel that cannot be read fails it, with
+// nothing staged left behind.
+func (e *Executor) stageAttempt(at *attempt) bool {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	e.mu.Lock()
+	p := at.plan
+	at.cancelStage = cancel
+	e.mu.Unlock()
+	go func() {
+		select {
+		case <-e.done:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	err := e.stage(ctx, at, p)
+	e.mu.Lock()
+	at.cancelStage = nil
+	e.mu.Unlock()
+	if err == nil {
+		return true
+	}
+	removeStaged(p)
+	if e.isClosed() {
+		return false // the next executor stages it again
+	}
+	at.mu.Lock()
+	defer at.mu.Unlock()
+	if _, err := os.Stat(filepath.Join(at.dir, stopFile)); err == nil {
+		e.endLocked(at, transition{State: executor.Stopped, Reason: "Stopped"})
+		return false
+	}
+	e.failLocked(at, "ClientError: "+err.Error())
+	return false
+}
+
 func splitGPUs(gpus []int, need []int) [][]int {
 	out := make([][]int, len(need))
 	for i, n := range need {
@@ -97,6 +142,7 @@ func (e *Executor) handOver(at *attempt, spec launchSpec) error {
 	if err := writeJSON(at.dir, launchFile, spec); err != nil {
 		return err
 	}
+	at.spec = &spec
 	lock, err := takeLock(at.dir)
 	if err != nil {
 		return err

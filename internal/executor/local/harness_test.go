@@ -21,6 +21,9 @@ func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == SupervisorArg {
 		os.Exit(SupervisorMain(os.Args[2:]))
 	}
+	if len(os.Args) > 1 && os.Args[1] == MountArg {
+		os.Exit(MountMain(os.Args[2:]))
+	}
 	if len(os.Args) > 1 && os.Args[1] == attemptSupervisorArg {
 		os.Exit(attemptSupervisorMain(os.Args[2:]))
 	}
@@ -262,7 +265,11 @@ type job struct {
 	HPs        map[string]any
 	Channels   map[string]string
 	Checkpoint string
-	MaxRuntime int
+	// CheckpointURI and OutputPath are CheckpointConfig.S3Uri and
+	// OutputDataConfig.S3OutputPath.
+	CheckpointURI string
+	OutputPath    string
+	MaxRuntime    int
 }
 
 func sh(script string) job { return job{Entrypoint: []string{"sh", "-c", script}} }
@@ -290,8 +297,11 @@ func (j job) payload() []byte {
 		chans = append(chans, map[string]any{"ChannelName": name, "DataSource": map[string]any{"S3DataSource": map[string]any{"S3Uri": uri, "S3DataType": "S3Prefix"}}})
 	}
 	p["InputDataConfig"] = chans
-	if j.Checkpoint != "" {
-		p["CheckpointConfig"] = map[string]any{"LocalPath": j.Checkpoint, "S3Uri": "s3://b/ckpt"}
+	if j.Checkpoint != "" || j.CheckpointURI != "" {
+		p["CheckpointConfig"] = map[string]any{"LocalPath": j.Checkpoint, "S3Uri": j.CheckpointURI}
+	}
+	if j.OutputPath != "" {
+		p["OutputDataConfig"] = map[string]any{"S3OutputPath": j.OutputPath}
 	}
 	if j.MaxRuntime > 0 {
 		p["StoppingCondition"] = map[string]any{"MaxRuntimeInSeconds": j.MaxRuntime}
@@ -305,4 +315,12 @@ func (j job) payload() []byte {
 
 func attemptOf(id, jobID string, j job) executor.Attempt {
 	return executor.Attempt{ID: id, JobID: jobID, JobName: "name-" + jobID, Payload: j.payload()}
+}
+
+// treePath is where a host of an attempt sees rel of its /opt/ml tree.
+func (h *harness) treePath(attempt, host, rel string) string {
+	if h.e.mountNS {
+		return "/opt/ml/" + rel
+	}
+	return filepath.Join(h.attemptDir(attempt), "hosts", host, rel)
 }

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sharq-dev/sharq/internal/s3data"
 	"github.com/sharq-dev/sharq/internal/trainingjob"
 )
 
@@ -47,6 +48,16 @@ type Options struct {
 	Retention time.Duration
 	// Logger receives the executor's own diagnostics. Default: discarded.
 	Logger *slog.Logger
+	// Data moves jobs' channels, models and checkpoints: S3 and local
+	// paths. Nil makes one for AWS's S3 with the usual credential chain.
+	Data *s3data.Store
+	// NoS3, when set, says why this server reaches no S3: jobs that read
+	// or write s3:// URIs are refused with it at submission.
+	NoS3 string
+	// NoMountNamespace runs every instance with its tree at its own path
+	// (the SM_* variables say where), as it does anyway without the
+	// privilege to make mount namespaces.
+	NoMountNamespace bool
 	// Held, when set, tells whether this server may still act: it leads
 	// on a store shared with others. Queued attempts are launched only
 	// while it does; another server, leading now, adopts them.
@@ -100,6 +111,13 @@ func (o Options) withDefaults() (Options, error) {
 		perInst[k] = v
 	}
 	o.GPUsPerInstance = perInst
+	if o.Data == nil {
+		d, err := s3data.New(context.Background(), s3data.Config{CacheDir: filepath.Join(o.DataDir, "cache")})
+		if err != nil {
+			return o, err
+		}
+		o.Data = d
+	}
 	if o.GPUs == nil {
 		gpus, err := detectGPUs()
 		if err != nil {

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -66,36 +65,6 @@ func (e *Executor) CheckSubmit(payload []byte) error {
 		return fmt.Errorf("AlgorithmSpecification.ContainerEntrypoint[0] %q is not an executable file %s", cmd, where)
 	}
 	return nil
-}
-
-// channels maps channel names to local directories: file:// URIs, plain
-// absolute paths and file-system data sources. S3 channels have no local
-// path and get no variable.
-func channels(j *trainingjob.Request) map[string]string {
-	ch := map[string]string{}
-	for _, c := range j.InputDataConfig {
-		ds := c.DataSource
-		switch {
-		case ds.FileSystemDataSource != nil && ds.FileSystemDataSource.DirectoryPath != "":
-			ch[c.ChannelName] = ds.FileSystemDataSource.DirectoryPath
-		case ds.S3DataSource != nil:
-			if p, ok := localPath(ds.S3DataSource.S3Uri); ok {
-				ch[c.ChannelName] = p
-			}
-		}
-	}
-	return ch
-}
-
-func localPath(uri string) (string, bool) {
-	if strings.HasPrefix(uri, "/") {
-		return uri, true
-	}
-	u, err := url.Parse(uri)
-	if err != nil || u.Scheme != "file" || u.Path == "" {
-		return "", false
-	}
-	return u.Path, true
 }
 
 // graceOverride returns the payload's grace override, if any.

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/sharq-dev/sharq/internal/executor"
+	"github.com/sharq-dev/sharq/internal/optml"
 	"github.com/sharq-dev/sharq/internal/trainingjob"
 )
 
@@ -28,27 +29,72 @@ type launchSpec struct {
 	// uses instead of the caller's grace.
 	GraceOverride *time.Duration `json:"grace_override,omitempty"`
 	Checkpoint    string         `json:"checkpoint"`
+	// Data is what the executor moves around the processes: channels in
+	// before, outputs and checkpoints out after. The supervisor ignores it.
+	Data *dataSpec `json:"data,omitempty"`
 }
 
 // hostSpec is one instance process.
 type hostSpec struct {
-	Name   string   `json:"name"`
-	Type   string   `json:"type"`
-	Path   string   `json:"path"`
-	Args   []string `json:"args"`
-	Env    []string `json:"env"`
+	Name string   `json:"name"`
+	Type string   `json:"type"`
+	Path string   `json:"path"`
+	Args []string `json:"args"`
+	Env  []string `json:"env"`
+	// Dir is the host's /opt/ml tree and its working directory.
 	Dir    string   `json:"dir"`
 	Mkdirs []string `json:"mkdirs"`
 	Stdout string   `json:"stdout"`
 	Stderr string   `json:"stderr"`
 	GPUs   []int    `json:"gpus,omitempty"`
+	// MountNS forks the process in a mount namespace of its own, where
+	// Args (MountArg's command line) binds Dir at /opt/ml.
+	MountNS bool `json:"mount_ns,omitempty"`
+}
+
+// dataSpec is what moves in and out of an attempt's trees.
+type dataSpec struct {
+	// Channels are the channels to stage into each host's tree; local
+	// ones are linked instead.
+	Channels []optml.Channel `json:"channels,omitempty"`
+	// ModelURI and OutputURI are where model/ and output/data/ of every
+	// host go, merged, when the attempt succeeds ("": nowhere).
+	ModelURI  string `json:"model_uri,omitempty"`
+	OutputURI string `json:"output_uri,omitempty"`
+	// Compressed archives them as tar.gz; otherwise their files are
+	// uploaded as they are.
+	Compressed bool `json:"compressed,omitempty"`
+	// CheckpointURI is restored into the checkpoint directory before the
+	// attempt and saved from it after, however it ended.
+	CheckpointURI string `json:"checkpoint_uri,omitempty"`
+}
+
+// remote tells whether anything must be fetched before the processes run
+// or sent after: only then does the attempt need an S3 client.
+func (d *dataSpec) remote() bool {
+	if d == nil {
+		return false
+	}
+	for _, c := range d.Channels {
+		if !c.Local() {
+			return true
+		}
+	}
+	for _, u := range []string{d.ModelURI, d.OutputURI, d.CheckpointURI} {
+		if _, local := optml.LocalPath(u); u != "" && !local {
+			return true
+		}
+	}
+	return false
 }
 
 // plan is a prepared attempt waiting for admission.
 type plan struct {
-	spec launchSpec
-	env  []*envList // per host; GPU variables are added on admission
-	need []int      // GPUs per host
+	spec  launchSpec
+	req   *trainingjob.Request
+	hosts []optml.Host
+	env   []*envList // per host; GPU variables are added on admission
+	need  []int      // GPUs per host
 }
 
 // prepare resolves everything about an attempt that does not depend on
@@ -62,7 +108,11 @@ func (e *Executor) prepare(a executor.Attempt, dir string) (*plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	types := hostTypes(a, j)
+	hosts := hostsOf(a, j)
+	types := make([]string, len(hosts))
+	for i, h := range hosts {
+		types[i] = h.Type
+	}
 	need, err := e.gpuNeeds(types)
 	if err != nil {
 		return nil, err
@@ -76,54 +126,89 @@ func (e *Executor) prepare(a executor.Attempt, dir string) (*plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &plan{need: need}
+	data := dataOf(j, a.ID)
+	if data.remote() && e.opts.Data == nil {
+		return nil, cannotStart("the job reads or writes S3, and this server has no S3 configured")
+	}
+	p := &plan{need: need, req: j, hosts: hosts}
 	p.spec = launchSpec{
 		Timeout:       timeout(a.Timeout, j.StoppingCondition.MaxRuntimeInSeconds),
 		Grace:         e.opts.DefaultGrace,
 		GraceOverride: grace,
 		Checkpoint:    e.checkpointDir(a, j),
+		Data:          data,
 	}
 	if grace != nil {
 		p.spec.Grace = *grace
 	}
-	names := hostNames(len(types))
-	for i, typ := range types {
-		h, env := p.host(dir, names, i, typ, base, j, a)
-		h.Path, h.Args = path, argv
+	job := optml.Job{Name: a.ID, Arn: a.TrainingJobArn, Region: regionOf(a.TrainingJobArn)}
+	for i := range hosts {
+		h, env := p.host(dir, i, base, job, e.mountNS)
+		if e.mountNS {
+			h.Path, h.Args, h.MountNS = selfExe, append([]string{"sharq"}, mountArgv(path, argv, []bind{{Source: h.Dir, Target: optml.Root}})...), true
+		} else {
+			h.Path, h.Args = path, argv
+		}
 		p.spec.Hosts = append(p.spec.Hosts, h)
 		p.env = append(p.env, env)
 	}
 	return p, nil
 }
 
-// host builds instance i's spec and environment. The toolkit variables go
-// after the payload's Environment so that a job cannot unpin its GPUs or
-// misname its host by accident.
-func (p *plan) host(dir string, names []string, i int, typ string, base *envList, j *trainingjob.Request, a executor.Attempt) (hostSpec, *envList) {
-	name := names[i]
+// selfExe is the supervisor's own program, which runs MountMain: the path
+// is read in the forked child, before it execs.
+const selfExe = "/proc/self/exe"
+
+// host builds instance i's spec and environment: the payload's
+// Environment, then the contract's variables (optml.Env), with paths as
+// the process sees its tree: /opt/ml in a mount namespace, else the tree's
+// own directory.
+func (p *plan) host(dir string, i int, base *envList, job optml.Job, mountNS bool) (hostSpec, *envList) {
+	name := p.hosts[i].Name
 	hd := filepath.Join(dir, "hosts", name)
 	h := hostSpec{
 		Name:   name,
-		Type:   typ,
+		Type:   p.hosts[i].Type,
 		Dir:    hd,
-		Mkdirs: []string{filepath.Join(hd, "model"), filepath.Join(hd, "output", "data"), p.spec.Checkpoint},
+		Mkdirs: []string{filepath.Join(hd, optml.ModelDir), filepath.Join(hd, optml.OutputData), p.spec.Checkpoint},
 		Stdout: filepath.Join(dir, logsDir, name+".stdout"),
 		Stderr: filepath.Join(dir, logsDir, name+".stderr"),
 	}
+	root := hd
+	if mountNS {
+		root = optml.Root
+	}
 	env := newEnvList(base.vars)
-	for _, v := range j.ToolkitVars(a.ID, channels(j)) {
+	for _, v := range optml.Env(p.req, p.hosts, i, root, job) {
 		env.set(v.Name, v.Value)
 	}
-	env.set("SM_HOSTS", trainingjob.JSONString(names))
-	env.set("SM_CURRENT_HOST", name)
-	env.set("SM_CURRENT_INSTANCE_TYPE", typ)
 	env.set("SM_NUM_CPUS", strconv.Itoa(runtime.NumCPU()))
 	env.set("SM_NUM_GPUS", "0")
-	env.set("SM_MODEL_DIR", h.Mkdirs[0])
-	env.set("SM_OUTPUT_DIR", filepath.Join(hd, "output"))
-	env.set("SM_OUTPUT_DATA_DIR", h.Mkdirs[1])
-	env.set("SM_CHECKPOINT_DIR", p.spec.Checkpoint)
 	return h, env
+}
+
+// dataOf is what moves in and out of the attempt named jobName.
+func dataOf(j *trainingjob.Request, jobName string) *dataSpec {
+	d := &dataSpec{
+		Channels:      optml.Channels(j),
+		ModelURI:      optml.ModelURI(j, jobName),
+		OutputURI:     optml.OutputURI(j, jobName),
+		Compressed:    optml.Compressed(j),
+		CheckpointURI: j.CheckpointConfig.S3Uri,
+	}
+	if len(d.Channels) == 0 && d.ModelURI == "" && d.CheckpointURI == "" {
+		return nil
+	}
+	return d
+}
+
+// regionOf is the region of an ARN, "" when it has none.
+func regionOf(arn string) string {
+	parts := strings.SplitN(arn, ":", 5)
+	if len(parts) < 5 {
+		return ""
+	}
+	return parts[3]
 }
 
 // assign completes the spec with the GPUs each host got. Without GPUs on
@@ -147,37 +232,42 @@ func (p *plan) assign(gpus [][]int, machineHasGPUs bool) launchSpec {
 	return spec
 }
 
-// hostTypes lists the instance type of each host: the dispatched capacity,
-// else the payload's ResourceConfig, else one untyped host.
-func hostTypes(a executor.Attempt, j *trainingjob.Request) []string {
+// hostsOf lists the attempt's hosts: those of the payload's
+// ResourceConfig (with their instance groups) when they match the
+// dispatched capacity, else one per dispatched instance.
+func hostsOf(a executor.Attempt, j *trainingjob.Request) []optml.Host {
+	hosts := optml.Cluster(j)
 	var types []string
 	for _, in := range a.Instances {
 		for range in.Count {
 			types = append(types, in.Type)
 		}
 	}
-	if len(types) > 0 {
-		return types
+	if len(types) == 0 || len(types) == len(hosts) && sameTypes(hosts, types) {
+		return hosts
 	}
-	n, typ := 1, ""
-	if rc := j.ResourceConfig; rc != nil {
-		typ = rc.InstanceType
-		if rc.InstanceCount != nil {
-			n = max(*rc.InstanceCount, 1)
-		}
+	hosts = make([]optml.Host, len(types))
+	for i, t := range types {
+		hosts[i] = optml.Host{Name: "algo-" + strconv.Itoa(i+1), Type: t}
 	}
-	for range n {
-		types = append(types, typ)
-	}
-	return types
+	return hosts
 }
 
-func hostNames(n int) []string {
-	names := make([]string, n)
-	for i := range names {
-		names[i] = "algo-" + strconv.Itoa(i+1)
+// sameTypes tells whether the hosts have the types, in any order.
+func sameTypes(hosts []optml.Host, types []string) bool {
+	count := map[string]int{}
+	for _, t := range types {
+		count[t]++
 	}
-	return names
+	for _, h := range hosts {
+		count[h.Type]--
+	}
+	for _, n := range count {
+		if n != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // gpuNeeds gives the GPUs per host; an attempt that needs more than the
@@ -198,9 +288,15 @@ func (e *Executor) gpuNeeds(types []string) ([]int, error) {
 	return need, nil
 }
 
+// checkpointDir is the checkpoint directory of this machine that outlives
+// the job's attempts: CheckpointConfig.LocalPath when it lies outside
+// /opt/ml (a directory of this machine), else one per job under the data
+// dir, which the tree links at LocalPath (default /opt/ml/checkpoints).
 func (e *Executor) checkpointDir(a executor.Attempt, j *trainingjob.Request) string {
-	if j.CheckpointConfig.LocalPath != "" {
-		return j.CheckpointConfig.LocalPath
+	if p := j.CheckpointConfig.LocalPath; p != "" {
+		if _, inTree := optml.UnderRoot(p); !inTree {
+			return p
+		}
 	}
 	id := a.JobID
 	if id == "" {

@@ -47,10 +47,15 @@ func (e *Executor) load(id string) {
 		os.RemoveAll(dir)
 		return
 	}
+	at.spec = readSpec(dir)
 	e.mu.Lock()
 	e.attempts[id] = at
 	e.mu.Unlock()
 	switch {
+	case awaitsOutputs(at.spec, st):
+		// It ended while no executor listened, its outputs unsent.
+		at.reported = len(st.History) - 1
+		e.emitLocked(at, st)
 	case st.ended():
 		at.phase = ended
 	case alive:
@@ -85,6 +90,7 @@ func (e *Executor) adopt(at *attempt) {
 	if err := readJSON(filepath.Join(at.dir, launchFile), &spec); err != nil {
 		e.log.Warn("read launch spec", "attempt", at.id, "err", err)
 	}
+	at.spec = &spec
 	at.grace, at.handed = spec.GraceOverride, true
 	e.mu.Lock()
 	for _, h := range spec.Hosts {
@@ -97,10 +103,19 @@ func (e *Executor) adopt(at *attempt) {
 	e.watchLocked(at)
 	// A transition between the read above and the watch has no event.
 	st, _ := readStatus(at.dir)
-	e.emitLocked(at, st)
-	if st.ended() {
+	if e.emitLocked(at, st) {
 		e.finishLocked(at)
 	}
+}
+
+// readSpec reads an attempt's launch spec, nil when it was not handed
+// over.
+func readSpec(dir string) *launchSpec {
+	var spec launchSpec
+	if readJSON(filepath.Join(dir, launchFile), &spec) != nil {
+		return nil
+	}
+	return &spec
 }
 
 func (e *Executor) expired(at time.Time) bool {

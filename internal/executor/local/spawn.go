@@ -65,11 +65,17 @@ func (p *procTable) forkLoop() {
 		p.mu.Lock()
 		// NB: syscall.ForkExec, not os.StartProcess, whose first use forks
 		// an extra process to probe for pidfd support.
+		sys := &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+		if req.hs.MountNS {
+			// The child's mounts are made private, so that the binds
+			// MountMain makes reach nobody else.
+			sys.Unshareflags = syscall.CLONE_NEWNS
+		}
 		pid, err := syscall.ForkExec(req.hs.Path, req.hs.Args, &syscall.ProcAttr{
 			Dir:   req.hs.Dir,
 			Env:   req.hs.Env,
 			Files: []uintptr{p.devNull.Fd(), req.stdout.Fd(), req.stderr.Fd()},
-			Sys:   &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL},
+			Sys:   sys,
 		})
 		if err == nil {
 			p.byPID[pid] = req.r

@@ -1,0 +1,251 @@
+package local
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/sharq-dev/sharq/internal/executor"
+	"github.com/sharq-dev/sharq/internal/optml"
+	"github.com/sharq-dev/sharq/internal/s3data"
+)
+
+// The data phases of an attempt, around its processes: before them, each
+// host's /opt/ml tree is written and its channels staged (the job is
+// STARTING, its reason counting the bytes); after them, the model and
+// outputs of every host are archived to the output path and the checkpoint
+// directory saved, and only then is the attempt's end reported, with the
+// failure file's text as its reason.
+
+// progressEvery is how often staging reports its bytes.
+const progressEvery = time.Second
+
+// writeTrees writes every host's tree: config files, the channels'
+// directories (local channels and a checkpoint path in /opt/ml are linked
+// to their directories of this machine), model/ and output/.
+func writeTrees(p *plan) error {
+	for i, h := range p.spec.Hosts {
+		if err := optml.Write(h.Dir, p.req, p.hosts, i); err != nil {
+			return err
+		}
+		links := map[string]string{}
+		for _, c := range optml.Channels(p.req) {
+			if src, ok := optml.LocalPath(c.URI); ok {
+				links[filepath.Join(optml.DataDir, c.Name)] = src
+			}
+		}
+		if rel, ok := optml.UnderRoot(optml.CheckpointPath(p.req)); ok {
+			links[rel] = p.spec.Checkpoint
+		}
+		for rel, target := range links {
+			at := filepath.Join(h.Dir, rel)
+			if err := os.Remove(at); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return fmt.Errorf("link %s: %w", rel, err)
+			}
+			if err := os.Symlink(target, at); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// stage writes the trees, restores the checkpoint directory and stages
+// the channels that are not local, reporting progress as the reason of
+// Starting updates. It runs before the attempt is handed to the
+// supervisor, without the attempt's lock, so that Stop can cancel it.
+func (e *Executor) stage(ctx context.Context, at *attempt, p *plan) error {
+	if err := os.MkdirAll(p.spec.Checkpoint, 0o755); err != nil {
+		return fmt.Errorf("checkpoint directory: %w", err)
+	}
+	if err := writeTrees(p); err != nil {
+		return fmt.Errorf("write /opt/ml: %w", err)
+	}
+	d := p.spec.Data
+	if d == nil {
+		return nil
+	}
+	report := func(what string) {
+		e.out.Put(executor.Update{AttemptID: at.id, JobID: at.jobID, State: executor.Starting, Reason: what, At: time.Now()})
+	}
+	if d.CheckpointURI != "" {
+		report("Downloading checkpoints from " + d.CheckpointURI)
+		if err := e.opts.Data.DownloadDir(ctx, d.CheckpointURI, p.spec.Checkpoint); err != nil {
+			return fmt.Errorf("restore checkpoints: %w", err)
+		}
+	}
+	if slices.ContainsFunc(d.Channels, func(c optml.Channel) bool { return !c.Local() }) {
+		report("Downloading input data")
+	}
+	n := len(p.spec.Hosts)
+	for i, h := range p.spec.Hosts {
+		for _, c := range d.Channels {
+			if c.Local() {
+				continue
+			}
+			var last time.Time
+			progress := func(pr s3data.Progress) {
+				if now := time.Now(); now.Sub(last) >= progressEvery {
+					last = now
+					report(fmt.Sprintf("Downloading input data: channel %s for %s, %s of %s", c.Name, h.Name, bytesText(pr.Done), bytesText(pr.Total)))
+				}
+			}
+			ch := s3data.Channel{Name: c.Name, URI: c.URI, DataType: c.DataType, Distribution: c.Distribution}
+			if err := e.opts.Data.Stage(ctx, ch, i, n, filepath.Join(h.Dir, optml.DataDir, c.Name), progress); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// removeStaged removes what staging left in the trees of an attempt that
+// will not run.
+func removeStaged(p *plan) {
+	for _, h := range p.spec.Hosts {
+		os.RemoveAll(filepath.Join(h.Dir, optml.DataDir))
+	}
+}
+
+func bytesText(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}
+
+// dataOutcome is what the after phase did, kept in state.json so that it
+// is done once and a restarted executor reports the same end.
+type dataOutcome struct {
+	Done     bool   `json:"done"`
+	ModelURI string `json:"model_uri,omitempty"`
+}
+
+// awaitsOutputs tells whether the ended attempt's outputs are still to be
+// sent; the end is reported only once they are.
+func awaitsOutputs(spec *launchSpec, st status) bool {
+	return spec != nil && (spec.Data != nil || hasFailureFile(spec)) && st.ended() && (st.Data == nil || !st.Data.Done)
+}
+
+func hasFailureFile(spec *launchSpec) bool {
+	for _, h := range spec.Hosts {
+		if _, err := os.Stat(filepath.Join(h.Dir, optml.Failure)); err == nil {
+			return true
+		}
+	}
+	return false
+}
+
+// finishOutputs sends an ended attempt's outputs, then records and reports
+// its end: a success whose model cannot be uploaded fails, and a failure
+// file's text replaces the end of a failure's reason. It runs without the
+// attempt's lock; a Close meanwhile leaves the end unreported, for the next
+// executor to finish.
+func (e *Executor) finishOutputs(at *attempt, spec *launchSpec) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		select {
+		case <-e.done:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	st, err := readStatus(at.dir)
+	if err != nil {
+		e.log.Error("read attempt state", "attempt", at.id, "err", err)
+		return
+	}
+	end, _ := st.last()
+	out := &dataOutcome{Done: true}
+	if failure := failureReason(spec); failure != "" && end.State == executor.Failed {
+		head, _, _ := strings.Cut(end.Reason, ": ")
+		end.Reason = head + ": " + failure
+	}
+	if err := e.sendOutputs(ctx, at, spec, end.State, out); err != nil {
+		if ctx.Err() != nil && e.isClosed() {
+			return
+		}
+		e.log.Warn("send attempt outputs", "attempt", at.id, "err", err)
+		if end.State == executor.Succeeded {
+			end = transition{State: executor.Failed, Reason: "ClientError: " + err.Error(), At: end.At}
+		} else {
+			end.Reason += "; " + err.Error()
+		}
+	}
+	at.mu.Lock()
+	defer at.mu.Unlock()
+	if e.isClosed() {
+		return
+	}
+	st.History[len(st.History)-1] = end
+	st.Data = out
+	if err := writeJSON(at.dir, stateFile, st); err != nil {
+		e.log.Error("record attempt end", "attempt", at.id, "err", err)
+	}
+	e.emitLocked(at, st)
+	e.finishLocked(at)
+}
+
+// sendOutputs saves the checkpoints of any end, and the model and
+// output/data of a success (output/data of a failure too, which often
+// says why).
+func (e *Executor) sendOutputs(ctx context.Context, at *attempt, spec *launchSpec, end executor.State, out *dataOutcome) error {
+	d := spec.Data
+	if d == nil {
+		return nil
+	}
+	report := func(what string) {
+		e.out.Put(executor.Update{AttemptID: at.id, JobID: at.jobID, State: executor.Running, Reason: what, At: time.Now()})
+	}
+	var errs []error
+	if d.CheckpointURI != "" {
+		report("Uploading checkpoints to " + d.CheckpointURI)
+		if err := e.opts.Data.UploadDir(ctx, d.CheckpointURI, spec.Checkpoint); err != nil {
+			errs = append(errs, fmt.Errorf("saving checkpoints: %w", err))
+		}
+	}
+	dirs := func(rel string) []string {
+		var out []string
+		for _, h := range spec.Hosts {
+			out = append(out, filepath.Join(h.Dir, rel))
+		}
+		return out
+	}
+	if d.OutputURI != "" && (end == executor.Succeeded || end == executor.Failed) {
+		report("Uploading output data to " + d.OutputURI)
+		if err := e.opts.Data.UploadArchive(ctx, d.OutputURI, dirs(optml.OutputData), d.Compressed); err != nil {
+			errs = append(errs, fmt.Errorf("uploading output data: %w", err))
+		}
+	}
+	if d.ModelURI != "" && end == executor.Succeeded {
+		report("Uploading the model to " + d.ModelURI)
+		if err := e.opts.Data.UploadArchive(ctx, d.ModelURI, dirs(optml.ModelDir), d.Compressed); err != nil {
+			errs = append(errs, fmt.Errorf("uploading the model: %w", err))
+		} else {
+			out.ModelURI = d.ModelURI
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// failureReason is the failure file of the first host that wrote one.
+func failureReason(spec *launchSpec) string {
+	for _, h := range spec.Hosts {
+		if r := optml.FailureReason(h.Dir); r != "" {
+			return r
+		}
+	}
+	return ""
+}
