@@ -59,6 +59,7 @@ type serveConfig struct {
 	// tlsCert and tlsKey, when set, make the server speak HTTPS.
 	tlsCert, tlsKey string
 	kube            kubeFlags
+	data            dataFlags
 }
 
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -83,6 +84,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.StringVar(&cfg.tlsCert, "tls-cert", "", "serve HTTPS with this certificate (PEM; reloaded on SIGHUP)")
 	fs.StringVar(&cfg.tlsKey, "tls-key", "", "the private key of --tls-cert (PEM)")
 	cfg.kube.register(fs)
+	cfg.data.register(fs)
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -106,10 +108,17 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	return 0
 }
 
-func openExecutor(cfg serveConfig, log *slog.Logger) (executor.Executor, error) {
+func openExecutor(ctx context.Context, cfg serveConfig, log *slog.Logger) (executor.Executor, error) {
 	switch cfg.executor {
 	case "local":
 		opts := local.Options{DataDir: filepath.Join(cfg.dataDir, "executor"), DefaultGrace: cfg.grace, Logger: log}
+		var err error
+		if opts.Data, opts.NoS3, err = openData(ctx, cfg.data, opts.DataDir); err != nil {
+			return nil, err
+		}
+		if opts.NoS3 != "" {
+			log.Info("jobs that read or write S3 are refused", "why", opts.NoS3)
+		}
 		if cfg.lease != nil {
 			opts.Held = cfg.lease.Held
 		}
@@ -193,7 +202,7 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 			}
 		}()
 	}
-	ex, err := openExecutor(cfg, log)
+	ex, err := openExecutor(ctx, cfg, log)
 	if err != nil {
 		return fmt.Errorf("open executor: %w", err)
 	}

@@ -18,11 +18,8 @@ import (
 // TestMain lets the test binary act as the supervisor, as the sharq binary
 // does: the executor starts it again with SupervisorArg.
 func TestMain(m *testing.M) {
-	if len(os.Args) > 1 && os.Args[1] == SupervisorArg {
-		os.Exit(SupervisorMain(os.Args[2:]))
-	}
-	if len(os.Args) > 1 && os.Args[1] == MountArg {
-		os.Exit(MountMain(os.Args[2:]))
+	if code, ok := HiddenMain(os.Args[1:]); ok {
+		os.Exit(code)
 	}
 	if len(os.Args) > 1 && os.Args[1] == attemptSupervisorArg {
 		os.Exit(attemptSupervisorMain(os.Args[2:]))

@@ -38,16 +38,26 @@ func parseJob(payload []byte) (*trainingjob.Request, error) {
 	return j, nil
 }
 
-// CheckSubmit refuses a payload whose command does not exist where this
-// executor would look for it: an absolute path that is not an executable
-// file, or a name on none of the job's PATH (the server's, or the
-// payload's Environment.PATH). A relative path depends on the directory
-// the attempt runs in, and a payload the engine refuses anyway (or one
-// without a command) is left to the engine and to Start.
+// CheckSubmit refuses a payload that can never run here: one without a
+// command (this executor runs commands, not images), one that names S3
+// where this server has none, and one whose command does not exist where
+// this executor would look for it: an absolute path that is not an
+// executable file, or a name on none of the job's PATH (the server's, or
+// the payload's Environment.PATH). A relative path depends on the
+// directory the attempt runs in, and a payload the engine refuses anyway
+// is left to the engine.
 func (e *Executor) CheckSubmit(payload []byte) error {
 	j, err := trainingjob.Parse(payload)
-	if err != nil || len(j.AlgorithmSpecification.ContainerEntrypoint) == 0 {
+	if err != nil {
 		return nil
+	}
+	if len(j.AlgorithmSpecification.ContainerEntrypoint) == 0 {
+		return errors.New("AlgorithmSpecification.ContainerEntrypoint is required: this server runs jobs as processes on its machine, not images")
+	}
+	if e.opts.NoS3 != "" {
+		if field := s3Field(j); field != "" {
+			return fmt.Errorf("%s is in S3, and %s", field, e.opts.NoS3)
+		}
 	}
 	cmd := j.AlgorithmSpecification.ContainerEntrypoint[0]
 	if !filepath.IsAbs(cmd) && strings.Contains(cmd, "/") {
@@ -65,6 +75,22 @@ func (e *Executor) CheckSubmit(payload []byte) error {
 		return fmt.Errorf("AlgorithmSpecification.ContainerEntrypoint[0] %q is not an executable file %s", cmd, where)
 	}
 	return nil
+}
+
+// s3Field names the first field of the request that is an s3:// URI.
+func s3Field(j *trainingjob.Request) string {
+	for i, c := range j.InputDataConfig {
+		if s := c.DataSource.S3DataSource; s != nil && strings.HasPrefix(s.S3Uri, "s3://") {
+			return fmt.Sprintf("InputDataConfig[%d].DataSource.S3DataSource.S3Uri (channel %s)", i, c.ChannelName)
+		}
+	}
+	if strings.HasPrefix(j.OutputDataConfig.S3OutputPath, "s3://") {
+		return "OutputDataConfig.S3OutputPath"
+	}
+	if strings.HasPrefix(j.CheckpointConfig.S3Uri, "s3://") {
+		return "CheckpointConfig.S3Uri"
+	}
+	return ""
 }
 
 // graceOverride returns the payload's grace override, if any.

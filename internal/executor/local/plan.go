@@ -127,8 +127,8 @@ func (e *Executor) prepare(a executor.Attempt, dir string) (*plan, error) {
 		return nil, err
 	}
 	data := dataOf(j, a.ID)
-	if data.remote() && e.opts.Data == nil {
-		return nil, cannotStart("the job reads or writes S3, and this server has no S3 configured")
+	if data.remote() && e.opts.NoS3 != "" {
+		return nil, cannotStart("%s", e.opts.NoS3)
 	}
 	p := &plan{need: need, req: j, hosts: hosts}
 	p.spec = launchSpec{

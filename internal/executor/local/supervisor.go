@@ -45,6 +45,20 @@ type message struct {
 	Version int    `json:"version,omitempty"`
 }
 
+// HiddenMain runs the hidden commands of a program that serves as the
+// supervisor: SupervisorArg, and MountArg, with which the supervisor
+// starts instances from its own program. ok is false when args (os.Args
+// less the program) name neither.
+func HiddenMain(args []string) (code int, ok bool) {
+	switch {
+	case len(args) > 0 && args[0] == SupervisorArg:
+		return SupervisorMain(args[1:]), true
+	case len(args) > 0 && args[0] == MountArg:
+		return MountMain(args[1:]), true
+	}
+	return 0, false
+}
+
 // SupervisorMain runs the supervisor of the executor data dir args[0] and
 // returns the process's exit code. The sharq binary calls it when started as
 // "sharq __supervise DIR" by the executor, which hands it its lock and its
