@@ -63,8 +63,13 @@ func startServer(t *testing.T, opts serverOptions) *server {
 	if opts.executor == "" {
 		opts.executor = "simulated"
 	}
-	args := append([]string{"serve", "--listen", "127.0.0.1:0", "--data-dir", opts.dataDir,
-		"--executor", opts.executor}, opts.args...)
+	args := []string{"serve", "--listen", "127.0.0.1:0", "--data-dir", opts.dataDir, "--executor", opts.executor}
+	if opts.executor == "local" {
+		// Jobs run as processes unless a test asks for containers (a later
+		// flag wins).
+		args = append(args, "--container-runtime", "none")
+	}
+	args = append(args, opts.args...)
 	s := &server{t: t, dataDir: opts.dataDir, log: newServerLog(), exited: make(chan struct{})}
 	s.cmd = exec.Command(sharqBin, args...)
 	s.cmd.Stdout, s.cmd.Stderr = s.log, s.log

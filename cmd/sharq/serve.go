@@ -60,6 +60,7 @@ type serveConfig struct {
 	tlsCert, tlsKey string
 	kube            kubeFlags
 	data            dataFlags
+	containers      containerFlags
 }
 
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -85,6 +86,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.StringVar(&cfg.tlsKey, "tls-key", "", "the private key of --tls-cert (PEM)")
 	cfg.kube.register(fs)
 	cfg.data.register(fs)
+	cfg.containers.register(fs)
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -118,6 +120,9 @@ func openExecutor(ctx context.Context, cfg serveConfig, log *slog.Logger) (execu
 		}
 		if opts.NoS3 != "" {
 			log.Info("jobs that read or write S3 are refused", "why", opts.NoS3)
+		}
+		if err := cfg.containers.apply(&opts, log); err != nil {
+			return nil, err
 		}
 		if cfg.lease != nil {
 			opts.Held = cfg.lease.Held

@@ -4,12 +4,19 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"log/slog"
+	"os"
 	"path/filepath"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/config"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"sigs.k8s.io/yaml"
 
+	"github.com/sharq-dev/sharq/internal/container"
+	"github.com/sharq-dev/sharq/internal/executor/local"
 	"github.com/sharq-dev/sharq/internal/s3data"
+	"github.com/sharq-dev/sharq/internal/trainingjob"
 )
 
 // dataFlags say where jobs' data lives: the S3 service their channels,
@@ -63,4 +70,89 @@ func openData(ctx context.Context, d dataFlags, dataDir string) (*s3data.Store, 
 		return store, "this server has no S3: start sharq serve with --s3-endpoint, or with AWS credentials for S3 in its environment", nil
 	}
 	return store, "", nil
+}
+
+// containerFlags say how the local executor runs training images.
+type containerFlags struct {
+	runtime       string
+	imageMap      string
+	instanceTypes string
+}
+
+func (c *containerFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&c.runtime, "container-runtime", "auto", "local executor: how a job's TrainingImage runs: auto (podman, else docker, found on PATH; else none), podman, docker (or a path to one), or none (every job runs as processes, its ContainerEntrypoint its command)")
+	fs.StringVar(&c.imageMap, "image-map", "", "local executor: a file of image names to run instead of others (\"FROM TO\" per line, * patterns), for the AWS images notebooks name")
+	fs.StringVar(&c.instanceTypes, "instance-types", "", "local executor: a YAML file of each instance type's cpus, memory (e.g. 16Gi) and gpus, the limits of its containers and the GPUs it gets")
+}
+
+// apply sets the local executor's container options.
+func (c containerFlags) apply(opts *local.Options, log *slog.Logger) error {
+	rt, err := container.Find(c.runtime)
+	switch {
+	case err != nil && c.runtime == "auto":
+		log.Info("no container runtime: jobs run as processes", "why", err)
+	case err != nil:
+		return fmt.Errorf("--container-runtime: %w", err)
+	case rt != nil:
+		opts.Runtime = rt
+		log.Info("training images run in containers", "runtime", rt.Path)
+	}
+	if c.imageMap != "" {
+		m, err := container.LoadImageMap(c.imageMap)
+		if err != nil {
+			return fmt.Errorf("--image-map: %w", err)
+		}
+		opts.ImageMap = m
+	}
+	if c.instanceTypes != "" {
+		limits, gpus, err := readInstanceTypes(c.instanceTypes)
+		if err != nil {
+			return fmt.Errorf("--instance-types: %w", err)
+		}
+		opts.InstanceLimits, opts.GPUsPerInstance = limits, gpus
+	}
+	return nil
+}
+
+// instanceType is one entry of the --instance-types file.
+type instanceType struct {
+	CPUs   float64 `json:"cpus"`
+	Memory string  `json:"memory"`
+	GPUs   *int    `json:"gpus"`
+}
+
+func readInstanceTypes(path string) (map[string]local.InstanceLimits, map[string]int, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	var table map[string]instanceType
+	if err := yaml.UnmarshalStrict(b, &table); err != nil {
+		return nil, nil, err
+	}
+	limits, gpus := map[string]local.InstanceLimits{}, map[string]int{}
+	for typ, t := range table {
+		if !trainingjob.ValidInstanceType(typ) {
+			return nil, nil, fmt.Errorf("%q is not a SageMaker Training instance type", typ)
+		}
+		if t.CPUs < 0 {
+			return nil, nil, fmt.Errorf("%s: cpus must not be negative", typ)
+		}
+		l := local.InstanceLimits{CPUs: t.CPUs}
+		if t.Memory != "" {
+			q, err := resource.ParseQuantity(t.Memory)
+			if err != nil || q.Sign() < 0 {
+				return nil, nil, fmt.Errorf("%s: memory %q is not a quantity of bytes such as 16Gi", typ, t.Memory)
+			}
+			l.MemoryBytes = q.Value()
+		}
+		limits[typ] = l
+		if t.GPUs != nil {
+			if *t.GPUs < 0 {
+				return nil, nil, fmt.Errorf("%s: gpus must not be negative", typ)
+			}
+			gpus[typ] = *t.GPUs
+		}
+	}
+	return limits, gpus, nil
 }

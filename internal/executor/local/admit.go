@@ -76,9 +76,11 @@ func (e *Executor) launch(at *attempt) {
 	if ph != launched {
 		return
 	}
-	spec := at.plan.assign(splitGPUs(gpus, at.plan.need), len(e.opts.GPUs) > 0)
+	spec, err := at.plan.assign(splitGPUs(gpus, at.plan.need), len(e.opts.GPUs) > 0)
 	at.plan = nil
-	err := e.handOver(at, spec)
+	if err == nil {
+		err = e.handOver(at, spec)
+	}
 	switch {
 	case errors.Is(err, ErrClosed):
 		// Left as it is, without a start: the next executor launches it.
@@ -114,6 +116,9 @@ func (e *Executor) stageAttempt(at *attempt) bool {
 		return true
 	}
 	removeStaged(p)
+	if err := e.removeContainers(context.Background(), &p.spec); err != nil {
+		e.log.Warn("remove the attempt's network", "attempt", at.id, "err", err)
+	}
 	if e.isClosed() {
 		return false // the next executor stages it again
 	}
@@ -121,6 +126,10 @@ func (e *Executor) stageAttempt(at *attempt) bool {
 	defer at.mu.Unlock()
 	if _, err := os.Stat(filepath.Join(at.dir, stopFile)); err == nil {
 		e.endLocked(at, transition{State: executor.Stopped, Reason: "Stopped"})
+		return false
+	}
+	if errors.Is(err, errCannotStart) {
+		e.failLocked(at, err.Error())
 		return false
 	}
 	e.failLocked(at, "ClientError: "+err.Error())

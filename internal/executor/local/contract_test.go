@@ -70,6 +70,16 @@ func makeBucket(t *testing.T, c *s3.Client, name string) {
 	}
 }
 
+// untarFile reads a tar.gz file into a map of file names to contents.
+func untarFile(t *testing.T, path string) map[string]string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return untar(t, b)
+}
+
 // untar reads a tar.gz into a map of file names to contents.
 func untar(t *testing.T, b []byte) map[string]string {
 	t.Helper()

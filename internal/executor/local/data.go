@@ -27,11 +27,15 @@ const progressEvery = time.Second
 
 // writeTrees writes every host's tree: config files, the channels'
 // directories (local channels and a checkpoint path in /opt/ml are linked
-// to their directories of this machine), model/ and output/.
+// to their directories of this machine, or bound there in a container),
+// model/ and output/.
 func writeTrees(p *plan) error {
 	for i, h := range p.spec.Hosts {
 		if err := optml.Write(h.Dir, p.req, p.hosts, i); err != nil {
 			return err
+		}
+		if p.inContainers() {
+			continue // the container binds them instead
 		}
 		links := map[string]string{}
 		for _, c := range optml.Channels(p.req) {
@@ -65,6 +69,11 @@ func (e *Executor) stage(ctx context.Context, at *attempt, p *plan) error {
 	}
 	if err := writeTrees(p); err != nil {
 		return fmt.Errorf("write /opt/ml: %w", err)
+	}
+	if p.inContainers() {
+		if err := e.prepareRuntime(ctx, at, p); err != nil {
+			return err
+		}
 	}
 	d := p.spec.Data
 	if d == nil {
@@ -104,6 +113,28 @@ func (e *Executor) stage(ctx context.Context, at *attempt, p *plan) error {
 	return nil
 }
 
+// prepareRuntime makes sure the image is here (pulling it if it is not),
+// and makes the attempt's network.
+func (e *Executor) prepareRuntime(ctx context.Context, at *attempt, p *plan) error {
+	image := p.ctr[0].Image
+	e.out.Put(executor.Update{AttemptID: at.id, JobID: at.jobID, State: executor.Starting, Reason: "Preparing the image " + image, At: time.Now()})
+	if err := p.rt.EnsureImage(ctx, image); err != nil {
+		return cannotStart("%v", err)
+	}
+	for _, name := range p.spec.Containers {
+		// A container of an earlier try of this attempt would hold the name.
+		if err := p.rt.Remove(ctx, name); err != nil {
+			return err
+		}
+	}
+	if p.spec.Network != "" {
+		if err := p.rt.CreateNetwork(ctx, p.spec.Network); err != nil {
+			return fmt.Errorf("network %s: %w", p.spec.Network, err)
+		}
+	}
+	return nil
+}
+
 // removeStaged removes what staging left in the trees of an attempt that
 // will not run.
 func removeStaged(p *plan) {
@@ -135,7 +166,7 @@ type dataOutcome struct {
 // awaitsOutputs tells whether the ended attempt's outputs are still to be
 // sent; the end is reported only once they are.
 func awaitsOutputs(spec *launchSpec, st status) bool {
-	return spec != nil && (spec.Data != nil || hasFailureFile(spec)) && st.ended() && (st.Data == nil || !st.Data.Done)
+	return spec != nil && (spec.Data != nil || len(spec.Containers) > 0 || hasFailureFile(spec)) && st.ended() && (st.Data == nil || !st.Data.Done)
 }
 
 func hasFailureFile(spec *launchSpec) bool {
@@ -167,7 +198,13 @@ func (e *Executor) finishOutputs(at *attempt, spec *launchSpec) {
 		e.log.Error("read attempt state", "attempt", at.id, "err", err)
 		return
 	}
+	// What was stopped is gone only once its containers are: a killed
+	// runtime process leaves its container running.
 	end, _ := st.last()
+	if err := e.removeContainers(ctx, spec); err != nil {
+		e.log.Error("remove the attempt's containers", "attempt", at.id, "err", err)
+		end.Reason += "; its containers could not be removed: " + err.Error()
+	}
 	out := &dataOutcome{Done: true}
 	if failure := failureReason(spec); failure != "" && end.State == executor.Failed {
 		head, _, _ := strings.Cut(end.Reason, ": ")
@@ -196,6 +233,26 @@ func (e *Executor) finishOutputs(at *attempt, spec *launchSpec) {
 	}
 	e.emitLocked(at, st)
 	e.finishLocked(at)
+}
+
+// removeContainers removes the attempt's containers and network.
+func (e *Executor) removeContainers(ctx context.Context, spec *launchSpec) error {
+	if len(spec.Containers) == 0 {
+		return nil
+	}
+	rt := e.opts.Runtime
+	if rt == nil {
+		return errors.New("the attempt ran in containers, and this server has no container runtime")
+	}
+	for _, name := range spec.Containers {
+		if err := rt.Remove(ctx, name); err != nil {
+			return err
+		}
+	}
+	if spec.Network != "" {
+		return rt.RemoveNetwork(ctx, spec.Network)
+	}
+	return nil
 }
 
 // sendOutputs saves the checkpoints of any end, and the model and

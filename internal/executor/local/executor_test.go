@@ -99,7 +99,7 @@ func TestCannotStart(t *testing.T) {
 		want    string
 	}{
 		"BadJSON":       {[]byte(`{"AlgorithmSpecification":`), "CannotStart: payload is not a valid CreateTrainingJob request"},
-		"NoEntrypoint":  {[]byte(`{"AlgorithmSpecification":{"TrainingImage":"img"}}`), "CannotStart: no AlgorithmSpecification.ContainerEntrypoint"},
+		"NoEntrypoint":  {[]byte(`{"AlgorithmSpecification":{"TrainingImage":"img"}}`), "CannotStart: AlgorithmSpecification.ContainerEntrypoint is required"},
 		"NotFound":      {job{Entrypoint: []string{"no-such-command-xyz"}}.payload(), `CannotStart: executable "no-such-command-xyz" not found`},
 		"PathNotFound":  {job{Entrypoint: []string{"/no/such/file"}}.payload(), `CannotStart: executable "/no/such/file" not found`},
 		"NotExecutable": {job{Entrypoint: []string{plain}}.payload(), `CannotStart: executable "` + plain + `" not found`},

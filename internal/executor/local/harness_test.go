@@ -256,6 +256,7 @@ func survivors(sids map[int]bool) []int {
 
 // job builds a CreateTrainingJob payload.
 type job struct {
+	Image      string
 	Entrypoint []string
 	Args       []string
 	Env        map[string]string
@@ -284,7 +285,7 @@ func (j job) withEnv(kv ...string) job {
 func (j job) payload() []byte {
 	p := map[string]any{
 		"TrainingJobName":        "tj",
-		"AlgorithmSpecification": map[string]any{"ContainerEntrypoint": j.Entrypoint, "ContainerArguments": j.Args, "TrainingInputMode": "File"},
+		"AlgorithmSpecification": map[string]any{"TrainingImage": j.Image, "ContainerEntrypoint": j.Entrypoint, "ContainerArguments": j.Args, "TrainingInputMode": "File"},
 		"Environment":            j.Env,
 		"HyperParameters":        j.HPs,
 		"ResourceConfig":         map[string]any{"InstanceType": "ml.m5.large", "InstanceCount": 1, "VolumeSizeInGB": 10},
@@ -320,4 +321,14 @@ func (h *harness) treePath(attempt, host, rel string) string {
 		return "/opt/ml/" + rel
 	}
 	return filepath.Join(h.attemptDir(attempt), "hosts", host, rel)
+}
+
+// attemptIDs lists the attempts the harness started.
+func (h *harness) attemptIDs() []string {
+	ents, _ := os.ReadDir(filepath.Join(h.dir, "attempts"))
+	var ids []string
+	for _, e := range ents {
+		ids = append(ids, e.Name())
+	}
+	return ids
 }

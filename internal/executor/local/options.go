@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sharq-dev/sharq/internal/container"
 	"github.com/sharq-dev/sharq/internal/s3data"
 	"github.com/sharq-dev/sharq/internal/trainingjob"
 )
@@ -54,6 +55,14 @@ type Options struct {
 	// NoS3, when set, says why this server reaches no S3: jobs that read
 	// or write s3:// URIs are refused with it at submission.
 	NoS3 string
+	// Runtime, when set, runs a payload's TrainingImage as a container per
+	// host; a payload without an image still runs as processes.
+	Runtime *container.Runtime
+	// ImageMap rewrites image names before they are run.
+	ImageMap container.ImageMap
+	// InstanceLimits are the CPU and memory of a container of each
+	// instance type; a type not listed has no limits.
+	InstanceLimits map[string]InstanceLimits
 	// NoMountNamespace runs every instance with its tree at its own path
 	// (the SM_* variables say where), as it does anyway without the
 	// privilege to make mount namespaces.
@@ -62,6 +71,12 @@ type Options struct {
 	// on a store shared with others. Queued attempts are launched only
 	// while it does; another server, leading now, adopts them.
 	Held func() bool
+}
+
+// InstanceLimits are the resources of one instance's container.
+type InstanceLimits struct {
+	CPUs        float64
+	MemoryBytes int64
 }
 
 // DefaultGPUsPerInstance is the GPU count of the SageMaker instance types

@@ -25,15 +25,15 @@ func cannotStart(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", errCannotStart, fmt.Sprintf(format, args...))
 }
 
-// parseJob reads the attempt's payload; it runs a command, so it must have
-// an entrypoint.
+// parseJob reads the payload of an attempt run as processes: it runs a
+// command, so it must have an entrypoint.
 func parseJob(payload []byte) (*trainingjob.Request, error) {
 	j, err := trainingjob.Parse(payload)
 	if err != nil {
 		return nil, cannotStart("%v", err)
 	}
 	if len(j.AlgorithmSpecification.ContainerEntrypoint) == 0 {
-		return nil, cannotStart("no AlgorithmSpecification.ContainerEntrypoint in the payload (the local executor runs commands, not images)")
+		return nil, cannotStart("%s", noCommand(false))
 	}
 	return j, nil
 }
@@ -51,13 +51,16 @@ func (e *Executor) CheckSubmit(payload []byte) error {
 	if err != nil {
 		return nil
 	}
-	if len(j.AlgorithmSpecification.ContainerEntrypoint) == 0 {
-		return errors.New("AlgorithmSpecification.ContainerEntrypoint is required: this server runs jobs as processes on its machine, not images")
-	}
 	if e.opts.NoS3 != "" {
 		if field := s3Field(j); field != "" {
 			return fmt.Errorf("%s is in S3, and %s", field, e.opts.NoS3)
 		}
+	}
+	if e.opts.Runtime != nil && j.AlgorithmSpecification.TrainingImage != "" {
+		return nil // the image's own command, or its entrypoint in the image
+	}
+	if len(j.AlgorithmSpecification.ContainerEntrypoint) == 0 {
+		return errors.New(noCommand(e.opts.Runtime != nil))
 	}
 	cmd := j.AlgorithmSpecification.ContainerEntrypoint[0]
 	if !filepath.IsAbs(cmd) && strings.Contains(cmd, "/") {

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sharq-dev/sharq/internal/container"
 	"github.com/sharq-dev/sharq/internal/executor"
 	"github.com/sharq-dev/sharq/internal/optml"
 	"github.com/sharq-dev/sharq/internal/trainingjob"
@@ -32,6 +33,11 @@ type launchSpec struct {
 	// Data is what the executor moves around the processes: channels in
 	// before, outputs and checkpoints out after. The supervisor ignores it.
 	Data *dataSpec `json:"data,omitempty"`
+	// Containers name the hosts' containers, and Network the attempt's
+	// network, when the hosts run the training image: the executor
+	// removes them before it reports the end. The supervisor ignores them.
+	Containers []string `json:"containers,omitempty"`
+	Network    string   `json:"network,omitempty"`
 }
 
 // hostSpec is one instance process.
@@ -95,14 +101,27 @@ type plan struct {
 	hosts []optml.Host
 	env   []*envList // per host; GPU variables are added on admission
 	need  []int      // GPUs per host
+	// ctr is each host's container when they run the training image;
+	// their GPUs and environment are added on admission.
+	ctr []container.Host
+	rt  *container.Runtime
 }
+
+// inContainers tells whether the attempt runs its training image.
+func (p *plan) inContainers() bool { return p.rt != nil }
 
 // prepare resolves everything about an attempt that does not depend on
 // which GPUs it gets. A payload that cannot run returns errCannotStart.
 func (e *Executor) prepare(a executor.Attempt, dir string) (*plan, error) {
-	j, err := parseJob(a.Payload)
+	j, err := trainingjob.Parse(a.Payload)
 	if err != nil {
-		return nil, err
+		return nil, cannotStart("%v", err)
+	}
+	var rt *container.Runtime
+	if e.opts.Runtime != nil && j.AlgorithmSpecification.TrainingImage != "" {
+		rt = e.opts.Runtime
+	} else if len(j.AlgorithmSpecification.ContainerEntrypoint) == 0 {
+		return nil, cannotStart("%s", noCommand(e.opts.Runtime != nil))
 	}
 	grace, err := graceOverride(j)
 	if err != nil {
@@ -117,6 +136,26 @@ func (e *Executor) prepare(a executor.Attempt, dir string) (*plan, error) {
 	if err != nil {
 		return nil, err
 	}
+	data := dataOf(j, a.ID)
+	if data.remote() && e.opts.NoS3 != "" {
+		return nil, cannotStart("%s", e.opts.NoS3)
+	}
+	p := &plan{need: need, req: j, hosts: hosts, rt: rt}
+	p.spec = launchSpec{
+		Timeout:       timeout(a.Timeout, j.StoppingCondition.MaxRuntimeInSeconds),
+		Grace:         e.opts.DefaultGrace,
+		GraceOverride: grace,
+		Checkpoint:    e.checkpointDir(a, j, rt != nil),
+		Data:          data,
+	}
+	if grace != nil {
+		p.spec.Grace = *grace
+	}
+	job := optml.Job{Name: a.ID, Arn: a.TrainingJobArn, Region: regionOf(a.TrainingJobArn)}
+	if rt != nil {
+		e.prepareContainers(p, a, dir, job)
+		return p, nil
+	}
 	base := newEnvList(e.opts.Env)
 	for _, k := range slices.Sorted(maps.Keys(j.Environment)) {
 		base.set(k, j.Environment[k])
@@ -126,22 +165,6 @@ func (e *Executor) prepare(a executor.Attempt, dir string) (*plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	data := dataOf(j, a.ID)
-	if data.remote() && e.opts.NoS3 != "" {
-		return nil, cannotStart("%s", e.opts.NoS3)
-	}
-	p := &plan{need: need, req: j, hosts: hosts}
-	p.spec = launchSpec{
-		Timeout:       timeout(a.Timeout, j.StoppingCondition.MaxRuntimeInSeconds),
-		Grace:         e.opts.DefaultGrace,
-		GraceOverride: grace,
-		Checkpoint:    e.checkpointDir(a, j),
-		Data:          data,
-	}
-	if grace != nil {
-		p.spec.Grace = *grace
-	}
-	job := optml.Job{Name: a.ID, Arn: a.TrainingJobArn, Region: regionOf(a.TrainingJobArn)}
 	for i := range hosts {
 		h, env := p.host(dir, i, base, job, e.mountNS)
 		if e.mountNS {
@@ -154,6 +177,64 @@ func (e *Executor) prepare(a executor.Attempt, dir string) (*plan, error) {
 	}
 	return p, nil
 }
+
+// noCommand says why a payload without ContainerEntrypoint cannot run.
+func noCommand(containers bool) string {
+	if containers {
+		return "AlgorithmSpecification needs a TrainingImage, or a ContainerEntrypoint to run as processes"
+	}
+	return "AlgorithmSpecification.ContainerEntrypoint is required: this server runs jobs as processes on its machine (no container runtime), not images"
+}
+
+// prepareContainers makes each host a container of the training image with
+// its tree at /opt/ml, its local channels and checkpoint directory bound
+// in, on a network of the attempt's own where the hosts are algo-1 to
+// algo-N. The container gets the payload's environment and the contract's
+// variables, not the server's.
+func (e *Executor) prepareContainers(p *plan, a executor.Attempt, dir string, job optml.Job) {
+	j := p.req
+	spec := j.AlgorithmSpecification
+	if len(p.hosts) > 1 {
+		p.spec.Network = "sharq-" + a.ID
+	}
+	for i, oh := range p.hosts {
+		h, env := p.host(dir, i, newEnvList(nil), job, true)
+		ctr := container.Host{
+			Name:         "sharq-" + a.ID + "-" + oh.Name,
+			Hostname:     oh.Name,
+			Network:      p.spec.Network,
+			Image:        e.opts.ImageMap.Rewrite(spec.TrainingImage),
+			Entrypoint:   spec.ContainerEntrypoint,
+			Args:         spec.ContainerArguments,
+			Mounts:       []container.Mount{{Source: h.Dir, Target: optml.Root}},
+			CPUs:         e.opts.InstanceLimits[oh.Type].CPUs,
+			MemoryBytes:  e.opts.InstanceLimits[oh.Type].MemoryBytes,
+			ShmSizeBytes: shmSize,
+			Labels:       map[string]string{container.LabelAttempt: a.ID},
+		}
+		if ctr.Entrypoint != nil && ctr.Args == nil {
+			ctr.Args = []string{}
+		}
+		for _, c := range optml.Channels(j) {
+			if src, ok := optml.LocalPath(c.URI); ok {
+				ctr.Mounts = append(ctr.Mounts, container.Mount{Source: src, Target: optml.Root + "/" + optml.DataDir + "/" + c.Name, ReadOnly: true})
+			}
+		}
+		ctr.Mounts = append(ctr.Mounts, container.Mount{Source: p.spec.Checkpoint, Target: optml.CheckpointPath(j)})
+		// The runtime's own process runs with the server's environment,
+		// and the attempt's name, by which the supervisor knows what it
+		// started.
+		h.Env = append(slices.Clip(e.opts.Env), "TRAINING_JOB_NAME="+a.ID)
+		p.spec.Hosts = append(p.spec.Hosts, h)
+		p.spec.Containers = append(p.spec.Containers, ctr.Name)
+		p.ctr = append(p.ctr, ctr)
+		p.env = append(p.env, env)
+	}
+}
+
+// shmSize is a container's /dev/shm: data loaders pass batches through
+// it, and the runtimes' 64 MB default is too small for them.
+const shmSize = 1 << 30
 
 // selfExe is the supervisor's own program, which runs MountMain: the path
 // is read in the forked child, before it execs.
@@ -212,8 +293,9 @@ func regionOf(arn string) string {
 }
 
 // assign completes the spec with the GPUs each host got. Without GPUs on
-// the machine, nothing is pinned: instances are plain slots.
-func (p *plan) assign(gpus [][]int, machineHasGPUs bool) launchSpec {
+// the machine, nothing is pinned: instances are plain slots. A container
+// gets its GPUs as devices, which it numbers from 0.
+func (p *plan) assign(gpus [][]int, machineHasGPUs bool) (launchSpec, error) {
 	spec := p.spec
 	spec.Hosts = append([]hostSpec(nil), p.spec.Hosts...)
 	for i := range spec.Hosts {
@@ -223,13 +305,25 @@ func (p *plan) assign(gpus [][]int, machineHasGPUs bool) launchSpec {
 			for k, g := range gpus[i] {
 				ids[k] = strconv.Itoa(g)
 			}
-			env.set("CUDA_VISIBLE_DEVICES", strings.Join(ids, ","))
+			if !p.inContainers() {
+				env.set("CUDA_VISIBLE_DEVICES", strings.Join(ids, ","))
+			}
 			env.set("SM_NUM_GPUS", strconv.Itoa(len(gpus[i])))
 			spec.Hosts[i].GPUs = gpus[i]
 		}
-		spec.Hosts[i].Env = env.vars
+		if !p.inContainers() {
+			spec.Hosts[i].Env = env.vars
+			continue
+		}
+		ctr := p.ctr[i]
+		ctr.Env, ctr.GPUs = env.vars, spec.Hosts[i].GPUs
+		argv, err := p.rt.RunArgv(ctr)
+		if err != nil {
+			return spec, err
+		}
+		spec.Hosts[i].Path, spec.Hosts[i].Args = argv[0], argv
 	}
-	return spec
+	return spec, nil
 }
 
 // hostsOf lists the attempt's hosts: those of the payload's
@@ -290,10 +384,11 @@ func (e *Executor) gpuNeeds(types []string) ([]int, error) {
 
 // checkpointDir is the checkpoint directory of this machine that outlives
 // the job's attempts: CheckpointConfig.LocalPath when it lies outside
-// /opt/ml (a directory of this machine), else one per job under the data
-// dir, which the tree links at LocalPath (default /opt/ml/checkpoints).
-func (e *Executor) checkpointDir(a executor.Attempt, j *trainingjob.Request) string {
-	if p := j.CheckpointConfig.LocalPath; p != "" {
+// /opt/ml (a directory of this machine, for a job run as processes), else
+// one per job under the data dir, which the tree links (or the container
+// binds) at LocalPath, by default /opt/ml/checkpoints.
+func (e *Executor) checkpointDir(a executor.Attempt, j *trainingjob.Request, inContainer bool) string {
+	if p := j.CheckpointConfig.LocalPath; p != "" && !inContainer {
 		if _, inTree := optml.UnderRoot(p); !inTree {
 			return p
 		}

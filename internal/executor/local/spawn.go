@@ -153,12 +153,27 @@ func (p *procTable) killStrays(id string, running func(string) bool) int {
 		if ps, err := readProcStat(pid); err != nil || ps.State == 'Z' {
 			continue
 		}
+		if runtimeDaemon(pid) {
+			continue
+		}
 		if owner := attemptOfProcess(pid); owner == id || !running(owner) {
 			syscall.Kill(pid, syscall.SIGKILL)
 			n++
 		}
 	}
 	return n
+}
+
+// runtimeDaemons are the programs a container runtime leaves running
+// beside a container: its monitor (conmon), which goes when its container
+// is removed, and the network's name server, which serves every attempt's
+// network. They are orphaned to the supervisor like a job's strays, but
+// are the runtime's, not the job's.
+var runtimeDaemons = map[string]bool{"conmon": true, "aardvark-dns": true}
+
+func runtimeDaemon(pid int) bool {
+	exe, err := os.Readlink("/proc/" + strconv.Itoa(pid) + "/exe")
+	return err == nil && runtimeDaemons[filepath.Base(exe)]
 }
 
 // orphans lists the children this process adopted as a subreaper. The
