@@ -2,6 +2,8 @@ package cli
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -157,4 +159,26 @@ func TestPriorityAndCancel(t *testing.T) {
 		t.Errorf("cancelling an ended job: %q", out)
 	}
 	expect(t, s.run(Cancel), ExitUsage, "name the jobs to cancel, or give --share")
+}
+
+// Ensure describe says where a succeeded job's model went, and that the
+// executor put it there.
+func TestDescribeModel(t *testing.T) {
+	s := newServer(t, true)
+	s.ok(Apply, "-f", announcement)
+	out := t.TempDir()
+	payload := filepath.Join(t.TempDir(), "payload.json")
+	os.WriteFile(payload, []byte(`{"OutputDataConfig":{"S3OutputPath":"file://`+out+`"},
+		"AlgorithmSpecification":{"ContainerEntrypoint":["sh","-c","echo w > \"$SM_MODEL_DIR/w.txt\""]}}`), 0o644)
+	s.ok(Submit, "--share", "QS1", "--name", "m1", "--payload", payload)
+	s.waitStatus(jobID(1), "SUCCEEDED")
+	desc := s.ok(Describe, "m1")
+	_, model, ok := strings.Cut(desc, "Model:")
+	model, _, _ = strings.Cut(strings.TrimSpace(model), "\n")
+	if !ok || !strings.HasPrefix(model, "file://"+out+"/AWSBatchm1") || !strings.HasSuffix(model, "/output/model.tar.gz") {
+		t.Fatalf("describe says no model where expected:\n%s", desc)
+	}
+	if _, err := os.Stat(strings.TrimPrefix(model, "file://")); err != nil {
+		t.Errorf("the model is not where describe says: %v", err)
+	}
 }

@@ -374,3 +374,25 @@ func OutputURI(r *trainingjob.Request, jobName string) string {
 	}
 	return p + "/data/"
 }
+
+// Locations says where a job's attempt keeps what outlives it.
+type Locations struct {
+	Model       string `json:"model,omitempty"`       // the model of a succeeded attempt
+	Output      string `json:"output,omitempty"`      // its output data
+	Checkpoints string `json:"checkpoints,omitempty"` // CheckpointConfig.S3Uri
+}
+
+// LocationsOf reads them from a job's payload and its attempt's training
+// job ARN (or name); a payload that does not parse has none.
+func LocationsOf(payload, trainingJob string) Locations {
+	r, err := trainingjob.ParseString(payload)
+	if err != nil {
+		return Locations{}
+	}
+	name := path.Base(trainingJob)
+	l := Locations{Checkpoints: r.CheckpointConfig.S3Uri}
+	if name != "." && name != "/" && trainingJob != "" {
+		l.Model, l.Output = ModelURI(r, name), OutputURI(r, name)
+	}
+	return l
+}
