@@ -246,7 +246,7 @@ func (s *localServer) submitLocal(t *testing.T, c *batch.Client, j localJob) str
 		"Environment":       env,
 	}
 	if j.checkpoint != "" {
-		p["CheckpointConfig"] = map[string]any{"S3Uri": "s3://bucket/checkpoints", "LocalPath": j.checkpoint}
+		p["CheckpointConfig"] = map[string]any{"LocalPath": j.checkpoint}
 	}
 	b, err := json.Marshal(p)
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/smithy-go/logging"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"sigs.k8s.io/yaml"
 
@@ -56,7 +57,9 @@ func openData(ctx context.Context, d dataFlags, dataDir string) (*s3data.Store, 
 	if err != nil {
 		return nil, "", fmt.Errorf("s3: %w", err)
 	}
-	var opts []func(*config.LoadOptions) error
+	// Whether credentials are found is the answer; how the chain looked
+	// for them (an instance metadata service that is not there) is noise.
+	opts := []func(*config.LoadOptions) error{config.WithLogger(logging.Nop{})}
 	if d.profile != "" {
 		opts = append(opts, config.WithSharedConfigProfile(d.profile))
 	}

@@ -133,3 +133,25 @@ func TestContainerFailureFile(t *testing.T) {
 		t.Errorf("reason = %q", u.Reason)
 	}
 }
+
+// Ensure a container keeps running while no executor is there, and a new
+// executor adopts it: its end is reported, its model archived, and its
+// container removed.
+func TestContainerAdopted(t *testing.T) {
+	h, _ := containerHarness(t, Options{})
+	out := t.TempDir()
+	j := python(`import time
+print("ready", flush=True)
+time.sleep(2)
+open("/opt/ml/model/m.txt", "w").write("done")`)
+	j.OutputPath = "file://" + out
+	h.start(attemptOf("adopted", "j", j))
+	waitFile(t, filepath.Join(h.attemptDir("adopted"), "logs", "algo-1.stdout"), "ready")
+	h.e.Close()
+	time.Sleep(3 * time.Second) // it ends while no executor listens
+	h.reopen()
+	h.await("adopted", executor.Succeeded)
+	if got := untarFile(t, filepath.Join(out, "adopted", "output", "model.tar.gz"))["m.txt"]; got != "done" {
+		t.Errorf("model = %q", got)
+	}
+}
