@@ -81,8 +81,8 @@ func isAuthRefusal(code, msg string) bool {
 // explain says the refusal in sharq's terms: what the server wants and
 // how to give it.
 func (e *authRefusedError) explain(endpoint string) string {
-	what := "requires a sharq access key and does not know the one the request was signed with " +
-		"(not a sharq key, or one disabled or deleted)"
+	what := "requires a sharq access key and does not know the one the request was signed with, " +
+		"which is not a sharq key or was disabled or deleted"
 	switch {
 	case e.code == "MissingAuthenticationTokenException":
 		what = "requires requests signed with a sharq access key"
