@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -83,6 +84,9 @@ type accessGate struct {
 	authz     access.Authorizer
 	keyring   *access.Keyring // issues keys through sharq's routes
 	setEngine func(*engine.Engine)
+	// close ends the gate's goroutines (the watch for the first key, the
+	// --insecure-open warnings) and waits for them.
+	close func()
 }
 
 // openGate decides the mode (logging it) and builds the gate for it. keys
@@ -90,6 +94,21 @@ type accessGate struct {
 // be open. With --auth auto and no key yet, the gate is open until the
 // first key appears in the store, and signed from then on.
 func openGate(ctx context.Context, cfg serveConfig, keys access.KeyStore, log *slog.Logger) (accessGate, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	var running sync.WaitGroup
+	closeGate := func() { cancel(); running.Wait() }
+	g, err := buildGate(ctx, cfg, keys, log, &running)
+	if err != nil {
+		closeGate()
+		return accessGate{}, err
+	}
+	g.close = closeGate
+	return g, nil
+}
+
+// buildGate is openGate's work; the goroutines it starts run in running
+// until ctx ends.
+func buildGate(ctx context.Context, cfg serveConfig, keys access.KeyStore, log *slog.Logger, running *sync.WaitGroup) (accessGate, error) {
 	open := accessGate{authn: access.AnonymousAuthenticator{}, authz: access.AllowAll{}, setEngine: func(*engine.Engine) {}}
 	stored := keys
 	var ring *access.Keyring
@@ -125,17 +144,19 @@ func openGate(ctx context.Context, cfg serveConfig, keys access.KeyStore, log *s
 		return accessGate{}, fmt.Errorf("--auth %q: want auto, none or sigv4", mode)
 	}
 	if mode == "none" {
-		if !isLoopback(cfg.listen) && !cfg.auth.insecureOpen {
-			return accessGate{}, fmt.Errorf("refusing to serve %s without authentication (--auth none): "+
-				"serve with --auth auto or sigv4 and an access key (sharq admin keys create), or pass --insecure-open", cfg.listen)
-		}
 		how := "--auth none"
 		if keys == nil {
 			how = "this store keeps no access keys"
 		}
+		if !isLoopback(cfg.listen) && !cfg.auth.insecureOpen {
+			return accessGate{}, fmt.Errorf("refusing to serve %s without authentication (%s): "+
+				"serve with --auth auto or sigv4 and an access key (sharq admin keys create), or pass --insecure-open", cfg.listen, how)
+		}
 		log.Warn("authentication is off: every caller may do anything (" + how + ")")
 		if cfg.auth.insecureOpen {
-			go warnEvery(ctx, time.Minute, log, "serving without authentication on "+cfg.listen+" (--insecure-open)")
+			running.Go(func() {
+				warnEvery(ctx, time.Minute, log, "serving without authentication on "+cfg.listen+" (--insecure-open)")
+			})
 		}
 		return open, nil
 	}
@@ -157,10 +178,12 @@ func openGate(ctx context.Context, cfg serveConfig, keys access.KeyStore, log *s
 		"(create one with `sharq admin keys create` and signing is required from then on)")
 	openCtx, signedNow := context.WithCancel(ctx)
 	if cfg.auth.insecureOpen {
-		go warnEvery(openCtx, time.Minute, log, "serving without authentication on "+cfg.listen+" (--insecure-open) until an access key exists")
+		running.Go(func() {
+			warnEvery(openCtx, time.Minute, log, "serving without authentication on "+cfg.listen+" (--insecure-open) until an access key exists")
+		})
 	}
 	g := &firstKeyGate{open: open, signed: signed}
-	go g.watch(ctx, stored, log, signedNow)
+	running.Go(func() { g.watch(ctx, stored, log, signedNow) })
 	return accessGate{authn: g, authz: g, keyring: ring, setEngine: signed.setEngine}, nil
 }
 
@@ -198,7 +221,7 @@ var firstKeyWatch = 250 * time.Millisecond
 // firstKeyGate is --auth auto on a store with no access key yet: open
 // until a key appears in the store (made by sharq admin keys, another
 // server or sharq's routes), then signed for good. Deleting the last key
-// does not open it again: only a restart with --auth none does.
+// does not open it again while it runs.
 type firstKeyGate struct {
 	open, signed accessGate
 	on           atomic.Bool

@@ -60,6 +60,7 @@ func TestOpenGate(t *testing.T) {
 			if err != nil {
 				got = err.Error()
 			} else {
+				defer g.close()
 				got = fmt.Sprintf("%T", g.authn)
 			}
 			if !strings.HasPrefix(got, tc.want) {
@@ -89,6 +90,7 @@ func TestAutoSignsFromTheFirstKey(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer g.close()
 	unsigned := func() error {
 		r := httptest.NewRequest("POST", "/v1/listservicejobs", strings.NewReader("{}"))
 		id, err := g.authn.Authenticate(r)

@@ -161,6 +161,7 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
+	defer g.close() // before the store closes
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	front := &frontDoor{}
