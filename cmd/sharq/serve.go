@@ -230,9 +230,11 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 		if err != nil {
 			return fmt.Errorf("listen: %w", err)
 		}
-		if err := dirLock.SetAddr(ln.Addr().String()); err != nil {
-			ln.Close()
-			return err
+		if dirLock != nil {
+			if err := dirLock.SetAddr(ln.Addr().String()); err != nil {
+				ln.Close()
+				return err
+			}
 		}
 		go func() { srvDone <- serveOn(ln) }()
 	}
