@@ -18,6 +18,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/sharq-dev/sharq/internal/access"
 	"github.com/sharq-dev/sharq/internal/batchapi"
+	"github.com/sharq-dev/sharq/internal/dirlock"
 	"github.com/sharq-dev/sharq/internal/engine"
 	"github.com/sharq-dev/sharq/internal/executor"
 	"github.com/sharq-dev/sharq/internal/executor/local"
@@ -152,6 +153,18 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 	if err := os.MkdirAll(cfg.dataDir, 0o755); err != nil {
 		return fmt.Errorf("data dir: %w", err)
 	}
+	// One server per SQLite store; servers sharing a PostgreSQL store
+	// (and, with the local executor, a data dir) are kept apart by the
+	// lease instead.
+	var dirLock *dirlock.Lock
+	if !isPostgresURL(cfg.store) {
+		l, err := dirlock.Acquire(cfg.dataDir, cfg.listen)
+		if err != nil {
+			return err
+		}
+		defer l.Release()
+		dirLock = l
+	}
 	st, shared, err := openStore(ctx, cfg, log)
 	if err != nil {
 		return fmt.Errorf("open store: %w", err)
@@ -162,6 +175,7 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
+	defer g.close() // before the store closes
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	front := &frontDoor{}
@@ -229,6 +243,12 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 		ln, err = net.Listen("tcp", cfg.listen)
 		if err != nil {
 			return fmt.Errorf("listen: %w", err)
+		}
+		if dirLock != nil {
+			if err := dirLock.SetAddr(ln.Addr().String()); err != nil {
+				ln.Close()
+				return err
+			}
 		}
 		go func() { srvDone <- serveOn(ln) }()
 	}
