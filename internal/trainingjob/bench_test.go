@@ -42,3 +42,23 @@ func BenchmarkParseFast(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkParseAndCheck is what a submission's payload costs the engine
+// when its demand is not cached: Parse, then CheckSubmission.
+func BenchmarkParseAndCheck(b *testing.B) {
+	for _, bc := range []struct{ name, payload string }{{"ModelTrainer", modelTrainer}, {"load", loadPayload}} {
+		b.Run(bc.name, func(b *testing.B) {
+			p := []byte(bc.payload)
+			b.ReportAllocs()
+			for b.Loop() {
+				r, err := Parse(p)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := r.CheckSubmission(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

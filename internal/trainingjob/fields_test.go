@@ -2,6 +2,7 @@ package trainingjob
 
 import (
 	"errors"
+	"reflect"
 	"testing"
 )
 
@@ -143,4 +144,38 @@ func BenchmarkCheckSubmission(b *testing.B) {
 			}
 		})
 	}
+}
+
+// Every field Request declares, and so every member Marshal writes, is
+// one CreateTrainingJob defines: what sharq builds (sharq submit, the
+// simulator) passes CheckSubmission.
+func TestRequestFieldsDefined(t *testing.T) {
+	var walk func(path string, typ reflect.Type, s *shape)
+	walk = func(path string, typ reflect.Type, s *shape) {
+		for typ.Kind() == reflect.Pointer || typ.Kind() == reflect.Slice {
+			typ = typ.Elem()
+			if s != nil && s.kind == listShape {
+				s = s.elem
+			}
+		}
+		if typ.Kind() != reflect.Struct {
+			return
+		}
+		if s == nil || s.kind != objectShape {
+			t.Errorf("%s is a struct in Request, not an object in CreateTrainingJob", path)
+			return
+		}
+		for f := range typ.Fields() {
+			if !f.IsExported() {
+				continue
+			}
+			m, ok := s.member([]byte(f.Name))
+			if !ok {
+				t.Errorf("Request declares %s%s, which CreateTrainingJob does not define", path, f.Name)
+				continue
+			}
+			walk(path+f.Name+".", f.Type, m.shape)
+		}
+	}
+	walk("", reflect.TypeFor[Request](), createTrainingJobInput)
 }
