@@ -179,3 +179,19 @@ func TestRequestFieldsDefined(t *testing.T) {
 	}
 	walk("", reflect.TypeFor[Request](), createTrainingJobInput)
 }
+
+// A map whose values are objects (CreateTrainingJob has none today) has
+// its values' members checked, under the user's names.
+func TestCheckMapOfObjects(t *testing.T) {
+	s := &shape{kind: objectShape, members: []member{
+		{"M", &shape{kind: mapShape, elem: &shape{kind: objectShape, members: []member{{"A", nil}}}}},
+	}}
+	w := walker{b: []byte(`{"M":{"any name":{"A":1},"k2":{"A":{"x":1},"B":2}}}`)}
+	if w.value(s) || !w.unknown || w.pathString() != "M.k2.B" || w.name != "B" {
+		t.Errorf("walker found unknown %v %q at %q", w.unknown, w.name, w.pathString())
+	}
+	w = walker{b: []byte(`{"M":{"any name":{"A":1}}}`)}
+	if !w.value(s) {
+		t.Errorf("walker refused a map of valid objects")
+	}
+}
