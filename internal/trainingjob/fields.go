@@ -336,12 +336,25 @@ func (w *walker) pathString() string {
 }
 
 // nearest is the member whose name is closest to name, ignoring case, if
-// it is close enough to be what was meant; "" if none is.
+// it is close enough to be what was meant, or else the only one that name
+// begins (MaxRuntime for MaxRuntimeInSeconds); "" if none is.
 func nearest(name string, members []member) string {
+	lower := strings.ToLower(name)
 	best, bestDist := "", max(1, len(name)/3)
 	for _, m := range members {
-		if d := editDistance(strings.ToLower(name), strings.ToLower(m.name)); d <= bestDist && (best == "" || d < bestDist) {
+		if d := editDistance(lower, strings.ToLower(m.name)); d <= bestDist && (best == "" || d < bestDist) {
 			best, bestDist = m.name, d
+		}
+	}
+	if best != "" || len(name) < 3 {
+		return best
+	}
+	for _, m := range members {
+		if strings.HasPrefix(strings.ToLower(m.name), lower) {
+			if best != "" {
+				return ""
+			}
+			best = m.name
 		}
 	}
 	return best

@@ -117,6 +117,9 @@ func TestNearest(t *testing.T) {
 		"instancecount":  "InstanceCount",
 		"VolumeSizeInGb": "VolumeSizeInGB",
 		"Instances":      "",
+		"VolumeSize":     "VolumeSizeInGB",
+		"Instance":       "", // begins two
+		"In":             "",
 		"X":              "",
 		"":               "",
 	} {
