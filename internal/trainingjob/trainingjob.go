@@ -7,8 +7,11 @@
 //
 // Request declares only the fields sharq uses. Parse checks that the
 // payload is a JSON object and that those fields have the right JSON types;
-// Demand checks the resources. What else a field must hold (an entrypoint
-// for the local executor, say) is the caller's to check.
+// Demand checks the resources; CheckSubmission, for a new submission, that
+// every member is one CreateTrainingJob defines (schema_gen.go, generated
+// from the AWS SDK for Go) and that no input is in Pipe mode. What else a
+// field must hold (an entrypoint for the local executor, say) is the
+// caller's to check.
 package trainingjob
 
 import (
