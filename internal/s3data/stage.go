@@ -380,7 +380,7 @@ func (s *Store) download(ctx context.Context, o object, dst string, done *atomic
 	if o.etag != "" {
 		in.IfMatch = aws.String(o.etag)
 	}
-	out, err := s.tm.DownloadObject(ctx, in)
+	out, err := s.tm.DownloadObject(ctx, in, func(opt *tm.Options) { opt.PartSizeBytes = rangeSize(o.size) })
 	if err != nil {
 		return err
 	}
@@ -388,6 +388,14 @@ func (s *Store) download(ctx context.Context, o object, dst string, done *atomic
 		return fmt.Errorf("got %d bytes, the listing said %d: the object changed while it was being copied", n, o.size)
 	}
 	return f.Close()
+}
+
+// rangeSize splits an object into about partConcurrency ranged GETs, each
+// between minPartSize (AWS's advice) and maxPartSize: few enough requests
+// that a server which reads the whole object per range (moto) copes, enough
+// that a failed range costs little to fetch again.
+func rangeSize(size int64) int64 {
+	return min(max(size/partConcurrency, minPartSize), maxPartSize)
 }
 
 type countingWriterAt struct {

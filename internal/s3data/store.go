@@ -48,17 +48,20 @@ type Config struct {
 
 // Tuning that keeps a dead or unreachable server from holding a transfer for
 // minutes: the standard retryer with a few attempts and short back-offs, and
-// short connect, header and read timeouts. A server that is gone (connection
-// refused) fails in well under a second of back-offs; one that stopped
-// answering fails when the attempts' timeouts have run out, about 30 seconds.
+// connect and read timeouts. A server that is gone (connection refused) fails
+// within a second of back-offs. The read timeout, which also bounds the wait
+// for a response's headers, allows for S3-compatible servers under load that
+// take seconds to start a large ranged GET (moto reads the whole object for
+// each); a server that stops answering fails when the attempts' timeouts
+// have run out.
 const (
 	maxAttempts       = 3
 	maxBackoff        = 2 * time.Second
 	dialTimeout       = 5 * time.Second
-	headerTimeout     = 10 * time.Second
-	readTimeout       = 10 * time.Second // between reads of a response body
-	partSize          = 8 << 20 // bytes per ranged GET or upload part
-	partConcurrency   = 8       // ranged GETs or parts in flight per object
+	readTimeout       = 30 * time.Second // without a byte from the server
+	minPartSize       = 8 << 20          // bytes per ranged GET or upload part
+	maxPartSize       = 64 << 20
+	partConcurrency   = 8 // ranged GETs or parts in flight per object
 	defaultConcurrent = 16
 )
 
@@ -81,7 +84,6 @@ func New(ctx context.Context, c Config) (*Store, error) {
 		WithDialerOptions(func(d *net.Dialer) { d.Timeout = dialTimeout }).
 		WithReadTimeout(readTimeout).
 		WithTransportOptions(func(t *http.Transport) {
-			t.ResponseHeaderTimeout = headerTimeout
 			t.MaxIdleConnsPerHost = c.Concurrency * partConcurrency
 		})
 	opts := []func(*config.LoadOptions) error{
@@ -122,7 +124,7 @@ func New(ctx context.Context, c Config) (*Store, error) {
 		endpoint: c.Endpoint,
 		s3:       client,
 		tm: tm.New(client, func(o *tm.Options) {
-			o.PartSizeBytes = partSize
+			o.PartSizeBytes = minPartSize
 			o.Concurrency = partConcurrency
 			o.GetObjectType = tmtypes.GetObjectRanges
 		}),
