@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -298,7 +299,7 @@ func TestStageCacheHit(t *testing.T) {
 		want[key] = strings.Repeat(key, 100)
 		s3test.Put(t, c, b, "data/"+key, []byte(want[key]))
 	}
-	proxy := countGets(t, endpoint)
+	proxy := countRequests(t, endpoint, http.MethodGet)
 	s := newStore(t, proxy.endpoint, func(c *Config) { c.CacheDir = t.TempDir() })
 	ch := Channel{Name: "train", URI: "s3://" + b + "/data/"}
 	stage := func() string {
@@ -344,7 +345,7 @@ func TestCacheEvictsLeastRecentlyUsed(t *testing.T) {
 			s3test.Put(t, c, b, fmt.Sprintf("%s/%d", set, i), randomBytes(t, size))
 		}
 	}
-	proxy := countGets(t, endpoint)
+	proxy := countRequests(t, endpoint, http.MethodGet)
 	cacheDir := t.TempDir()
 	s := newStore(t, proxy.endpoint, func(c *Config) { c.CacheDir, c.CacheBytes = cacheDir, 4*size })
 	stage := func(set string) int {

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -72,6 +73,9 @@ type Store struct {
 	s3       *s3.Client
 	tm       *tm.Client
 	cache    *cache // nil when caching is off
+
+	mu       sync.Mutex
+	uploaded map[string]map[string]stamp // UploadDir's last upload: bucket/prefix -> file -> stamp
 }
 
 // New makes a Store. It reads credentials lazily: a missing credential shows
@@ -120,6 +124,7 @@ func New(ctx context.Context, c Config) (*Store, error) {
 		o.DisableLogOutputChecksumValidationSkipped = true
 	})
 	s := &Store{
+		uploaded: map[string]map[string]stamp{},
 		cfg:      c,
 		endpoint: c.Endpoint,
 		s3:       client,
