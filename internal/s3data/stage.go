@@ -241,7 +241,8 @@ func localCause(err error) error {
 	return err
 }
 
-// checkDistinct refuses two objects that land on one file.
+// checkDistinct refuses two objects that land on one file, and an object
+// whose file would be a directory of another's (keys a and a/b).
 func checkDistinct(objs []object) error {
 	seen := make(map[string]string, len(objs))
 	for _, o := range objs {
@@ -249,6 +250,13 @@ func checkDistinct(objs []object) error {
 			return fmt.Errorf("objects %s and %s both map to the file %s", other, o.key, o.rel)
 		}
 		seen[o.rel] = o.key
+	}
+	for _, o := range objs {
+		for dir := filepath.Dir(o.rel); dir != "."; dir = filepath.Dir(dir) {
+			if other, ok := seen[dir]; ok {
+				return fmt.Errorf("object %s needs %s as a directory, but object %s is that file", o.key, dir, other)
+			}
+		}
 	}
 	return nil
 }
@@ -288,7 +296,7 @@ func (s *Store) fetchAll(ctx context.Context, objs []object, dir string, progres
 	}
 	stopProgress()
 	if progress != nil {
-		progress(Progress{Done: done.Load(), Total: total})
+		progress(Progress{Done: total, Total: total})
 	}
 	return nil
 }
@@ -309,7 +317,8 @@ func reportProgress(progress func(Progress), done *atomic.Int64, total int64) (s
 			case <-quit:
 				return
 			case <-t.C:
-				progress(Progress{Done: done.Load(), Total: total})
+				// A range fetched again counts twice; never report more than all.
+				progress(Progress{Done: min(done.Load(), total), Total: total})
 			}
 		}
 	}()
