@@ -63,8 +63,9 @@ type object struct {
 // Files keep their key's path below the prefix (a prefix that is itself an
 // object's key gives that object under its base name, as SageMaker's local
 // mode does). ShardedByS3Key gives host i the objects whose index in key order
-// is i mod hosts, so each host gets a disjoint part; a ManifestFile is sharded
-// in the manifest's order. A manifest is AWS's format:
+// is i mod hosts, so each host gets a disjoint part (none when there are
+// fewer objects than hosts); a ManifestFile is sharded in the manifest's
+// order. A manifest is AWS's format:
 // [{"prefix":"s3://b/p/"}, "rel1", "rel2"].
 //
 // Stage copies into a temporary directory beside dst and renames it into
