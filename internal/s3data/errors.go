@@ -95,7 +95,7 @@ func (s *Store) cause(err error, bucket string) string {
 func (s *Store) networkCause(err error) string {
 	reach := "cannot reach the S3 endpoint " + s.endpoint + ": "
 	var dns *net.DNSError
-	var netErr net.Error
+	var timeout interface{ Timeout() bool }
 	msg := err.Error()
 	switch {
 	case errors.Is(err, syscall.ECONNREFUSED) || strings.Contains(msg, "connection refused"):
@@ -104,7 +104,7 @@ func (s *Store) networkCause(err error) string {
 		return reach + "host not found"
 	case errors.Is(err, syscall.EHOSTUNREACH) || errors.Is(err, syscall.ENETUNREACH):
 		return reach + "no route to the host"
-	case errors.As(err, &netErr) && netErr.Timeout() || strings.Contains(msg, "timeout"):
+	case errors.As(err, &timeout) && timeout.Timeout() || strings.Contains(msg, "timeout"):
 		return reach + "timed out"
 	case errors.Is(err, syscall.ECONNRESET) || errors.Is(err, io.ErrUnexpectedEOF) ||
 		strings.Contains(msg, "connection reset") || strings.Contains(msg, "unexpected EOF") ||

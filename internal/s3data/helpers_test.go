@@ -115,21 +115,23 @@ func randomBytes(t testing.TB, n int) []byte {
 	return b
 }
 
-// getCounter is a reverse proxy in front of an S3 server that counts object
-// GETs (a GET that is not a listing), so a test sees what was downloaded.
-type getCounter struct {
+// reqCounter is a reverse proxy in front of an S3 server that counts object
+// requests of one method (a GET that lists is not counted), so a test sees
+// what was downloaded or uploaded.
+type reqCounter struct {
 	endpoint string
+	method   string
 	mu       sync.Mutex
-	gets     map[string]int // path -> GETs
+	gets     map[string]int // path -> requests
 }
 
-func countGets(t *testing.T, endpoint string) *getCounter {
+func countRequests(t *testing.T, endpoint, method string) *reqCounter {
 	t.Helper()
 	target, _ := url.Parse(endpoint)
-	c := &getCounter{gets: map[string]int{}}
+	c := &reqCounter{method: method, gets: map[string]int{}}
 	proxy := httputil.NewSingleHostReverseProxy(target)
 	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodGet && !r.URL.Query().Has("list-type") {
+		if r.Method == c.method && !r.URL.Query().Has("list-type") {
 			c.mu.Lock()
 			c.gets[r.URL.Path]++
 			c.mu.Unlock()
@@ -143,8 +145,8 @@ func countGets(t *testing.T, endpoint string) *getCounter {
 	return c
 }
 
-// take returns the GETs counted so far and starts counting afresh.
-func (c *getCounter) take() map[string]int {
+// take returns the requests counted so far and starts counting afresh.
+func (c *reqCounter) take() map[string]int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	got := c.gets

@@ -63,8 +63,9 @@ type object struct {
 // Files keep their key's path below the prefix (a prefix that is itself an
 // object's key gives that object under its base name, as SageMaker's local
 // mode does). ShardedByS3Key gives host i the objects whose index in key order
-// is i mod hosts, so each host gets a disjoint part; a ManifestFile is sharded
-// in the manifest's order. A manifest is AWS's format:
+// is i mod hosts, so each host gets a disjoint part (none when there are
+// fewer objects than hosts); a ManifestFile is sharded in the manifest's
+// order. A manifest is AWS's format:
 // [{"prefix":"s3://b/p/"}, "rel1", "rel2"].
 //
 // Stage copies into a temporary directory beside dst and renames it into
@@ -241,7 +242,8 @@ func localCause(err error) error {
 	return err
 }
 
-// checkDistinct refuses two objects that land on one file.
+// checkDistinct refuses two objects that land on one file, and an object
+// whose file would be a directory of another's (keys a and a/b).
 func checkDistinct(objs []object) error {
 	seen := make(map[string]string, len(objs))
 	for _, o := range objs {
@@ -249,6 +251,13 @@ func checkDistinct(objs []object) error {
 			return fmt.Errorf("objects %s and %s both map to the file %s", other, o.key, o.rel)
 		}
 		seen[o.rel] = o.key
+	}
+	for _, o := range objs {
+		for dir := filepath.Dir(o.rel); dir != "."; dir = filepath.Dir(dir) {
+			if other, ok := seen[dir]; ok {
+				return fmt.Errorf("object %s needs %s as a directory, but object %s is that file", o.key, dir, other)
+			}
+		}
 	}
 	return nil
 }
@@ -288,7 +297,7 @@ func (s *Store) fetchAll(ctx context.Context, objs []object, dir string, progres
 	}
 	stopProgress()
 	if progress != nil {
-		progress(Progress{Done: done.Load(), Total: total})
+		progress(Progress{Done: total, Total: total})
 	}
 	return nil
 }
@@ -309,7 +318,8 @@ func reportProgress(progress func(Progress), done *atomic.Int64, total int64) (s
 			case <-quit:
 				return
 			case <-t.C:
-				progress(Progress{Done: done.Load(), Total: total})
+				// A range fetched again counts twice; never report more than all.
+				progress(Progress{Done: min(done.Load(), total), Total: total})
 			}
 		}
 	}()
@@ -380,7 +390,7 @@ func (s *Store) download(ctx context.Context, o object, dst string, done *atomic
 	if o.etag != "" {
 		in.IfMatch = aws.String(o.etag)
 	}
-	out, err := s.tm.DownloadObject(ctx, in)
+	out, err := s.tm.DownloadObject(ctx, in, func(opt *tm.Options) { opt.PartSizeBytes = rangeSize(o.size) })
 	if err != nil {
 		return err
 	}
@@ -388,6 +398,14 @@ func (s *Store) download(ctx context.Context, o object, dst string, done *atomic
 		return fmt.Errorf("got %d bytes, the listing said %d: the object changed while it was being copied", n, o.size)
 	}
 	return f.Close()
+}
+
+// rangeSize splits an object into about partConcurrency ranged GETs, each
+// between minPartSize (AWS's advice) and maxPartSize: few enough requests
+// that a server which reads the whole object per range (moto) copes, enough
+// that a failed range costs little to fetch again.
+func rangeSize(size int64) int64 {
+	return min(max(size/partConcurrency, minPartSize), maxPartSize)
 }
 
 type countingWriterAt struct {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -172,7 +173,17 @@ func TestStageErrorsSayWhatIsWrong(t *testing.T) {
 		}
 		assertClean(t, dst)
 	}
-	err := s.Stage(context.Background(), Channel{Name: "train", URI: "s3://" + b + "/nothing/"}, 0, 1, filepath.Join(t.TempDir(), "x"), nil)
+	s3test.Put(t, c, b, "clash/a", []byte("a file"))
+	s3test.Put(t, c, b, "clash/a/b", []byte("below it"))
+	dst := filepath.Join(t.TempDir(), "train")
+	err := s.Stage(context.Background(), Channel{Name: "train", URI: "s3://" + b + "/clash"}, 0, 1, dst, nil)
+	want := "channel train: s3://" + b + "/clash: object clash/a/b needs a as a directory, but object clash/a is that file"
+	if err == nil || err.Error() != want {
+		t.Errorf("got error %v, want %s", err, want)
+	}
+	assertClean(t, dst)
+
+	err = s.Stage(context.Background(), Channel{Name: "train", URI: "s3://" + b + "/nothing/"}, 0, 1, filepath.Join(t.TempDir(), "x"), nil)
 	if !errors.Is(err, ErrNoObjects) {
 		t.Errorf("a missing prefix gave %v, which is not ErrNoObjects", err)
 	}
@@ -203,6 +214,7 @@ func TestStageUnreachableEndpoint(t *testing.T) {
 // TestStageAccessDenied signs as an IAM user without a policy on a server
 // that enforces IAM.
 func TestStageAccessDenied(t *testing.T) {
+	t.Parallel()
 	// Four requests pass without credentials: the bucket, the object and
 	// NewUser's two; every later one is checked.
 	endpoint, _ := s3test.StartAuth(t, 4)
@@ -223,6 +235,7 @@ func TestStageAccessDenied(t *testing.T) {
 // TestStageServerStopped kills the server while a large object downloads: the
 // stage fails within the retry bound, says so, and leaves nothing behind.
 func TestStageServerStopped(t *testing.T) {
+	t.Parallel()
 	endpoint, stop := s3test.Start(t)
 	c := s3test.Client(endpoint)
 	s3test.Bucket(t, c, "big")
@@ -263,7 +276,33 @@ func TestStageServerStopped(t *testing.T) {
 	}
 }
 
+// TestStageServerHung freezes the server before a stage: every request
+// waits for an answer that never comes, and the stage gives up within the
+// bound the read timeout and the retryer's attempts make.
+func TestStageServerHung(t *testing.T) {
+	t.Parallel()
+	srv := s3test.StartServer(t)
+	c := s3test.Client(srv.Endpoint)
+	s3test.Bucket(t, c, "hung")
+	s3test.Put(t, c, "hung", "p/a", []byte("a"))
+	s := newStore(t, srv.Endpoint, nil)
+	srv.Freeze()
+	defer srv.Thaw()
+	dst := filepath.Join(t.TempDir(), "train")
+	start := time.Now()
+	err := s.Stage(context.Background(), Channel{Name: "train", URI: "s3://hung/p/"}, 0, 1, dst, nil)
+	want := "channel train: s3://hung/p/: cannot reach the S3 endpoint " + srv.Endpoint + ": timed out"
+	if err == nil || err.Error() != want {
+		t.Errorf("got error %v, want %s", err, want)
+	}
+	if d := time.Since(start); d > 45*time.Second {
+		t.Errorf("took %v to give up on a hung server", d)
+	}
+	assertClean(t, dst)
+}
+
 func TestStageCanceledCleansUp(t *testing.T) {
+	t.Parallel()
 	endpoint, c := server(t)
 	b := newBucket(t, c)
 	s3test.Put(t, c, b, "p/large.bin", randomBytes(t, 64<<20))
@@ -298,7 +337,7 @@ func TestStageCacheHit(t *testing.T) {
 		want[key] = strings.Repeat(key, 100)
 		s3test.Put(t, c, b, "data/"+key, []byte(want[key]))
 	}
-	proxy := countGets(t, endpoint)
+	proxy := countRequests(t, endpoint, http.MethodGet)
 	s := newStore(t, proxy.endpoint, func(c *Config) { c.CacheDir = t.TempDir() })
 	ch := Channel{Name: "train", URI: "s3://" + b + "/data/"}
 	stage := func() string {
@@ -344,7 +383,7 @@ func TestCacheEvictsLeastRecentlyUsed(t *testing.T) {
 			s3test.Put(t, c, b, fmt.Sprintf("%s/%d", set, i), randomBytes(t, size))
 		}
 	}
-	proxy := countGets(t, endpoint)
+	proxy := countRequests(t, endpoint, http.MethodGet)
 	cacheDir := t.TempDir()
 	s := newStore(t, proxy.endpoint, func(c *Config) { c.CacheDir, c.CacheBytes = cacheDir, 4*size })
 	stage := func(set string) int {

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -44,22 +45,27 @@ type Config struct {
 	CacheBytes int64
 	// Concurrency is the number of objects fetched at once (default 16).
 	Concurrency int
+	// ReadTimeout is how long a request waits for a byte from the server,
+	// its response headers included, before it is retried (default 10 s).
+	// Raise it for S3-compatible servers that are slow to start a large
+	// ranged GET (moto reads the whole object for each).
+	ReadTimeout time.Duration
 }
 
 // Tuning that keeps a dead or unreachable server from holding a transfer for
 // minutes: the standard retryer with a few attempts and short back-offs, and
-// short connect, header and read timeouts. A server that is gone (connection
-// refused) fails in well under a second of back-offs; one that stopped
-// answering fails when the attempts' timeouts have run out, about 30 seconds.
+// connect and read timeouts. A server that is gone (connection refused) fails
+// within a second of back-offs; one that stopped answering fails when the
+// attempts' read timeouts have run out, about 30 seconds.
 const (
-	maxAttempts       = 3
-	maxBackoff        = 2 * time.Second
-	dialTimeout       = 5 * time.Second
-	headerTimeout     = 10 * time.Second
-	readTimeout       = 10 * time.Second // between reads of a response body
-	partSize          = 8 << 20 // bytes per ranged GET or upload part
-	partConcurrency   = 8       // ranged GETs or parts in flight per object
-	defaultConcurrent = 16
+	maxAttempts        = 3
+	maxBackoff         = 2 * time.Second
+	dialTimeout        = 5 * time.Second
+	defaultReadTimeout = 10 * time.Second
+	minPartSize        = 8 << 20 // bytes per ranged GET or upload part
+	maxPartSize        = 64 << 20
+	partConcurrency    = 8 // ranged GETs or parts in flight per object
+	defaultConcurrent  = 16
 )
 
 // Store moves data for training jobs. It is safe for concurrent use.
@@ -69,6 +75,9 @@ type Store struct {
 	s3       *s3.Client
 	tm       *tm.Client
 	cache    *cache // nil when caching is off
+
+	mu       sync.Mutex
+	uploaded map[string]map[string]stamp // UploadDir's last upload: bucket/prefix -> file -> stamp
 }
 
 // New makes a Store. It reads credentials lazily: a missing credential shows
@@ -77,11 +86,13 @@ func New(ctx context.Context, c Config) (*Store, error) {
 	if c.Concurrency <= 0 {
 		c.Concurrency = defaultConcurrent
 	}
+	if c.ReadTimeout <= 0 {
+		c.ReadTimeout = defaultReadTimeout
+	}
 	httpClient := awshttp.NewBuildableClient().
 		WithDialerOptions(func(d *net.Dialer) { d.Timeout = dialTimeout }).
-		WithReadTimeout(readTimeout).
+		WithReadTimeout(c.ReadTimeout).
 		WithTransportOptions(func(t *http.Transport) {
-			t.ResponseHeaderTimeout = headerTimeout
 			t.MaxIdleConnsPerHost = c.Concurrency * partConcurrency
 		})
 	opts := []func(*config.LoadOptions) error{
@@ -118,13 +129,17 @@ func New(ctx context.Context, c Config) (*Store, error) {
 		o.DisableLogOutputChecksumValidationSkipped = true
 	})
 	s := &Store{
+		uploaded: map[string]map[string]stamp{},
 		cfg:      c,
 		endpoint: c.Endpoint,
 		s3:       client,
 		tm: tm.New(client, func(o *tm.Options) {
-			o.PartSizeBytes = partSize
+			o.PartSizeBytes = minPartSize
 			o.Concurrency = partConcurrency
 			o.GetObjectType = tmtypes.GetObjectRanges
+			// A range whose body breaks off is fetched once more, each
+			// time with the retryer's attempts: bounded, as above.
+			o.PartBodyMaxRetries = 2
 		}),
 	}
 	if s.endpoint == "" {

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	tm "github.com/aws/aws-sdk-go-v2/feature/s3/transfermanager"
@@ -242,15 +243,25 @@ func (s *Store) uploadFile(ctx context.Context, bucket, key, file string) error 
 	return err
 }
 
-// UploadDir makes the prefix uri hold the files under dir: each file is
-// uploaded (overwriting), and objects under the prefix with no file of their
-// name are deleted, as SageMaker's checkpoint sync does. A missing dir changes
-// nothing, so a job that never wrote checkpoints does not erase earlier ones.
+// UploadDir makes the prefix uri hold the files under dir: new and changed
+// files are uploaded (overwriting), and objects under the prefix with no file
+// of their name are deleted, as SageMaker's checkpoint sync does. A file is
+// unchanged when its size and modification time are those it had when this
+// Store last uploaded it and the object is still there with that size; local
+// stamps only, so a clock that differs from S3's cannot hide a change. A
+// missing dir changes nothing, so a job that never wrote checkpoints does not
+// erase earlier ones.
 func (s *Store) UploadDir(ctx context.Context, uri, dir string) error {
 	if err := s.uploadDir(ctx, uri, dir); err != nil {
 		return fmt.Errorf("upload %s to %s: %w", dir, uri, err)
 	}
 	return nil
+}
+
+// stamp is what tells a file unchanged since its last upload.
+type stamp struct {
+	size  int64
+	mtime time.Time
 }
 
 func (s *Store) uploadDir(ctx context.Context, uri, dir string) error {
@@ -264,35 +275,87 @@ func (s *Store) uploadDir(ctx context.Context, uri, dir string) error {
 	if loc.local() {
 		return localCause(mirrorLocal(dir, loc.path))
 	}
-	local, err := localFiles(dir)
+	files, err := localFiles(dir)
 	if err != nil {
 		return localCause(err)
 	}
+	stamps := make(map[string]stamp, len(files))
+	for rel, p := range files {
+		if info, err := os.Stat(p); err == nil {
+			stamps[rel] = stamp{info.Size(), info.ModTime()}
+		}
+	}
 	prefix := dirPrefix(loc.key)
-	existing, err := s.listKeys(ctx, loc.bucket, prefix)
+	existing, err := s.listObjects(ctx, loc.bucket, prefix)
 	if err != nil {
 		return s.explain(err, loc.bucket)
 	}
+	syncKey := loc.bucket + "/" + prefix
+	s.mu.Lock()
+	uploaded := s.uploaded[syncKey]
+	s.mu.Unlock()
+	changed := changedFilter{dir: dir, prefix: prefix, stamps: stamps, uploaded: uploaded, remote: existing}
 	_, err = s.tm.UploadDirectory(ctx, &tm.UploadDirectoryInput{
 		Bucket:    aws.String(loc.bucket),
 		Source:    aws.String(dir),
 		KeyPrefix: aws.String(strings.TrimSuffix(prefix, "/")),
 		Recursive: aws.Bool(true),
+		Filter:    changed,
 	})
 	if err != nil {
+		s.forget(syncKey) // what is there now is unknown
 		return s.explain(err, loc.bucket)
 	}
+	s.mu.Lock()
+	s.uploaded[syncKey] = stamps
+	s.mu.Unlock()
 	var stale []s3types.ObjectIdentifier
-	for _, key := range existing {
-		if _, ok := local[strings.TrimPrefix(key, prefix)]; !ok {
+	for key := range existing {
+		if _, ok := files[strings.TrimPrefix(key, prefix)]; !ok {
 			stale = append(stale, s3types.ObjectIdentifier{Key: aws.String(key)})
 		}
 	}
+	slices.SortFunc(stale, func(a, b s3types.ObjectIdentifier) int { return strings.Compare(*a.Key, *b.Key) })
 	return s.explain(s.deleteObjects(ctx, loc.bucket, stale), loc.bucket)
 }
 
-func (s *Store) listKeys(ctx context.Context, bucket, prefix string) ([]string, error) {
-	var keys []string
+func (s *Store) forget(syncKey string) {
+	s.mu.Lock()
+	delete(s.uploaded, syncKey)
+	s.mu.Unlock()
+}
+
+// changedFilter lets the directory upload skip files unchanged since this
+// Store last uploaded them.
+type changedFilter struct {
+	dir      string
+	prefix   string
+	stamps   map[string]stamp // now
+	uploaded map[string]stamp // at the last upload; nil if none
+	remote   map[string]int64 // key -> size
+}
+
+func (f changedFilter) FilterFile(path string) bool {
+	rel, err := filepath.Rel(f.dir, path)
+	if err != nil {
+		return true
+	}
+	rel = filepath.ToSlash(rel)
+	now, ok := f.stamps[rel]
+	if !ok {
+		return true // appeared since the listing: upload it
+	}
+	before, ok := f.uploaded[rel]
+	if !ok || !before.mtime.Equal(now.mtime) || before.size != now.size {
+		return true
+	}
+	size, ok := f.remote[f.prefix+rel]
+	return !ok || size != now.size
+}
+
+// listObjects lists key -> size below prefix.
+func (s *Store) listObjects(ctx context.Context, bucket, prefix string) (map[string]int64, error) {
+	objs := map[string]int64{}
 	pages := s3.NewListObjectsV2Paginator(s.s3, &s3.ListObjectsV2Input{Bucket: &bucket, Prefix: &prefix})
 	for pages.HasMorePages() {
 		page, err := pages.NextPage(ctx)
@@ -300,10 +363,10 @@ func (s *Store) listKeys(ctx context.Context, bucket, prefix string) ([]string, 
 			return nil, err
 		}
 		for _, o := range page.Contents {
-			keys = append(keys, aws.ToString(o.Key))
+			objs[aws.ToString(o.Key)] = aws.ToInt64(o.Size)
 		}
 	}
-	return keys, nil
+	return objs, nil
 }
 
 // deleteObjects deletes in batches of 1,000, S3's most per request.

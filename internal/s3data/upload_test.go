@@ -5,10 +5,14 @@ import (
 	"compress/gzip"
 	"context"
 	"io"
+	"maps"
+	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
@@ -156,11 +160,15 @@ func TestUploadDirDownloadDirRoundTrip(t *testing.T) {
 	endpoint, c := server(t)
 	b := newBucket(t, c)
 	s3test.Put(t, c, b, "ckpt2/other", []byte("beside the prefix, not below it"))
-	s := newStore(t, endpoint, nil)
+	puts := countRequests(t, endpoint, http.MethodPut)
+	s := newStore(t, puts.endpoint, nil)
 	ctx := context.Background()
-	dir := writeTree(t, map[string]string{"step-1.pt": "1", "sub/opt.pt": "o"})
+	dir := writeTree(t, map[string]string{"step-1.pt": "1", "sub/opt.pt": "o", "latest.pt": "a"})
 	if err := s.UploadDir(ctx, "s3://"+b+"/ckpt", dir); err != nil {
 		t.Fatal(err)
+	}
+	if n := len(puts.take()); n != 3 {
+		t.Errorf("first sync uploaded %d files, want 3", n)
 	}
 	if err := os.Remove(filepath.Join(dir, "step-1.pt")); err != nil {
 		t.Fatal(err)
@@ -168,10 +176,32 @@ func TestUploadDirDownloadDirRoundTrip(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "step-2.pt"), []byte("2"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// Same size, new content: the modification time tells the change.
+	later := time.Now().Add(time.Second)
+	if err := os.WriteFile(filepath.Join(dir, "latest.pt"), []byte("b"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(filepath.Join(dir, "latest.pt"), later, later); err != nil {
+		t.Fatal(err)
+	}
 	if err := s.UploadDir(ctx, "s3://"+b+"/ckpt/", dir); err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]string{"ckpt/step-2.pt": "2", "ckpt/sub/opt.pt": "o", "ckpt2/other": "beside the prefix, not below it"}
+	wantPuts := []string{"/" + b + "/ckpt/latest.pt", "/" + b + "/ckpt/step-2.pt"}
+	if diff := cmp.Diff(wantPuts, slices.Sorted(maps.Keys(puts.take()))); diff != "" {
+		t.Errorf("second sync uploaded (-want +got):\n%s", diff)
+	}
+	// An object removed behind the Store's back is uploaded again.
+	if _, err := c.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: &b, Key: aws.String("ckpt/sub/opt.pt")}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.UploadDir(ctx, "s3://"+b+"/ckpt/", dir); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"/" + b + "/ckpt/sub/opt.pt"}, slices.Sorted(maps.Keys(puts.take()))); diff != "" {
+		t.Errorf("third sync uploaded (-want +got):\n%s", diff)
+	}
+	want := map[string]string{"ckpt/latest.pt": "b", "ckpt/step-2.pt": "2", "ckpt/sub/opt.pt": "o", "ckpt2/other": "beside the prefix, not below it"}
 	if diff := cmp.Diff(want, listAll(t, c, b)); diff != "" {
 		t.Errorf("objects (-want +got):\n%s", diff)
 	}
@@ -180,7 +210,7 @@ func TestUploadDirDownloadDirRoundTrip(t *testing.T) {
 	if err := s.DownloadDir(ctx, "s3://"+b+"/ckpt", restored); err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(map[string]string{"step-2.pt": "2", "sub/opt.pt": "o"}, tree(t, restored)); diff != "" {
+	if diff := cmp.Diff(map[string]string{"latest.pt": "b", "step-2.pt": "2", "sub/opt.pt": "o"}, tree(t, restored)); diff != "" {
 		t.Errorf("restored (-want +got):\n%s", diff)
 	}
 

@@ -61,13 +61,20 @@ func StartAuth(t testing.TB, freeActions int) (endpoint string, stop func()) {
 
 func start(t testing.TB, env []string) (string, func()) {
 	t.Helper()
+	srv := StartServer(t, env...)
+	return srv.Endpoint, srv.Stop
+}
+
+// StartServer is Start for tests that need the Server itself, to Freeze it.
+func StartServer(t testing.TB, env ...string) *Server {
+	t.Helper()
 	Require(t)
 	srv, err := Launch(env...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(srv.Stop)
-	return srv.Endpoint, srv.Stop
+	return srv
 }
 
 // Require skips the test when moto_server is not installed, or fails it when
@@ -132,6 +139,13 @@ func Launch(env ...string) (*Server, error) {
 		time.Sleep(100 * time.Millisecond)
 	}
 }
+
+// Freeze stops the server's process without closing its connections, as a
+// hung server looks to its clients; Thaw resumes it.
+func (s *Server) Freeze() { syscall.Kill(-s.cmd.Process.Pid, syscall.SIGSTOP) }
+
+// Thaw resumes a frozen server.
+func (s *Server) Thaw() { syscall.Kill(-s.cmd.Process.Pid, syscall.SIGCONT) }
 
 // Stop kills the server at once and waits for it; it may be called again.
 func (s *Server) Stop() {
