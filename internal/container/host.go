@@ -37,7 +37,14 @@ type Host struct {
 type Mount struct {
 	Source, Target string
 	ReadOnly       bool
+	// Overlay shows Source under an overlay whose writes are the
+	// container's alone and go with it (podman's :O); docker has none.
+	Overlay bool
 }
+
+// Overlays tells whether the runtime mounts a directory under an overlay
+// (Mount.Overlay): podman does, docker does not.
+func (r *Runtime) Overlays() bool { return r.Name == "podman" }
 
 // LabelAttempt is the label that carries a container's attempt, to find its
 // containers again with List.
@@ -52,6 +59,11 @@ const LabelAttempt = "sharq.dev/attempt"
 func (r *Runtime) RunArgv(h Host) ([]string, error) {
 	if err := h.check(); err != nil {
 		return nil, err
+	}
+	for _, m := range h.Mounts {
+		if m.Overlay && !r.Overlays() {
+			return nil, fmt.Errorf("container host %s: mount %q: %s has no overlay mounts", h.Name, m.Source, r.Name)
+		}
 	}
 	a := r.argv("run", "--rm", "--sig-proxy=true", "--pull", "never", "--name", h.Name)
 	a = append(a, r.RunArgs...)
@@ -72,7 +84,10 @@ func (r *Runtime) RunArgv(h Host) ([]string, error) {
 	}
 	for _, m := range h.Mounts {
 		v := m.Source + ":" + m.Target
-		if m.ReadOnly {
+		switch {
+		case m.Overlay:
+			v += ":O"
+		case m.ReadOnly:
 			v += ":ro"
 		}
 		a = append(a, "--volume", v)

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -464,5 +465,36 @@ func TestStageRefusesNonEmptyDestination(t *testing.T) {
 	err := newStore(t, endpoint, nil).Stage(context.Background(), Channel{Name: "train", URI: "s3://" + b + "/p/"}, 0, 1, dst, nil)
 	if err == nil || !strings.Contains(err.Error(), "is not empty") {
 		t.Errorf("got %v, want a refusal", err)
+	}
+}
+
+// Ensure Link hard-links staged objects to the cache, on the download that
+// fills it and on a hit, and a Stage without it copies.
+func TestStageLink(t *testing.T) {
+	endpoint, c := server(t)
+	bucket := newBucket(t, c)
+	s3test.Put(t, c, bucket, "p/a", []byte("alpha"))
+	s := newStore(t, endpoint, func(cfg *Config) { cfg.CacheDir = t.TempDir() })
+	links := func(ch Channel) uint64 {
+		dst := filepath.Join(t.TempDir(), "train")
+		if err := s.Stage(t.Context(), ch, 0, 1, dst, nil); err != nil {
+			t.Fatal(err)
+		}
+		fi, err := os.Stat(filepath.Join(dst, "a"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return uint64(fi.Sys().(*syscall.Stat_t).Nlink)
+	}
+	ch := Channel{Name: "train", URI: "s3://" + bucket + "/p/", Link: true}
+	if n := links(ch); n != 2 {
+		t.Errorf("first Stage: %d links, want 2 (the cache's and the channel's)", n)
+	}
+	if n := links(ch); n != 3 {
+		t.Errorf("second Stage: %d links, want 3", n)
+	}
+	ch.Link = false
+	if n := links(ch); n != 1 {
+		t.Errorf("a Stage without Link: %d links, want a copy", n)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/sharq-dev/sharq/internal/container"
 	"github.com/sharq-dev/sharq/internal/container/containertest"
 	"github.com/sharq-dev/sharq/internal/executor"
+	"github.com/sharq-dev/sharq/internal/s3data/s3test"
 )
 
 // containerHarness is an executor that runs training images with podman.
@@ -153,5 +154,28 @@ open("/opt/ml/model/m.txt", "w").write("done")`)
 	h.await("adopted", executor.Succeeded)
 	if got := untarFile(t, filepath.Join(out, "adopted", "output", "model.tar.gz"))["m.txt"]; got != "done" {
 		t.Errorf("model = %q", got)
+	}
+}
+
+// Ensure a container's writes into its staged channel, whose files are
+// linked from the cache, stay its own.
+func TestContainerChannelWritesStayPrivate(t *testing.T) {
+	rt := containertest.Podman(t)
+	endpoint, _ := s3test.Start(t)
+	h := newS3Harness(t, endpoint, Options{Runtime: rt})
+	makeBucket(t, h.s3, h.bucket)
+	h.put(t, "data/train/a.csv", "original\n")
+	writer := python(`d = "/opt/ml/input/data/train/"
+print(open(d + "a.csv").read(), end="")
+open(d + "a.csv", "w").write("modified\n")`)
+	writer.Channels = map[string]string{"train": "s3://jobs/data/train"}
+	h.start(attemptOf("w", "j1", writer))
+	h.await("w", executor.Succeeded)
+	reader := python(`print(open("/opt/ml/input/data/train/a.csv").read(), end="")`)
+	reader.Channels = writer.Channels
+	h.start(attemptOf("r", "j2", reader))
+	h.await("r", executor.Succeeded)
+	if got := h.log("r", "algo-1", "stdout"); got != "original\n" {
+		t.Errorf("the next job read %q", got)
 	}
 }

@@ -59,9 +59,9 @@ func TestBenchCachedStart(t *testing.T) {
 			id := prefix + "-" + attempt
 			begin := time.Now()
 			h.start(attemptOf(id, "job-"+prefix, j))
-			h.await(id, executor.Running)
+			h.awaitWithin(id, executor.Running, 10*time.Minute)
 			t.Logf("%s, %s attempt: Start to Running %s", prefix, attempt, time.Since(begin).Round(time.Millisecond))
-			h.await(id, executor.Succeeded)
+			h.awaitWithin(id, executor.Succeeded, time.Minute)
 		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -242,5 +243,32 @@ func TestContractStopWhileStaging(t *testing.T) {
 	h.await("s", executor.Stopped)
 	if got := h.log("s", "algo-1", "stdout"); got != "" {
 		t.Errorf("the job ran: %q", got)
+	}
+}
+
+// Ensure staged files come from the cache for the next job without a
+// copy, and a job that writes into its channel changes neither the cache
+// nor what the next job reads.
+func TestContractChannelWritesStayPrivate(t *testing.T) {
+	endpoint, _ := s3test.Start(t)
+	h := newS3Harness(t, endpoint, Options{})
+	makeBucket(t, h.s3, h.bucket)
+	h.put(t, "data/train/a.csv", "original\n")
+	writer := sh(`cd "$SM_CHANNEL_TRAIN" && cat a.csv && echo modified > a.csv && echo new > b.csv`)
+	writer.Channels = map[string]string{"train": "s3://jobs/data/train"}
+	h.start(attemptOf("w", "j1", writer))
+	h.await("w", executor.Succeeded)
+	reader := sh(`cd "$SM_CHANNEL_TRAIN" && cat a.csv && ls`)
+	reader.Channels = writer.Channels
+	h.start(attemptOf("r", "j2", reader))
+	h.await("r", executor.Succeeded)
+	if got := h.log("r", "algo-1", "stdout"); got != "original\na.csv\n" {
+		t.Errorf("the next job read %q", got)
+	}
+	if h.e.mountNS {
+		a := filepath.Join(h.attemptDir("r"), "hosts", "algo-1", "input", "data", "train", "a.csv")
+		if fi, err := os.Stat(a); err != nil || fi.Sys().(*syscall.Stat_t).Nlink < 2 {
+			t.Errorf("a.csv of the second job is not linked from the cache: %v", err)
+		}
 	}
 }

@@ -104,7 +104,7 @@ func (e *Executor) stage(ctx context.Context, at *attempt, p *plan) error {
 					report(fmt.Sprintf("Downloading input data: channel %s for %s, %s of %s", c.Name, h.Name, bytesText(pr.Done), bytesText(pr.Total)))
 				}
 			}
-			ch := s3data.Channel{Name: c.Name, URI: c.URI, DataType: c.DataType, Distribution: c.Distribution}
+			ch := s3data.Channel{Name: c.Name, URI: c.URI, DataType: c.DataType, Distribution: c.Distribution, Link: p.linked}
 			if err := e.opts.Data.Stage(ctx, ch, i, n, filepath.Join(h.Dir, optml.DataDir, c.Name), progress); err != nil {
 				return err
 			}

@@ -123,6 +123,12 @@ func (h *harness) stop(id string, grace time.Duration) {
 // await waits for the attempt's update with state want and returns it.
 func (h *harness) await(id string, want executor.State) executor.Update {
 	h.tb.Helper()
+	return h.awaitWithin(id, want, waitTimeout)
+}
+
+// awaitWithin is await with a bound of its own.
+func (h *harness) awaitWithin(id string, want executor.State, waitTimeout time.Duration) executor.Update {
+	h.tb.Helper()
 	deadline := time.After(waitTimeout)
 	for {
 		h.mu.Lock()

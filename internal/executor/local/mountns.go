@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"syscall"
 
 	"github.com/sharq-dev/sharq/internal/optml"
@@ -16,9 +17,13 @@ const MountArg = "__optml"
 // bind is one bind mount of a host's namespace: Source of this machine
 // seen at Target by the job.
 type bind struct {
-	Source   string `json:"source"`
-	Target   string `json:"target"`
-	ReadOnly bool   `json:"read_only,omitempty"`
+	Source   string
+	Target   string
+	ReadOnly bool
+	// Scratch, when set, makes the bind an overlay on Source whose writes
+	// go to Scratch, so that they never reach Source (staged files hard
+	// linked from the cache).
+	Scratch string
 }
 
 // mountArgv is the command line that runs argv (path resolved) with binds
@@ -26,11 +31,14 @@ type bind struct {
 func mountArgv(path string, argv []string, binds []bind) []string {
 	out := []string{MountArg}
 	for _, b := range binds {
-		mode := "rw"
-		if b.ReadOnly {
-			mode = "ro"
+		switch {
+		case b.Scratch != "":
+			out = append(out, "--overlay", b.Source, b.Target, b.Scratch)
+		case b.ReadOnly:
+			out = append(out, "--ro", b.Source, b.Target)
+		default:
+			out = append(out, "--rw", b.Source, b.Target)
 		}
-		out = append(out, "--"+mode, b.Source, b.Target)
 	}
 	return append(append(out, "--", path), argv...)
 }
@@ -58,11 +66,16 @@ func MountMain(args []string) int {
 func parseMountArgs(args []string) ([]bind, []string, error) {
 	var binds []bind
 	for len(args) > 0 && args[0] != "--" {
-		if len(args) < 3 || (args[0] != "--ro" && args[0] != "--rw") {
+		switch {
+		case len(args) >= 4 && args[0] == "--overlay":
+			binds = append(binds, bind{Source: args[1], Target: args[2], Scratch: args[3]})
+			args = args[4:]
+		case len(args) >= 3 && (args[0] == "--ro" || args[0] == "--rw"):
+			binds = append(binds, bind{Source: args[1], Target: args[2], ReadOnly: args[0] == "--ro"})
+			args = args[3:]
+		default:
 			return nil, nil, fmt.Errorf("bad mount arguments %q", args)
 		}
-		binds = append(binds, bind{Source: args[1], Target: args[2], ReadOnly: args[0] == "--ro"})
-		args = args[3:]
 	}
 	if len(args) < 3 {
 		return nil, nil, errors.New("no command after --")
@@ -78,6 +91,12 @@ func mountAll(binds []bind) error {
 		if err := os.MkdirAll(b.Target, 0o755); err != nil {
 			return err
 		}
+		if b.Scratch != "" {
+			if err := overlay(b); err != nil {
+				return err
+			}
+			continue
+		}
 		if err := syscall.Mount(b.Source, b.Target, "", syscall.MS_BIND|syscall.MS_REC, ""); err != nil {
 			return fmt.Errorf("bind %s at %s: %w", b.Source, b.Target, err)
 		}
@@ -86,6 +105,22 @@ func mountAll(binds []bind) error {
 				return fmt.Errorf("make %s read-only: %w", b.Target, err)
 			}
 		}
+	}
+	return nil
+}
+
+// overlay mounts Source at Target under an overlay whose upper layer is
+// in Scratch.
+func overlay(b bind) error {
+	upper, work := filepath.Join(b.Scratch, "upper"), filepath.Join(b.Scratch, "work")
+	for _, d := range []string{upper, work} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return err
+		}
+	}
+	opts := "lowerdir=" + b.Source + ",upperdir=" + upper + ",workdir=" + work
+	if err := syscall.Mount("overlay", b.Target, "overlay", 0, opts); err != nil {
+		return fmt.Errorf("overlay %s at %s: %w", b.Source, b.Target, err)
 	}
 	return nil
 }

@@ -105,6 +105,9 @@ type plan struct {
 	// their GPUs and environment are added on admission.
 	ctr []container.Host
 	rt  *container.Runtime
+	// linked: staged objects are hard links to the cache, which each host
+	// sees under an overlay so that its writes stay its own.
+	linked bool
 }
 
 // inContainers tells whether the attempt runs its training image.
@@ -165,10 +168,19 @@ func (e *Executor) prepare(a executor.Attempt, dir string) (*plan, error) {
 	if err != nil {
 		return nil, err
 	}
+	p.linked = e.mountNS && overlayablePath(dir)
 	for i := range hosts {
 		h, env := p.host(dir, i, base, job, e.mountNS)
 		if e.mountNS {
-			h.Path, h.Args, h.MountNS = selfExe, append([]string{"sharq"}, mountArgv(path, argv, []bind{{Source: h.Dir, Target: optml.Root}})...), true
+			binds := []bind{{Source: h.Dir, Target: optml.Root}}
+			for _, c := range p.stagedChannels() {
+				binds = append(binds, bind{
+					Source:  filepath.Join(h.Dir, optml.DataDir, c.Name),
+					Target:  optml.Root + "/" + optml.DataDir + "/" + c.Name,
+					Scratch: filepath.Join(dir, "overlay", h.Name, c.Name),
+				})
+			}
+			h.Path, h.Args, h.MountNS = selfExe, append([]string{"sharq"}, mountArgv(path, argv, binds)...), true
 		} else {
 			h.Path, h.Args = path, argv
 		}
@@ -177,6 +189,25 @@ func (e *Executor) prepare(a executor.Attempt, dir string) (*plan, error) {
 	}
 	return p, nil
 }
+
+// stagedChannels are the channels whose objects are linked from the cache
+// into the trees, each shown under an overlay: none unless linked.
+func (p *plan) stagedChannels() []optml.Channel {
+	if !p.linked || p.spec.Data == nil {
+		return nil
+	}
+	var out []optml.Channel
+	for _, c := range p.spec.Data.Channels {
+		if !c.Local() {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// overlayablePath tells whether an overlay's options can name directories
+// under dir, which they separate by commas and colons.
+func overlayablePath(dir string) bool { return !strings.ContainsAny(dir, ",:") }
 
 // noCommand says why a payload without ContainerEntrypoint cannot run.
 func noCommand(containers bool) string {
@@ -197,6 +228,7 @@ func (e *Executor) prepareContainers(p *plan, a executor.Attempt, dir string, jo
 	if len(p.hosts) > 1 {
 		p.spec.Network = "sharq-" + a.ID
 	}
+	p.linked = p.rt.Overlays() && overlayablePath(dir)
 	for i, oh := range p.hosts {
 		h, env := p.host(dir, i, newEnvList(nil), job, true)
 		ctr := container.Host{
@@ -219,6 +251,10 @@ func (e *Executor) prepareContainers(p *plan, a executor.Attempt, dir string, jo
 			if src, ok := optml.LocalPath(c.URI); ok {
 				ctr.Mounts = append(ctr.Mounts, container.Mount{Source: src, Target: optml.Root + "/" + optml.DataDir + "/" + c.Name, ReadOnly: true})
 			}
+		}
+		for _, c := range p.stagedChannels() {
+			ctr.Mounts = append(ctr.Mounts, container.Mount{Source: filepath.Join(h.Dir, optml.DataDir, c.Name),
+				Target: optml.Root + "/" + optml.DataDir + "/" + c.Name, Overlay: true})
 		}
 		ctr.Mounts = append(ctr.Mounts, container.Mount{Source: p.spec.Checkpoint, Target: optml.CheckpointPath(j)})
 		// The runtime's own process runs with the server's environment,
