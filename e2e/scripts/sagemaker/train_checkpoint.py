@@ -31,6 +31,8 @@ if os.path.exists(ckpt):
     with open(ckpt) as f:
         step = resumed = json.load(f)["step"]
     print("resumed from step", resumed, flush=True)
+elif os.path.exists(args.ready):
+    sys.exit("an earlier attempt made progress, but its checkpoint is not in " + ckpt)
 else:
     print("no checkpoint: starting at step 0", flush=True)
 while True:

@@ -229,6 +229,11 @@ def failure(tr):
     d = tr.wait(arn)
     if d["status"] != "FAILED":
         fail("job ended %s, want FAILED" % d["status"])
+    prefix = "nan/%s/output/" % tr.training_job(d["latestAttempt"])
+    output = tr.archive(prefix + "output.tar.gz")
+    expect("output.tar.gz of the failed job", output, {"losses.txt": "nan\n"})
+    keys = [o["Key"] for o in tr.s3.list_objects_v2(Bucket=BUCKET, Prefix=prefix).get("Contents", [])]
+    expect("the failed job's outputs", keys, [prefix + "output.tar.gz"])
     return {"job": arn, "statusReason": d.get("statusReason", "")}
 
 
