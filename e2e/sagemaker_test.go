@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -65,10 +66,36 @@ func startSageMaker(t *testing.T) *smServer {
 			t.Fatalf("%s is not on PATH (%v): the SageMaker tests run a boto3 client and the SDK's bash driver", tool, err)
 		}
 	}
-	endpoint, _ := s3test.Start(t)
+	endpoint := sharedS3Endpoint(t)
 	s := startLocalWith(t, serverOptions{args: []string{"--stop-grace", "30s", "--s3-endpoint", endpoint},
 		env: motoKeys, unsetEnv: awsCredentialVars}, newMark(t))
 	return &smServer{localServer: s, s3: endpoint}
+}
+
+// sharedS3 is the one moto_server of the package's SageMaker tests, each
+// of which keeps to buckets of its own: one server costs less than one a
+// test on a machine of two cores.
+var sharedS3 struct {
+	once sync.Once
+	srv  *s3test.Server
+	err  error
+}
+
+func sharedS3Endpoint(t *testing.T) string {
+	t.Helper()
+	s3test.Require(t)
+	sharedS3.once.Do(func() { sharedS3.srv, sharedS3.err = s3test.Launch() })
+	if sharedS3.err != nil {
+		t.Fatal(sharedS3.err)
+	}
+	return sharedS3.srv.Endpoint
+}
+
+// stopSharedS3 stops the shared moto_server, if it was started.
+func stopSharedS3() {
+	if sharedS3.srv != nil {
+		sharedS3.srv.Stop()
+	}
 }
 
 // trainer runs scripts/sagemaker/trainer.py's scenario against the server
@@ -80,7 +107,7 @@ func (s *smServer) trainer(t *testing.T, scenario string) map[string]json.RawMes
 	defer cancel()
 	var out bytes.Buffer
 	cmd := exec.CommandContext(ctx, "python3", "scripts/sagemaker/trainer.py", scenario, "--batch", s.url, "--s3", s.s3,
-		"--mark", s.mark, "--work", t.TempDir(), "--checkpoints", filepath.Join(s.dataDir, "executor", "checkpoints"))
+		"--mark", s.mark, "--bucket", "sharq-e2e-"+scenario, "--work", t.TempDir(), "--checkpoints", filepath.Join(s.dataDir, "executor", "checkpoints"))
 	cmd.Env = serverEnv(serverOptions{env: motoKeys, unsetEnv: awsCredentialVars})
 	cmd.Stdout, cmd.Stderr = &out, &out
 	cmd.SysProcAttr = dieWithParent(&syscall.SysProcAttr{Setpgid: true})

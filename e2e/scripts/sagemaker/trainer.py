@@ -3,7 +3,7 @@ do, through boto3, against sharq (AWS Batch) and an S3 server: create the
 bucket, upload the sm_drivers and code channels and the data, submit the
 training job as a service job, poll it to its end and read its model back.
 
-  trainer.py SCENARIO --batch URL --s3 URL --mark MARK --work DIR [--checkpoints DIR]
+  trainer.py SCENARIO --batch URL --s3 URL --mark MARK --bucket NAME --work DIR [--checkpoints DIR]
 
 SCENARIO is flow, failure, two-hosts or checkpoint. Each sets up its own
 queue on a fresh server, checks what the SDK's user would see and exits 1
@@ -32,7 +32,6 @@ REGION = "us-east-1"
 INSTANCE = "ml.m5.xlarge"
 ROLE = "arn:aws:iam::000000000000:role/SageMakerRole"
 IMAGE = "registry.example/sharq-e2e-train:1"
-BUCKET = "sagemaker-us-east-1-000000000000"  # ModelTrainer's default bucket
 QUEUE, SHARE = "ml-training-jq", "ml-team"
 # TrainingQueue's defaults (sagemaker.train.aws_batch.constants).
 RETRY = {"attempts": 1, "evaluateOnExit": [
@@ -57,6 +56,7 @@ def log(*a):
 class Trainer:
     def __init__(self, args):
         self.args = args
+        self.bucket = args.bucket  # ModelTrainer's default is sagemaker-<region>-<account>
         once = Config(retries={"max_attempts": 1})  # every error reaches the scenario
         self.batch = boto3.client("batch", endpoint_url=args.batch, region_name=REGION, config=once)
         self.s3 = boto3.client("s3", endpoint_url=args.s3, region_name=REGION,
@@ -65,23 +65,23 @@ class Trainer:
     # --- S3, as ModelTrainer uses it before it submits ---
 
     def ensure_bucket(self):
-        if BUCKET in [b["Name"] for b in self.s3.list_buckets().get("Buckets", [])]:
+        if self.bucket in [b["Name"] for b in self.s3.list_buckets().get("Buckets", [])]:
             return
         try:
-            self.s3.head_bucket(Bucket=BUCKET)
+            self.s3.head_bucket(Bucket=self.bucket)
         except ClientError as e:
             if e.response["Error"]["Code"] not in ("404", "NoSuchBucket", "NotFound"):
                 raise
-            self.s3.create_bucket(Bucket=BUCKET)
+            self.s3.create_bucket(Bucket=self.bucket)
 
     def upload(self, prefix, files):
         """Uploads files ({name: bytes}) under prefix; returns its s3:// URI."""
         for name, body in files.items():
-            self.s3.put_object(Bucket=BUCKET, Key=prefix + "/" + name, Body=body)
-        return "s3://%s/%s" % (BUCKET, prefix)
+            self.s3.put_object(Bucket=self.bucket, Key=prefix + "/" + name, Body=body)
+        return "s3://%s/%s" % (self.bucket, prefix)
 
     def get(self, key):
-        return self.s3.get_object(Bucket=BUCKET, Key=key)["Body"].read()
+        return self.s3.get_object(Bucket=self.bucket, Key=key)["Body"].read()
 
     # --- the queue an administrator sets up ---
 
@@ -110,11 +110,9 @@ class Trainer:
         (jobArn, jobId, training job name)."""
         self.ensure_bucket()
         name = "%s-%s" % (base, time.strftime("%Y%m%d%H%M%S"))
-        with open(os.path.join(HERE, "sm_train.sh"), "rb") as f:
-            driver = f.read()
-        with open(os.path.join(HERE, train_py), "rb") as f:
-            code = f.read()
-        inputs = {"sm_drivers": ({"sm_train.sh": driver}, "FullyReplicated"), "code": ({"train.py": code}, "FullyReplicated")}
+        drivers = {"sm_train.sh": read("sm_train.sh"), "scripts/environment.py": read("environment.py")}
+        code = {"train.py": read(train_py), "lib/stats.py": read("lib/stats.py")}
+        inputs = {"sm_drivers": (drivers, "FullyReplicated"), "code": (code, "FullyReplicated")}
         inputs.update(channels)
         config = []
         for channel, (files, distribution) in inputs.items():
@@ -129,7 +127,7 @@ class Trainer:
                 "ContainerArguments": ["-c", "chmod +x /opt/ml/input/data/sm_drivers/sm_train.sh && "
                                              "/opt/ml/input/data/sm_drivers/sm_train.sh"]},
             "InputDataConfig": config,
-            "OutputDataConfig": {"S3OutputPath": "s3://%s/%s" % (BUCKET, base), "CompressionType": "GZIP"},
+            "OutputDataConfig": {"S3OutputPath": "s3://%s/%s" % (self.bucket, base), "CompressionType": "GZIP"},
             "HyperParameters": {k: json.dumps(v) for k, v in hyperparameters.items()},
             "RoleArn": ROLE,
             "ResourceConfig": {"InstanceType": INSTANCE, "InstanceCount": instances, "VolumeSizeInGB": 30},
@@ -137,7 +135,7 @@ class Trainer:
             "Environment": {"SHARQ_E2E_MARK": self.args.mark + "/" + base},
         }
         if checkpoint:
-            payload["CheckpointConfig"] = {"S3Uri": "s3://%s/%s/checkpoints/%s" % (BUCKET, base, name),
+            payload["CheckpointConfig"] = {"S3Uri": "s3://%s/%s/checkpoints/%s" % (self.bucket, base, name),
                                            "LocalPath": "/opt/ml/checkpoints"}
         out = self.batch.submit_service_job(
             jobName=base, jobQueue=QUEUE, serviceJobType="SAGEMAKER_TRAINING", quotaShareName=SHARE,
@@ -186,9 +184,15 @@ class Trainer:
         try:
             body = self.get(key)
         except ClientError as e:
-            fail("s3://%s/%s: %s" % (BUCKET, key, e))
+            fail("s3://%s/%s: %s" % (self.bucket, key, e))
         with tarfile.open(fileobj=io.BytesIO(body), mode="r:gz") as tar:
             return {m.name.lstrip("./"): tar.extractfile(m).read().decode() for m in tar.getmembers() if m.isfile()}
+
+
+def read(name):
+    """A file of this directory: the scripts a job's channels carry."""
+    with open(os.path.join(HERE, name), "rb") as f:
+        return f.read()
 
 
 def expect(what, got, want):
@@ -232,7 +236,7 @@ def failure(tr):
     prefix = "nan/%s/output/" % tr.training_job(d["latestAttempt"])
     output = tr.archive(prefix + "output.tar.gz")
     expect("output.tar.gz of the failed job", output, {"losses.txt": "nan\n"})
-    keys = [o["Key"] for o in tr.s3.list_objects_v2(Bucket=BUCKET, Prefix=prefix).get("Contents", [])]
+    keys = [o["Key"] for o in tr.s3.list_objects_v2(Bucket=tr.bucket, Prefix=prefix).get("Contents", [])]
     expect("the failed job's outputs", keys, [prefix + "output.tar.gz"])
     return {"job": arn, "statusReason": d.get("statusReason", "")}
 
@@ -273,7 +277,7 @@ def checkpoint(tr):
             return json.loads(tr.get(key))
         except ClientError:
             return None
-    tr.until("the checkpoint in s3://%s/%s" % (BUCKET, key), lambda: saved() is not None)
+    tr.until("the checkpoint in s3://%s/%s" % (tr.bucket, key), lambda: saved() is not None)
     step = saved()["step"]
     if step < 5:
         fail("checkpoint step %d, want at least 5 (the first attempt was ready at step 5)" % step)
@@ -302,6 +306,7 @@ def main():
     p.add_argument("--batch", required=True)
     p.add_argument("--s3", required=True)
     p.add_argument("--mark", required=True)
+    p.add_argument("--bucket", required=True)
     p.add_argument("--work", required=True)
     p.add_argument("--checkpoints")
     args = p.parse_args()
