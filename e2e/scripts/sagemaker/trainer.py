@@ -135,8 +135,8 @@ class Trainer:
             "Environment": {"SHARQ_E2E_MARK": self.args.mark + "/" + base},
         }
         if checkpoint:
-            payload["CheckpointConfig"] = {"S3Uri": "s3://%s/%s/checkpoints/%s" % (self.bucket, base, name),
-                                           "LocalPath": "/opt/ml/checkpoints"}
+            # As CheckpointConfig(s3_uri=...) sends it: LocalPath defaults to /opt/ml/checkpoints.
+            payload["CheckpointConfig"] = {"S3Uri": "s3://%s/%s/checkpoints/%s" % (self.bucket, base, name)}
         out = self.batch.submit_service_job(
             jobName=base, jobQueue=QUEUE, serviceJobType="SAGEMAKER_TRAINING", quotaShareName=SHARE,
             serviceRequestPayload=json.dumps(payload), retryStrategy=RETRY, timeoutConfig=TIMEOUT,
@@ -186,7 +186,7 @@ class Trainer:
         except ClientError as e:
             fail("s3://%s/%s: %s" % (self.bucket, key, e))
         with tarfile.open(fileobj=io.BytesIO(body), mode="r:gz") as tar:
-            return {m.name.lstrip("./"): tar.extractfile(m).read().decode() for m in tar.getmembers() if m.isfile()}
+            return {m.name.removeprefix("./"): tar.extractfile(m).read().decode() for m in tar.getmembers() if m.isfile()}
 
 
 def read(name):
