@@ -1,3 +1,4 @@
+#!/usr/bin/env python3
 """What the SageMaker Python SDK's ModelTrainer and aws_batch.TrainingQueue
 do, through boto3, against sharq (AWS Batch) and an S3 server: create the
 bucket, upload the sm_drivers and code channels and the data, submit the
