@@ -43,14 +43,15 @@ var awsCredentialVars = []string{"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "
 // motoKeys are the credentials moto_server accepts.
 var motoKeys = append([]string{"AWS_ACCESS_KEY_ID=testing", "AWS_SECRET_ACCESS_KEY=testing", "AWS_DEFAULT_REGION=" + region}, awsIsolated...)
 
-// smServer is a sharq serve with the local executor whose S3 is a
-// moto_server of its own.
+// smServer is a sharq serve with the local executor whose S3 is the
+// package's moto_server.
 type smServer struct {
 	*localServer
 	s3 string
 }
 
-// startSageMaker starts moto_server and sharq serve --s3-endpoint at it.
+// startSageMaker starts sharq serve --s3-endpoint at the package's
+// moto_server (started by the first test that needs it).
 // The jobs' driver finds its files at /opt/ml, which the local executor
 // binds only as root.
 func startSageMaker(t *testing.T) *smServer {
