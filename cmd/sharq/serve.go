@@ -122,6 +122,10 @@ func openExecutor(ctx context.Context, cfg serveConfig, log *slog.Logger) (execu
 		if opts.NoS3 != "" {
 			log.Info("jobs that read or write S3 are refused", "why", opts.NoS3)
 		}
+		if e := cfg.data.endpoint; e != "" {
+			// The AWS SDKs and the SageMaker training toolkit read these.
+			opts.JobEnv = []string{"AWS_ENDPOINT_URL_S3=" + e, "S3_ENDPOINT_URL=" + e}
+		}
 		if err := cfg.containers.apply(&opts, log); err != nil {
 			return nil, err
 		}

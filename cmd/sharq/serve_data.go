@@ -80,16 +80,19 @@ type containerFlags struct {
 	runtime       string
 	imageMap      string
 	instanceTypes string
+	mountNS       bool
 }
 
 func (c *containerFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.runtime, "container-runtime", "auto", "local executor: how a job's TrainingImage runs: auto (podman, else docker, found on PATH; else none), podman, docker (or a path to one), or none (every job runs as processes, its ContainerEntrypoint its command)")
 	fs.StringVar(&c.imageMap, "image-map", "", "local executor: a file of image names to run instead of others (\"FROM TO\" per line, * patterns), for the AWS images notebooks name")
+	fs.BoolVar(&c.mountNS, "mount-namespace", true, "local executor: as root, run each process job in a mount namespace of its own where its tree is at /opt/ml (false: at its own path)")
 	fs.StringVar(&c.instanceTypes, "instance-types", "", "local executor: a YAML file of each instance type's cpus, memory (e.g. 16Gi) and gpus, the limits of its containers and the GPUs it gets")
 }
 
 // apply sets the local executor's container options.
 func (c containerFlags) apply(opts *local.Options, log *slog.Logger) error {
+	opts.NoMountNamespace = !c.mountNS
 	rt, err := container.Find(c.runtime)
 	switch {
 	case err != nil && c.runtime == "auto":

@@ -28,11 +28,15 @@ func (e *Executor) admit() {
 		}
 		at.phase = launched
 		ready = append(ready, at)
+		e.wg.Add(1) // under e.mu, not closed: Close waits for it
 		return true
 	})
 	e.mu.Unlock()
 	for _, at := range ready {
-		go e.launch(at)
+		go func() {
+			defer e.wg.Done()
+			e.launch(at)
+		}()
 	}
 }
 
@@ -101,6 +105,9 @@ func (e *Executor) stageAttempt(at *attempt) bool {
 	p := at.plan
 	at.cancelStage = cancel
 	e.mu.Unlock()
+	if _, err := os.Stat(filepath.Join(at.dir, stopFile)); err == nil {
+		cancel() // a Stop came before there was staging to cancel
+	}
 	go func() {
 		select {
 		case <-e.done:
@@ -115,12 +122,12 @@ func (e *Executor) stageAttempt(at *attempt) bool {
 	if err == nil {
 		return true
 	}
+	if e.isClosed() {
+		return false // the next executor stages it again, and cleans up first
+	}
 	removeStaged(p)
 	if err := e.removeContainers(context.Background(), &p.spec); err != nil {
-		e.log.Warn("remove the attempt's network", "attempt", at.id, "err", err)
-	}
-	if e.isClosed() {
-		return false // the next executor stages it again
+		e.log.Warn("remove the attempt's containers and network", "attempt", at.id, "err", err)
 	}
 	at.mu.Lock()
 	defer at.mu.Unlock()
@@ -151,7 +158,6 @@ func (e *Executor) handOver(at *attempt, spec launchSpec) error {
 	if err := writeJSON(at.dir, launchFile, spec); err != nil {
 		return err
 	}
-	at.spec = &spec
 	lock, err := takeLock(at.dir)
 	if err != nil {
 		return err
@@ -161,6 +167,7 @@ func (e *Executor) handOver(at *attempt, spec launchSpec) error {
 	if err := e.sup.launch(at.id, lock); err != nil {
 		return err
 	}
+	at.spec = &spec
 	at.handed = true
 	return nil
 }

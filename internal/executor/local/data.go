@@ -64,6 +64,9 @@ func writeTrees(p *plan) error {
 // Starting updates. It runs before the attempt is handed to the
 // supervisor, without the attempt's lock, so that Stop can cancel it.
 func (e *Executor) stage(ctx context.Context, at *attempt, p *plan) error {
+	// An earlier try of this attempt, cut short by a restart, may have
+	// left channels (and their staging directories) in the trees.
+	removeStaged(p)
 	if err := os.MkdirAll(p.spec.Checkpoint, 0o755); err != nil {
 		return fmt.Errorf("checkpoint directory: %w", err)
 	}
@@ -135,11 +138,14 @@ func (e *Executor) prepareRuntime(ctx context.Context, at *attempt, p *plan) err
 	return nil
 }
 
-// removeStaged removes what staging left in the trees of an attempt that
-// will not run.
+// removeStaged removes what staging left in the trees of an attempt, and
+// the overlays' layers over it.
 func removeStaged(p *plan) {
 	for _, h := range p.spec.Hosts {
 		os.RemoveAll(filepath.Join(h.Dir, optml.DataDir))
+	}
+	if len(p.spec.Hosts) > 0 {
+		os.RemoveAll(filepath.Join(filepath.Dir(filepath.Dir(p.spec.Hosts[0].Dir)), "overlay"))
 	}
 }
 
@@ -196,30 +202,39 @@ func (e *Executor) finishOutputs(at *attempt, spec *launchSpec) {
 	st, err := readStatus(at.dir)
 	if err != nil {
 		e.log.Error("read attempt state", "attempt", at.id, "err", err)
+		e.unfinish(at) // the next check tries again
 		return
 	}
-	// What was stopped is gone only once its containers are: a killed
-	// runtime process leaves its container running.
 	end, _ := st.last()
-	if err := e.removeContainers(ctx, spec); err != nil {
-		e.log.Error("remove the attempt's containers", "attempt", at.id, "err", err)
-		end.Reason += "; its containers could not be removed: " + err.Error()
-	}
-	out := &dataOutcome{Done: true}
 	if failure := failureReason(spec); failure != "" && end.State == executor.Failed {
 		head, _, _ := strings.Cut(end.Reason, ": ")
 		end.Reason = head + ": " + failure
 	}
-	if err := e.sendOutputs(ctx, at, spec, end.State, out); err != nil {
-		if ctx.Err() != nil && e.isClosed() {
+	// What was stopped is gone only once its containers are: a killed
+	// runtime process leaves its container running.
+	var problems []string
+	if err := e.removeContainers(ctx, spec); err != nil {
+		if e.isClosed() {
+			return // the next executor finishes it
+		}
+		e.log.Error("remove the attempt's containers", "attempt", at.id, "err", err)
+		problems = append(problems, "its containers could not be removed: "+err.Error())
+	}
+	out := &dataOutcome{Done: true}
+	ran := slices.ContainsFunc(st.History, func(t transition) bool { return t.State == executor.Running })
+	if errs := e.sendOutputs(ctx, at, spec, end.State, ran, out); len(errs) > 0 {
+		if e.isClosed() {
 			return
 		}
-		e.log.Warn("send attempt outputs", "attempt", at.id, "err", err)
-		if end.State == executor.Succeeded {
-			end = transition{State: executor.Failed, Reason: "ClientError: " + err.Error(), At: end.At}
-		} else {
-			end.Reason += "; " + err.Error()
-		}
+		e.log.Warn("send attempt outputs", "attempt", at.id, "errs", errs)
+		problems = append(problems, errs...)
+	}
+	switch {
+	case len(problems) == 0:
+	case end.State == executor.Succeeded:
+		end = transition{State: executor.Failed, Reason: "ClientError: " + strings.Join(problems, "; "), At: end.At}
+	default:
+		end.Reason += "; " + strings.Join(problems, "; ")
 	}
 	at.mu.Lock()
 	defer at.mu.Unlock()
@@ -233,6 +248,13 @@ func (e *Executor) finishOutputs(at *attempt, spec *launchSpec) {
 	}
 	e.emitLocked(at, st)
 	e.finishLocked(at)
+}
+
+// unfinish lets a later check start the after phase again.
+func (e *Executor) unfinish(at *attempt) {
+	at.mu.Lock()
+	at.finishing = false
+	at.mu.Unlock()
 }
 
 // removeContainers removes the attempt's containers and network.
@@ -257,20 +279,26 @@ func (e *Executor) removeContainers(ctx context.Context, spec *launchSpec) error
 
 // sendOutputs saves the checkpoints of any end, and the model and
 // output/data of a success (output/data of a failure too, which often
-// says why).
-func (e *Executor) sendOutputs(ctx context.Context, at *attempt, spec *launchSpec, end executor.State, out *dataOutcome) error {
+// says why) of an attempt that ran. Its progress goes out as the reason of
+// the last state reported, which it does not change.
+func (e *Executor) sendOutputs(ctx context.Context, at *attempt, spec *launchSpec, end executor.State, ran bool, out *dataOutcome) []string {
 	d := spec.Data
 	if d == nil {
 		return nil
 	}
+	at.mu.Lock()
+	shown := at.last.State
+	at.mu.Unlock()
 	report := func(what string) {
-		e.out.Put(executor.Update{AttemptID: at.id, JobID: at.jobID, State: executor.Running, Reason: what, At: time.Now()})
+		if shown == executor.Starting || shown == executor.Running {
+			e.out.Put(executor.Update{AttemptID: at.id, JobID: at.jobID, State: shown, Reason: what, At: time.Now()})
+		}
 	}
-	var errs []error
+	var errs []string
 	if d.CheckpointURI != "" {
 		report("Uploading checkpoints to " + d.CheckpointURI)
 		if err := e.opts.Data.UploadDir(ctx, d.CheckpointURI, spec.Checkpoint); err != nil {
-			errs = append(errs, fmt.Errorf("saving checkpoints: %w", err))
+			errs = append(errs, "saving checkpoints: "+err.Error())
 		}
 	}
 	dirs := func(rel string) []string {
@@ -280,21 +308,21 @@ func (e *Executor) sendOutputs(ctx context.Context, at *attempt, spec *launchSpe
 		}
 		return out
 	}
-	if d.OutputURI != "" && (end == executor.Succeeded || end == executor.Failed) {
+	if d.OutputURI != "" && ran && (end == executor.Succeeded || end == executor.Failed) {
 		report("Uploading output data to " + d.OutputURI)
 		if err := e.opts.Data.UploadArchive(ctx, d.OutputURI, dirs(optml.OutputData), d.Compressed); err != nil {
-			errs = append(errs, fmt.Errorf("uploading output data: %w", err))
+			errs = append(errs, "uploading output data: "+err.Error())
 		}
 	}
 	if d.ModelURI != "" && end == executor.Succeeded {
 		report("Uploading the model to " + d.ModelURI)
 		if err := e.opts.Data.UploadArchive(ctx, d.ModelURI, dirs(optml.ModelDir), d.Compressed); err != nil {
-			errs = append(errs, fmt.Errorf("uploading the model: %w", err))
+			errs = append(errs, "uploading the model: "+err.Error())
 		} else {
 			out.ModelURI = d.ModelURI
 		}
 	}
-	return errors.Join(errs...)
+	return errs
 }
 
 // failureReason is the failure file of the first host that wrote one.

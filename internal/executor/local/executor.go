@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -141,7 +142,32 @@ func (e *Executor) canMountNS() bool {
 		e.log.Warn("jobs see their /opt/ml tree at its own path, which the SM_* variables give", "err", err)
 		return false
 	}
+	if err := probeMountNS(); err != nil {
+		e.log.Warn("no mount namespace can be made here: jobs see their /opt/ml tree at its own path, which the SM_* variables give", "err", err)
+		return false
+	}
 	return true
+}
+
+// probeMountNS does what an instance's start does, with an empty tree and
+// true as the job: root may still lack the privilege (in a container, say).
+func probeMountNS() error {
+	tree, err := os.MkdirTemp("", "sharq-mount-probe-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tree)
+	truePath, err := exec.LookPath("true")
+	if err != nil {
+		return err
+	}
+	cmd := exec.Command(selfExe)
+	cmd.Args = append([]string{"sharq"}, mountArgv(truePath, []string{"true"}, []bind{{Source: tree, Target: optml.Root}})...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Unshareflags: syscall.CLONE_NEWNS}
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("%v: %s", err, strings.TrimSpace(string(out)))
+	}
+	return nil
 }
 
 // Start records the attempt and queues it for admission; a payload that

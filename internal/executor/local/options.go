@@ -52,6 +52,9 @@ type Options struct {
 	// Data moves jobs' channels, models and checkpoints: S3 and local
 	// paths. Nil makes one for AWS's S3 with the usual credential chain.
 	Data *s3data.Store
+	// JobEnv is added to every job's environment before its payload's
+	// Environment: where S3 is, say, for the job's own S3 calls.
+	JobEnv []string
 	// NoS3, when set, says why this server reaches no S3: jobs that read
 	// or write s3:// URIs are refused with it at submission.
 	NoS3 string

@@ -156,10 +156,12 @@ func (e *Executor) prepare(a executor.Attempt, dir string) (*plan, error) {
 	}
 	job := optml.Job{Name: a.ID, Arn: a.TrainingJobArn, Region: regionOf(a.TrainingJobArn)}
 	if rt != nil {
-		e.prepareContainers(p, a, dir, job)
+		if err := e.prepareContainers(p, a, dir, job); err != nil {
+			return nil, err
+		}
 		return p, nil
 	}
-	base := newEnvList(e.opts.Env)
+	base := newEnvList(append(slices.Clip(e.opts.Env), e.opts.JobEnv...))
 	for _, k := range slices.Sorted(maps.Keys(j.Environment)) {
 		base.set(k, j.Environment[k])
 	}
@@ -222,7 +224,7 @@ func noCommand(containers bool) string {
 // in, on a network of the attempt's own where the hosts are algo-1 to
 // algo-N. The container gets the payload's environment and the contract's
 // variables, not the server's.
-func (e *Executor) prepareContainers(p *plan, a executor.Attempt, dir string, job optml.Job) {
+func (e *Executor) prepareContainers(p *plan, a executor.Attempt, dir string, job optml.Job) error {
 	j := p.req
 	spec := j.AlgorithmSpecification
 	if len(p.hosts) > 1 {
@@ -230,7 +232,7 @@ func (e *Executor) prepareContainers(p *plan, a executor.Attempt, dir string, jo
 	}
 	p.linked = p.rt.Overlays() && overlayablePath(dir)
 	for i, oh := range p.hosts {
-		h, env := p.host(dir, i, newEnvList(nil), job, true)
+		h, env := p.host(dir, i, newEnvList(e.opts.JobEnv), job, true)
 		ctr := container.Host{
 			Name:         "sharq-" + a.ID + "-" + oh.Name,
 			Hostname:     oh.Name,
@@ -261,11 +263,17 @@ func (e *Executor) prepareContainers(p *plan, a executor.Attempt, dir string, jo
 		// and the attempt's name, by which the supervisor knows what it
 		// started.
 		h.Env = append(slices.Clip(e.opts.Env), "TRAINING_JOB_NAME="+a.ID)
+		// What the runtime would refuse is refused now, before the image
+		// is pulled and the data staged.
+		if _, err := p.rt.RunArgv(ctr); err != nil {
+			return cannotStart("%v", err)
+		}
 		p.spec.Hosts = append(p.spec.Hosts, h)
 		p.spec.Containers = append(p.spec.Containers, ctr.Name)
 		p.ctr = append(p.ctr, ctr)
 		p.env = append(p.env, env)
 	}
+	return nil
 }
 
 // shmSize is a container's /dev/shm: data loaders pass batches through

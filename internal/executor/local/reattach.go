@@ -47,14 +47,21 @@ func (e *Executor) load(id string) {
 		os.RemoveAll(dir)
 		return
 	}
-	at.spec = readSpec(dir)
+	if len(st.History) > 0 {
+		at.spec = readSpec(dir) // handed over: the after phase needs it
+	}
 	e.mu.Lock()
 	e.attempts[id] = at
 	e.mu.Unlock()
 	switch {
 	case awaitsOutputs(at.spec, st):
-		// It ended while no executor listened, its outputs unsent.
-		at.reported = len(st.History) - 1
+		// It ended while no executor listened, its outputs unsent: it
+		// holds its GPUs until they are, and reports the end then.
+		e.reserveGPUs(at, at.spec)
+		at.reported, at.last = len(st.History)-1, transition{}
+		if n := len(st.History); n >= 2 {
+			at.last = st.History[n-2]
+		}
 		e.emitLocked(at, st)
 	case st.ended():
 		at.phase = ended
@@ -63,6 +70,7 @@ func (e *Executor) load(id string) {
 	case len(st.History) == 0:
 		e.enqueueLocked(at, rec.Attempt)
 	default:
+		e.reserveGPUs(at, at.spec) // until its after phase is done
 		e.loseLocked(at, st, e.sup.exitStatus(st.Supervisor, 0))
 	}
 }
@@ -92,19 +100,27 @@ func (e *Executor) adopt(at *attempt) {
 	}
 	at.spec = &spec
 	at.grace, at.handed = spec.GraceOverride, true
-	e.mu.Lock()
-	for _, h := range spec.Hosts {
-		for _, g := range h.GPUs {
-			e.gpuOwner[g] = at.id
-			at.gpus = append(at.gpus, g)
-		}
-	}
-	e.mu.Unlock()
+	e.reserveGPUs(at, &spec)
 	e.watchLocked(at)
 	// A transition between the read above and the watch has no event.
 	st, _ := readStatus(at.dir)
 	if e.emitLocked(at, st) {
 		e.finishLocked(at)
+	}
+}
+
+// reserveGPUs takes back the GPUs the attempt's hosts were given.
+func (e *Executor) reserveGPUs(at *attempt, spec *launchSpec) {
+	if spec == nil {
+		return
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, h := range spec.Hosts {
+		for _, g := range h.GPUs {
+			e.gpuOwner[g] = at.id
+			at.gpus = append(at.gpus, g)
+		}
 	}
 }
 

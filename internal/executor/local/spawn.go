@@ -169,7 +169,10 @@ func (p *procTable) killStrays(id string, running func(string) bool) int {
 // is removed, and the network's name server, which serves every attempt's
 // network. They are orphaned to the supervisor like a job's strays, but
 // are the runtime's, not the job's.
-var runtimeDaemons = map[string]bool{"conmon": true, "aardvark-dns": true}
+var runtimeDaemons = map[string]bool{
+	"conmon": true, "aardvark-dns": true, "dnsmasq": true, // rootful podman's, with netavark or CNI
+	"catatonit": true, "slirp4netns": true, "pasta": true, "rootlessport": true, // rootless podman's
+}
 
 func runtimeDaemon(pid int) bool {
 	exe, err := os.Readlink("/proc/" + strconv.Itoa(pid) + "/exe")

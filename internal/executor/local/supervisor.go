@@ -28,8 +28,10 @@ const (
 const prSetChildSubreaper = 36
 
 // protocolVersion is what the supervisor and the executor speak; a server
-// refuses a supervisor of another version rather than misread it.
-const protocolVersion = 1
+// refuses a supervisor of another version rather than misread it. 2: a
+// host may be forked in a mount namespace as the supervisor program's
+// MountArg command (hostSpec.MountNS), whose arguments it must know.
+const protocolVersion = 2
 
 // startIdle is how long a new supervisor waits for its first client before
 // it exits, when the server that started it went away at once.

@@ -78,8 +78,19 @@ func (e *Executor) emitLocked(at *attempt, st status) bool {
 		at.last = st.History[n-1]
 	}
 	if held && !at.finishing {
-		at.finishing = true
-		go e.finishOutputs(at, at.spec)
+		e.mu.Lock()
+		closed := e.closed
+		if !closed {
+			e.wg.Add(1) // under e.mu, not closed: Close waits for it
+		}
+		e.mu.Unlock()
+		if !closed {
+			at.finishing = true
+			go func() {
+				defer e.wg.Done()
+				e.finishOutputs(at, at.spec)
+			}()
+		}
 	}
 	return st.ended() && !held
 }
