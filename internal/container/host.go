@@ -66,6 +66,11 @@ func (r *Runtime) RunArgv(h Host) ([]string, error) {
 		}
 	}
 	a := r.argv("run", "--rm", "--sig-proxy=true", "--pull", "never", "--name", h.Name)
+	if r.Name == "podman" {
+		// A container of the name left by an earlier try goes first,
+		// without a call of its own.
+		a = append(a, "--replace")
+	}
 	a = append(a, r.RunArgs...)
 	if h.Hostname != "" {
 		a = append(a, "--hostname", h.Hostname)

@@ -126,7 +126,7 @@ func (e *Executor) stageAttempt(at *attempt) bool {
 		return false // the next executor stages it again, and cleans up first
 	}
 	removeStaged(p)
-	if err := e.removeContainers(context.Background(), &p.spec); err != nil {
+	if err := e.removeContainers(context.Background(), &p.spec, executor.Failed); err != nil {
 		e.log.Warn("remove the attempt's containers and network", "attempt", at.id, "err", err)
 	}
 	at.mu.Lock()

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/sharq-dev/sharq/internal/executor"
@@ -120,14 +121,19 @@ func (e *Executor) stage(ctx context.Context, at *attempt, p *plan) error {
 // and makes the attempt's network.
 func (e *Executor) prepareRuntime(ctx context.Context, at *attempt, p *plan) error {
 	image := p.ctr[0].Image
-	e.out.Put(executor.Update{AttemptID: at.id, JobID: at.jobID, State: executor.Starting, Reason: "Preparing the image " + image, At: time.Now()})
-	if err := p.rt.EnsureImage(ctx, image); err != nil {
-		return cannotStart("%v", err)
+	if !e.images.fresh(image) {
+		e.out.Put(executor.Update{AttemptID: at.id, JobID: at.jobID, State: executor.Starting, Reason: "Preparing the image " + image, At: time.Now()})
+		if err := p.rt.EnsureImage(ctx, image); err != nil {
+			return cannotStart("%v", err)
+		}
+		e.images.seen(image)
 	}
-	for _, name := range p.spec.Containers {
-		// A container of an earlier try of this attempt would hold the name.
-		if err := p.rt.Remove(ctx, name); err != nil {
-			return err
+	if !p.rt.Overlays() { // podman replaces a container of the name at its run
+		for _, name := range p.spec.Containers {
+			// A container of an earlier try of this attempt would hold the name.
+			if err := p.rt.Remove(ctx, name); err != nil {
+				return err
+			}
 		}
 	}
 	if p.spec.Network != "" {
@@ -136,6 +142,32 @@ func (e *Executor) prepareRuntime(ctx context.Context, at *attempt, p *plan) err
 		}
 	}
 	return nil
+}
+
+// imagesSeen remembers which images were found on the machine lately, so
+// that a run of jobs of one image asks the runtime once a minute, not once
+// a job; an image removed meanwhile fails the job's run with the runtime's
+// words.
+type imagesSeen struct {
+	mu sync.Mutex
+	at map[string]time.Time
+}
+
+const imageFreshFor = time.Minute
+
+func (s *imagesSeen) fresh(image string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return time.Since(s.at[image]) < imageFreshFor
+}
+
+func (s *imagesSeen) seen(image string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.at == nil {
+		s.at = map[string]time.Time{}
+	}
+	s.at[image] = time.Now()
 }
 
 // removeStaged removes what staging left in the trees of an attempt, and
@@ -213,7 +245,7 @@ func (e *Executor) finishOutputs(at *attempt, spec *launchSpec) {
 	// What was stopped is gone only once its containers are: a killed
 	// runtime process leaves its container running.
 	var problems []string
-	if err := e.removeContainers(ctx, spec); err != nil {
+	if err := e.removeContainers(ctx, spec, end.State); err != nil {
 		if e.isClosed() {
 			return // the next executor finishes it
 		}
@@ -257,9 +289,17 @@ func (e *Executor) unfinish(at *attempt) {
 	at.mu.Unlock()
 }
 
-// removeContainers removes the attempt's containers and network.
-func (e *Executor) removeContainers(ctx context.Context, spec *launchSpec) error {
+// removeContainers removes the attempt's containers and network. After
+// a success every container ended by itself and its runtime removed it
+// (run --rm); a container is left only by a stop, a kill or a failure.
+func (e *Executor) removeContainers(ctx context.Context, spec *launchSpec, end executor.State) error {
 	if len(spec.Containers) == 0 {
+		return nil
+	}
+	if end == executor.Succeeded {
+		if spec.Network != "" && e.opts.Runtime != nil {
+			return e.opts.Runtime.RemoveNetwork(ctx, spec.Network)
+		}
 		return nil
 	}
 	rt := e.opts.Runtime

@@ -76,6 +76,7 @@ type Executor struct {
 	// mountNS: instances see their trees at /opt/ml, each in a mount
 	// namespace of its own.
 	mountNS bool
+	images  imagesSeen
 
 	mu       sync.Mutex
 	attempts map[string]*attempt
