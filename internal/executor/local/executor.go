@@ -162,8 +162,12 @@ func probeMountNS() error {
 	if err != nil {
 		return err
 	}
-	cmd := exec.Command(selfExe)
-	cmd.Args = append([]string{"sharq"}, mountArgv(truePath, []string{"true"}, []bind{{Source: tree, Target: optml.Root}})...)
+	lower := filepath.Join(tree, "lower")
+	if err := os.Mkdir(lower, 0o755); err != nil {
+		return err
+	}
+	cmd := exec.Command(mountShell)
+	cmd.Args = mountArgv(tree, truePath, []string{"true"}, []overlay{{Source: lower, Target: lower, Scratch: filepath.Join(tree, "scratch")}})
 	cmd.SysProcAttr = &syscall.SysProcAttr{Unshareflags: syscall.CLONE_NEWNS}
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("%v: %s", err, strings.TrimSpace(string(out)))

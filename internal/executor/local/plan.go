@@ -54,7 +54,7 @@ type hostSpec struct {
 	Stderr string   `json:"stderr"`
 	GPUs   []int    `json:"gpus,omitempty"`
 	// MountNS forks the process in a mount namespace of its own, where
-	// Args (MountArg's command line) binds Dir at /opt/ml.
+	// Args (mountArgv's command line) binds Dir at /opt/ml.
 	MountNS bool `json:"mount_ns,omitempty"`
 }
 
@@ -174,15 +174,15 @@ func (e *Executor) prepare(a executor.Attempt, dir string) (*plan, error) {
 	for i := range hosts {
 		h, env := p.host(dir, i, base, job, e.mountNS)
 		if e.mountNS {
-			binds := []bind{{Source: h.Dir, Target: optml.Root}}
+			var overlays []overlay
 			for _, c := range p.stagedChannels() {
-				binds = append(binds, bind{
+				overlays = append(overlays, overlay{
 					Source:  filepath.Join(h.Dir, optml.DataDir, c.Name),
 					Target:  optml.Root + "/" + optml.DataDir + "/" + c.Name,
 					Scratch: filepath.Join(dir, "overlay", h.Name, c.Name),
 				})
 			}
-			h.Path, h.Args, h.MountNS = selfExe, append([]string{"sharq"}, mountArgv(path, argv, binds)...), true
+			h.Path, h.Args, h.MountNS = mountShell, mountArgv(h.Dir, path, argv, overlays), true
 		} else {
 			h.Path, h.Args = path, argv
 		}
@@ -279,10 +279,6 @@ func (e *Executor) prepareContainers(p *plan, a executor.Attempt, dir string, jo
 // shmSize is a container's /dev/shm: data loaders pass batches through
 // it, and the runtimes' 64 MB default is too small for them.
 const shmSize = 1 << 30
-
-// selfExe is the supervisor's own program, which runs MountMain: the path
-// is read in the forked child, before it execs.
-const selfExe = "/proc/self/exe"
 
 // host builds instance i's spec and environment: the payload's
 // Environment, then the contract's variables (optml.Env), with paths as

@@ -68,7 +68,7 @@ func (p *procTable) forkLoop() {
 		sys := &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 		if req.hs.MountNS {
 			// The child's mounts are made private, so that the binds
-			// MountMain makes reach nobody else.
+			// mountScript makes reach nobody else.
 			sys.Unshareflags = syscall.CLONE_NEWNS
 		}
 		pid, err := syscall.ForkExec(req.hs.Path, req.hs.Args, &syscall.ProcAttr{

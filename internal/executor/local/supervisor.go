@@ -29,8 +29,7 @@ const prSetChildSubreaper = 36
 
 // protocolVersion is what the supervisor and the executor speak; a server
 // refuses a supervisor of another version rather than misread it. 2: a
-// host may be forked in a mount namespace as the supervisor program's
-// MountArg command (hostSpec.MountNS), whose arguments it must know.
+// host may be forked in a mount namespace (hostSpec.MountNS).
 const protocolVersion = 2
 
 // startIdle is how long a new supervisor waits for its first client before
@@ -47,16 +46,12 @@ type message struct {
 	Version int    `json:"version,omitempty"`
 }
 
-// HiddenMain runs the hidden commands of a program that serves as the
-// supervisor: SupervisorArg, and MountArg, with which the supervisor
-// starts instances from its own program. ok is false when args (os.Args
-// less the program) name neither.
+// HiddenMain runs the hidden command of a program that serves as the
+// supervisor, SupervisorArg; ok is false when args (os.Args less the
+// program) do not name it.
 func HiddenMain(args []string) (code int, ok bool) {
-	switch {
-	case len(args) > 0 && args[0] == SupervisorArg:
+	if len(args) > 0 && args[0] == SupervisorArg {
 		return SupervisorMain(args[1:]), true
-	case len(args) > 0 && args[0] == MountArg:
-		return MountMain(args[1:]), true
 	}
 	return 0, false
 }
