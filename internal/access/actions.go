@@ -58,6 +58,19 @@ package access
 //	DELETE /sharq/v1/access/keys/{id}      sharq:DeleteAccessKey           the key's user ARN (user/* for no such key)
 //	GET /metrics                           sharq:GetMetrics                *
 //
+// The SageMaker, CloudWatch Logs and IAM operations are POSTs to /, told
+// apart by X-Amz-Target (or IAM's Action); their actions are the
+// service's IAM names:
+//
+//	SageMaker.DescribeTrainingJob          sagemaker:DescribeTrainingJob   the training job's ARN
+//	SageMaker.ListTrainingJobs             sagemaker:ListTrainingJobs      *
+//	SageMaker.StopTrainingJob              sagemaker:StopTrainingJob       the training job's ARN, and
+//	                                       batch:TerminateServiceJob       its service job's ARN (the same rule as TerminateServiceJob)
+//	SageMaker.ListTags                     sagemaker:ListTags              the training job's ARN
+//	SageMaker.AddTags                      sagemaker:AddTags               the training job's ARN
+//	Logs_20140328.DescribeLogStreams       logs:DescribeLogStreams         arn:aws:logs:<region>:<account>:log-group:<group>
+//	Logs_20140328.GetLogEvents             logs:GetLogEvents               arn:aws:logs:<region>:<account>:log-group:<group>:log-stream:<stream>
+//
 // GET /healthz and the console's page and assets (GET /, /jobs/{job},
 // /assets/) hold no data: they are authenticated but not authorized. A
 // path that names no operation is answered 404 without authorization.
@@ -86,6 +99,14 @@ const (
 	ActionUpdateAccessKey = "sharq:UpdateAccessKey"
 	ActionDeleteAccessKey = "sharq:DeleteAccessKey"
 )
+
+// SageMakerAction is the IAM action of a SageMaker operation:
+// "sagemaker:DescribeTrainingJob" for DescribeTrainingJob.
+func SageMakerAction(operation string) string { return "sagemaker:" + operation }
+
+// LogsAction is the IAM action of a CloudWatch Logs operation:
+// "logs:GetLogEvents" for GetLogEvents.
+func LogsAction(operation string) string { return "logs:" + operation }
 
 // BatchAction is the IAM action of an AWS Batch operation:
 // "batch:SubmitServiceJob" for SubmitServiceJob.

@@ -132,7 +132,8 @@ func glob(p, s string) bool {
 var builtinPolicies = map[string]PolicyDocument{
 	"AdministratorAccess": {Statement: []Statement{{Effect: EffectAllow, Action: []string{"*"}, Resource: []string{"*"}}}},
 	"ReadOnlyAccess": {Statement: []Statement{{Effect: EffectAllow,
-		Action:   []string{"batch:Describe*", "batch:List*", "batch:Get*", "sharq:Get*"},
+		Action: []string{"batch:Describe*", "batch:List*", "batch:Get*", "sharq:Get*",
+			"sagemaker:Describe*", "sagemaker:List*", "logs:Describe*", "logs:Get*"},
 		Resource: []string{"*"}}}},
 }
 

@@ -73,6 +73,12 @@ func TestPolicyAuthorizer(t *testing.T) {
 		"AdminTerminateInQS2":   {"ADMIN", "batch:TerminateServiceJob", jobB, "User: arn:aws:iam::000000000000:user/admin is not authorized"},
 		"ReaderReads":           {"RO", "batch:ListQuotaShares", queue, ""},
 		"ReaderSubmits":         {"RO", "batch:SubmitServiceJob", qs1, "User: arn:aws:iam::000000000000:user/reader is not authorized"},
+		"ReaderTrainingJob":     {"RO", "sagemaker:DescribeTrainingJob", "arn:aws:sagemaker:us-east-1:000000000000:training-job/tj", ""},
+		"ReaderLogs":            {"RO", "logs:GetLogEvents", "arn:aws:logs:us-east-1:000000000000:log-group:/aws/sagemaker/TrainingJobs:log-stream:tj/algo-1-1", ""},
+		"ReaderStopsTraining":   {"RO", "sagemaker:StopTrainingJob", "arn:aws:sagemaker:us-east-1:000000000000:training-job/tj", "User: arn:aws:iam::000000000000:user/reader is not authorized"},
+		"ReaderTags":            {"RO", "sagemaker:AddTags", "arn:aws:sagemaker:us-east-1:000000000000:training-job/tj", "User: arn:aws:iam::000000000000:user/reader is not authorized"},
+		"TeamReadsNoTraining":   {"A", "sagemaker:DescribeTrainingJob", "arn:aws:sagemaker:us-east-1:000000000000:training-job/tj", "User: arn:aws:iam::000000000000:user/team-a is not authorized"},
+		"AdminStopsTraining":    {"ADMIN", "sagemaker:StopTrainingJob", "arn:aws:sagemaker:us-east-1:000000000000:training-job/tj", ""},
 		"DeletedKeyAllowedNone": {"GONE", "batch:ListServiceJobs", "*", "User: arn:aws:iam::000000000000:user/gone is not authorized"},
 	} {
 		t.Run(name, func(t *testing.T) {

@@ -20,6 +20,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -38,9 +39,12 @@ const unsignedPayload = "UNSIGNED-PAYLOAD"
 type Options struct {
 	// Credentials finds the secret of an access key.
 	Credentials access.CredentialSource
-	// Region and Service are what a credential's scope must name
-	// (default us-east-1 and batch).
-	Region, Service string
+	// Region is what a credential's scope must name (default us-east-1).
+	Region string
+	// Services are the services a credential's scope may name (default
+	// batch). Which operation a service's name may sign is the router's
+	// to check: see ScopeService.
+	Services []string
 	// AllowUnsigned lets a request with no signature at all in as
 	// access.Anonymous, for the authorizer to decide; otherwise it is
 	// refused with MissingAuthenticationTokenException.
@@ -63,8 +67,8 @@ func New(opts Options) *Verifier {
 	if opts.Region == "" {
 		opts.Region = "us-east-1"
 	}
-	if opts.Service == "" {
-		opts.Service = "batch"
+	if len(opts.Services) == 0 {
+		opts.Services = []string{"batch"}
 	}
 	if opts.MaxBody <= 0 {
 		opts.MaxBody = 1 << 20
@@ -123,6 +127,23 @@ func (v *Verifier) Authenticate(r *http.Request) (access.Identity, error) {
 	return cred.Identity, nil
 }
 
+// ScopeService is the service that r's credential scope names, "" for a
+// request that carries no well-formed signature. It reads only what r says
+// of itself: once Authenticate has accepted r, the signature covers it.
+func ScopeService(r *http.Request) string {
+	s, err := parseRequest(r)
+	if err != nil {
+		return ""
+	}
+	return s.service
+}
+
+// WrongService is the refusal of a request whose credential scope names
+// another service than the one its operation belongs to, as AWS words it.
+func WrongService(want string) error {
+	return invalidf("Credential should be scoped to correct service: '%s'.", want)
+}
+
 // checkScope checks the credential's scope as AWS words it.
 func (v *Verifier) checkScope(s *signature) error {
 	switch {
@@ -131,8 +152,8 @@ func (v *Verifier) checkScope(s *signature) error {
 			truncate(s.scopeDate), s.date.Format("20060102"), s.dateRaw)
 	case s.region != v.opts.Region:
 		return invalidf("Credential should be scoped to a valid region, not '%s'.", truncate(s.region))
-	case s.service != v.opts.Service:
-		return invalidf("Credential should be scoped to correct service: '%s'.", v.opts.Service)
+	case !slices.Contains(v.opts.Services, s.service):
+		return invalidf("Credential should be scoped to correct service: '%s'.", strings.Join(v.opts.Services, "' or '"))
 	case s.term != terminator:
 		return invalidf("Credential should be scoped with a valid terminator: '%s', not '%s'.", terminator, truncate(s.term))
 	}

@@ -19,7 +19,10 @@ import (
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/batch"
+	"github.com/aws/aws-sdk-go-v2/service/sagemaker"
 	"github.com/aws/smithy-go"
+	"github.com/aws/smithy-go/middleware"
+	smithyhttp "github.com/aws/smithy-go/transport/http"
 
 	"github.com/sharq-dev/sharq/internal/access"
 	"github.com/sharq-dev/sharq/internal/access/sigv4"
@@ -257,4 +260,45 @@ func TestBoto3(t *testing.T) {
 func sha256Hex(s string) string {
 	sum := sha256.Sum256([]byte(s))
 	return hex.EncodeToString(sum[:])
+}
+
+// Ensure a scope may name any of the services the verifier is given, and
+// that ScopeService reads the one a request names.
+func TestServices(t *testing.T) {
+	for name, tc := range map[string]struct {
+		services []string
+		want     string
+	}{
+		"BatchOnly":     {nil, "InvalidSignatureException"},
+		"SageMakerToo":  {[]string{"batch", "sagemaker"}, ""},
+		"OtherServices": {[]string{"batch", "logs"}, "InvalidSignatureException"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			var scoped string
+			srv, last := newServer(t, sigv4.Options{Services: tc.services})
+			c := sagemaker.New(sagemaker.Options{Region: "us-east-1", BaseEndpoint: aws.String(srv.URL),
+				Credentials: credentials.NewStaticCredentialsProvider(keyID, secret, "")},
+				func(o *sagemaker.Options) {
+					o.APIOptions = append(o.APIOptions, func(s *middleware.Stack) error {
+						return s.Finalize.Add(middleware.FinalizeMiddlewareFunc("scope",
+							func(ctx context.Context, in middleware.FinalizeInput, next middleware.FinalizeHandler) (middleware.FinalizeOutput, middleware.Metadata, error) {
+								if r, ok := in.Request.(*smithyhttp.Request); ok {
+									scoped = sigv4.ScopeService(r.Request)
+								}
+								return next.HandleFinalize(ctx, in)
+							}), middleware.After)
+					})
+				})
+			_, err := c.DescribeTrainingJob(t.Context(), &sagemaker.DescribeTrainingJobInput{TrainingJobName: aws.String("tj")})
+			if got := errorCode(err); got != tc.want {
+				t.Fatalf("error code %q (%v), want %q", got, err, tc.want)
+			}
+			if scoped != "sagemaker" {
+				t.Errorf("ScopeService = %q, want sagemaker", scoped)
+			}
+			if tc.want == "" && last.id.Principal != alice {
+				t.Errorf("caller %q, want %q", last.id.Principal, alice)
+			}
+		})
+	}
 }
