@@ -24,7 +24,9 @@ import (
 	"github.com/sharq-dev/sharq/internal/executor/local"
 	"github.com/sharq-dev/sharq/internal/executor/simulated"
 	"github.com/sharq-dev/sharq/internal/jsonhttp"
+	"github.com/sharq-dev/sharq/internal/logsapi"
 	"github.com/sharq-dev/sharq/internal/metrics"
+	"github.com/sharq-dev/sharq/internal/sagemakerapi"
 	"github.com/sharq-dev/sharq/internal/sharqapi"
 	"github.com/sharq-dev/sharq/internal/store"
 	"github.com/sharq-dev/sharq/internal/store/postgres"
@@ -303,7 +305,8 @@ type server struct {
 }
 
 // newServer builds the engine over st and ex, and every route on one mux
-// behind the middleware: the AWS Batch API at /v1/, sharq's own routes and
+// behind the middleware: the AWS Batch API at /v1/, the SageMaker, CloudWatch
+// Logs and IAM calls of the SageMaker SDK at POST / (awsRoot), sharq's own routes and
 // the console under /sharq/v1/ and /, /metrics and /healthz. Every route
 // that reads or changes data asks authz; see package access.
 func newServer(ctx context.Context, cfg serveConfig, st store.Store, keys accessStore, ex executor.Executor, log *slog.Logger,
@@ -341,6 +344,8 @@ func newServer(ctx context.Context, cfg serveConfig, st store.Store, keys access
 		sopts.Keys, sopts.Audit, sopts.Keyring = g.keyring.Store(), keys, g.keyring
 	}
 	sharq := sharqapi.New(eng, sopts)
+	sm := sagemakerapi.New(eng, sagemakerapi.Options{Region: cfg.region, AccountID: cfg.accountID, Authorizer: authz, Logger: log})
+	cwl := logsapi.New(eng, logsapi.Options{Region: cfg.region, AccountID: cfg.accountID, Logs: logSource(ex), Authorizer: authz, Logger: log})
 	met.Watch(eng)
 
 	mux := &routes{ServeMux: http.NewServeMux()}
@@ -358,6 +363,7 @@ func newServer(ctx context.Context, cfg serveConfig, st store.Store, keys access
 	})
 	mux.Handle("GET /metrics", authorized(authz, access.ActionGetMetrics, met.Handler(), log))
 	mux.Handle("/v1/", met.API(api))
+	mux.Handle("POST /{$}", awsRoot{sagemaker: sm, logs: cwl})
 	sharq.Mount(mux)
 	console.Mount(mux, eng, api)
 	var routes http.Handler = mux
@@ -369,9 +375,10 @@ func newServer(ctx context.Context, cfg serveConfig, st store.Store, keys access
 			audit.Refused(w, r, err)
 		}
 	}
+	fail = failIn(fail)
 	return &server{
 		eng:     eng,
-		handler: access.Middleware(routes, authn, fail),
+		handler: access.Middleware(scopeChecked(routes, fail), authn, fail),
 		mux:     mux,
 		closers: []func(){console.Close, sharq.Close},
 		audit:   audit,

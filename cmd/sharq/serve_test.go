@@ -220,6 +220,8 @@ func steps(n string, ended, endedMany, endedConsole, changed string) []step {
 		{"GET /assets/", "GET", "/assets/app.js", "", "", ""},
 		{"/sharq/v1/", "GET", "/sharq/v1/nothing", "", "", ""},
 		{"GET /metrics", "GET", "/metrics", "", "sharq:GetMetrics", "*"},
+		// send names the operation: X-Amz-Target SageMaker.ListTrainingJobs.
+		{"POST /{$}", "POST", "/", "{}", "sagemaker:ListTrainingJobs", "*"},
 
 		api("CreateSchedulingPolicy", `{"name":"new`+n+`","quotaSharePolicy":{"idleResourceAssignmentStrategy":"FIFO"}}`, "CreateSchedulingPolicy", base.SchedulingPolicy("new"+n)),
 		api("UpdateSchedulingPolicy", `{"arn":"`+base.SchedulingPolicy("qm")+`","quotaSharePolicy":{"idleResourceAssignmentStrategy":"FIFO"}}`, "UpdateSchedulingPolicy", base.SchedulingPolicy("qm")),
@@ -291,6 +293,10 @@ func send(t *testing.T, srvURL string, st step) (int, string) {
 		t.Fatal(err)
 	}
 	req.Header.Set("Content-Type", "application/json")
+	if st.route == "POST /{$}" {
+		req.Header.Set("Content-Type", "application/x-amz-json-1.1")
+		req.Header.Set("X-Amz-Target", "SageMaker.ListTrainingJobs")
+	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
