@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/batch/types"
 	"github.com/aws/aws-sdk-go-v2/service/cloudwatchlogs"
@@ -91,7 +92,7 @@ func TestSageMakerCalls(t *testing.T) {
 	wantCode(t, "DescribeTrainingJob of no such job", err, "ResourceNotFound")
 	_, err = sm.CreateTrainingJob(ctx(t), &sagemaker.CreateTrainingJobInput{TrainingJobName: aws.String("x"), RoleArn: aws.String("arn:aws:iam::000000000000:role/r"),
 		OutputDataConfig: &smtypes.OutputDataConfig{S3OutputPath: aws.String("s3://b/o")}, StoppingCondition: &smtypes.StoppingCondition{},
-		ResourceConfig: &smtypes.ResourceConfig{InstanceType: smtypes.TrainingInstanceTypeMlM5Large, InstanceCount: aws.Int32(1), VolumeSizeInGB: aws.Int32(1)},
+		ResourceConfig:         &smtypes.ResourceConfig{InstanceType: smtypes.TrainingInstanceTypeMlM5Large, InstanceCount: aws.Int32(1), VolumeSizeInGB: aws.Int32(1)},
 		AlgorithmSpecification: &smtypes.AlgorithmSpecification{TrainingInputMode: smtypes.TrainingInputModeFile}})
 	wantCode(t, "CreateTrainingJob", err, "UnknownOperationException")
 
@@ -136,6 +137,7 @@ func TestSageMakerCalls(t *testing.T) {
 	wantCode(t, "StopTrainingJob of a stopped job", err, "ValidationException")
 	checkAuditHas(t, s, admin, "sagemaker:StopTrainingJob", "sagemaker:AddTags")
 
+	checkScopes(t, s, admin)
 	checkSDKClients(t, s, reader, doneTJ)
 	s.waitNoProcesses(t, 30*time.Second)
 	s.stop()
@@ -294,5 +296,35 @@ func checkSDKClients(t *testing.T, s *localServer, k key, name string) {
 	stream, _, _ := strings.Cut(rest, `"`)
 	if out := cli("logs", "get-log-events", "--log-group-name", trainingLogGroup, "--log-stream-name", stream, "--start-from-head"); !strings.Contains(out, `"message": "epoch 2"`) {
 		t.Errorf("aws logs get-log-events:\n%s", out)
+	}
+}
+
+// checkScopes checks that a request is refused when its signature's scope
+// names another service than its shape is for, or when it is unsigned.
+func checkScopes(t *testing.T, s *localServer, k key) {
+	t.Helper()
+	for _, tc := range []struct{ path, target, service, want string }{
+		{"/", "SageMaker.ListTrainingJobs", "sagemaker", ""},
+		{"/", "SageMaker.ListTrainingJobs", "logs", "InvalidSignatureException"},
+		{"/", "Logs_20140328.DescribeLogStreams", "sagemaker", "InvalidSignatureException"},
+		{"/v1/listservicejobs", "", "sagemaker", "InvalidSignatureException"},
+		{"/", "SageMaker.ListTrainingJobs", "", "MissingAuthenticationTokenException"},
+	} {
+		body := `{"logGroupName":"` + trainingLogGroup + `"}`
+		req, _ := http.NewRequest("POST", s.url+tc.path, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/x-amz-json-1.1")
+		if tc.target != "" {
+			req.Header.Set("X-Amz-Target", tc.target)
+		}
+		if tc.service != "" {
+			err := v4.NewSigner().SignHTTP(ctx(t), aws.Credentials{AccessKeyID: k.ID, SecretAccessKey: k.Secret}, req, sha256Hex(body), tc.service, region, time.Now())
+			fatalIf(t, "sign", err)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		fatalIf(t, "POST "+tc.path, err)
+		resp.Body.Close()
+		if got := resp.Header.Get("X-Amzn-ErrorType"); got != tc.want || (tc.want == "") != (resp.StatusCode == 200) {
+			t.Errorf("%s %s signed for %q: %d %q, want %q", tc.path, tc.target, tc.service, resp.StatusCode, got, tc.want)
+		}
 	}
 }
