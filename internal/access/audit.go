@@ -152,16 +152,21 @@ func (a *Auditor) Middleware(next http.Handler) http.Handler {
 }
 
 // Refused records a mutating request (not a GET) that authentication
-// refused, once w holds the answer: its operation is its method and path.
+// refused, once w holds the answer: its operation is its method and path
+// (and X-Amz-Target, which names the operation of a POST to /).
 func (a *Auditor) Refused(w http.ResponseWriter, r *http.Request, err error) {
-	if r.Method == http.MethodGet || r.Method == http.MethodHead || readPath(r.URL.Path) {
+	if r.Method == http.MethodGet || r.Method == http.MethodHead || readPath(r.URL.Path) || readTarget(r) {
 		return
 	}
 	id := requestID()
 	if got := w.Header()["x-amzn-RequestId"]; len(got) > 0 {
 		id = got[0]
 	}
-	a.add(AuditEntry{Time: a.now().UTC(), Key: "unauthenticated", Operation: r.Method + " " + r.URL.Path,
+	op := r.Method + " " + r.URL.Path
+	if target := r.Header.Get("X-Amz-Target"); target != "" {
+		op += " " + target
+	}
+	a.add(AuditEntry{Time: a.now().UTC(), Key: "unauthenticated", Operation: op,
 		Resource: AnyResource, Result: refusalCode(err), RequestID: id})
 }
 
@@ -243,6 +248,13 @@ func readPath(path string) bool {
 		return strings.HasPrefix(op, "describe") || strings.HasPrefix(op, "list") || strings.HasPrefix(op, "get")
 	}
 	return path == "/sharq/v1/jobs/positions" || path == "/sharq/v1/dryrun"
+}
+
+// readTarget tells whether r's X-Amz-Target names an operation that
+// changes nothing (SageMaker.DescribeTrainingJob).
+func readTarget(r *http.Request) bool {
+	_, op, ok := strings.Cut(r.Header.Get("X-Amz-Target"), ".")
+	return ok && !IsMutation(":"+op)
 }
 
 // keyName is the name of the caller's key: the user name of its

@@ -41,10 +41,13 @@ func TestAuditor(t *testing.T) {
 		}
 		return alice, nil
 	}), func(w http.ResponseWriter, r *http.Request, err error) { w.WriteHeader(403); aud.Refused(w, r, err) })
-	send := func(path string, signed bool) {
+	send := func(path string, signed bool, target ...string) {
 		req := httptest.NewRequest("POST", path, nil)
 		if signed {
 			req.Header.Set("Authorization", "x")
+		}
+		for _, t := range target {
+			req.Header.Set("X-Amz-Target", t)
 		}
 		h.ServeHTTP(httptest.NewRecorder(), req)
 	}
@@ -53,6 +56,8 @@ func TestAuditor(t *testing.T) {
 	rec.SetDeny(true)
 	send("/ok", true)
 	send("/ok", false)
+	send("/", false, "SageMaker.DescribeTrainingJob")
+	send("/", false, "SageMaker.StopTrainingJob")
 	cancel()
 	aud.Wait()
 	got, _ := store.Audit(t.Context(), 0, 10)
@@ -64,7 +69,8 @@ func TestAuditor(t *testing.T) {
 		}
 	}
 	want := []string{"alice batch:TerminateServiceJob OK", "alice batch:TerminateServiceJob ClientException",
-		"alice batch:TerminateServiceJob AccessDeniedException", "unauthenticated POST /ok MissingAuthenticationTokenException"}
+		"alice batch:TerminateServiceJob AccessDeniedException", "unauthenticated POST /ok MissingAuthenticationTokenException",
+		"unauthenticated POST / SageMaker.StopTrainingJob MissingAuthenticationTokenException"}
 	if len(results) != len(want) {
 		t.Fatalf("audit log %q, want %q", results, want)
 	}
