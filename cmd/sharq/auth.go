@@ -193,7 +193,8 @@ func signedGate(cfg serveConfig, keys access.KeyStore, ring *access.Keyring) acc
 	authz := &access.PolicyAuthorizer{Keys: keys, AnonymousRead: cfg.auth.anonRead}
 	base := arn.NewBase(cfg.region, cfg.accountID)
 	return accessGate{
-		authn:   sigv4.New(sigv4.Options{Credentials: ring, Region: cfg.region, Services: signingServices, AllowUnsigned: true}),
+		authn: sigv4.New(sigv4.Options{Credentials: ring, Region: cfg.region, Services: signingServices,
+			GlobalServices: []string{"iam"}, AllowUnsigned: true}),
 		authz:   authz,
 		keyring: ring,
 		setEngine: func(eng *engine.Engine) {

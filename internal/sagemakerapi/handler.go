@@ -173,12 +173,10 @@ func describeOutput(v View) map[string]any {
 	}
 	ts := make([]map[string]any, 0, len(v.Transitions))
 	for _, t := range v.Transitions {
-		e := map[string]any{"Status": t.Status, "StartTime": awsjson.Seconds(t.Start)}
+		// NB: the SDK's log tail reads StatusMessage of every transition.
+		e := map[string]any{"Status": t.Status, "StartTime": awsjson.Seconds(t.Start), "StatusMessage": t.Message}
 		if t.End != 0 {
 			e["EndTime"] = awsjson.Seconds(t.End)
-		}
-		if t.Message != "" {
-			e["StatusMessage"] = t.Message
 		}
 		ts = append(ts, e)
 	}

@@ -45,6 +45,10 @@ type Options struct {
 	// batch). Which operation a service's name may sign is the router's
 	// to check: see ScopeService.
 	Services []string
+	// GlobalServices are services whose clients sign in us-east-1
+	// whatever the server's region, as AWS's global IAM is signed; a
+	// scope for one of them may name us-east-1 as well as Region.
+	GlobalServices []string
 	// AllowUnsigned lets a request with no signature at all in as
 	// access.Anonymous, for the authorizer to decide; otherwise it is
 	// refused with MissingAuthenticationTokenException.
@@ -150,7 +154,7 @@ func (v *Verifier) checkScope(s *signature) error {
 	case s.scopeDate != s.date.Format("20060102"):
 		return invalidf("Date in Credential scope does not match YYYYMMDD from ISO-8601 version of date from HTTP: '%s' != '%s', from '%s'.",
 			truncate(s.scopeDate), s.date.Format("20060102"), s.dateRaw)
-	case s.region != v.opts.Region:
+	case s.region != v.opts.Region && !(s.region == "us-east-1" && slices.Contains(v.opts.GlobalServices, s.service)):
 		return invalidf("Credential should be scoped to a valid region, not '%s'.", truncate(s.region))
 	case !slices.Contains(v.opts.Services, s.service):
 		return invalidf("Credential should be scoped to correct service: '%s'.", strings.Join(v.opts.Services, "' or '"))

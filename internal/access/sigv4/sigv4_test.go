@@ -302,3 +302,35 @@ func TestServices(t *testing.T) {
 		})
 	}
 }
+
+// Ensure a global service's requests, signed in us-east-1, pass a server
+// of another region only when the service is named global.
+func TestGlobalServices(t *testing.T) {
+	for name, tc := range map[string]struct {
+		global []string
+		want   int
+	}{
+		"Global":    {[]string{"iam"}, http.StatusOK},
+		"NotGlobal": {nil, http.StatusForbidden},
+	} {
+		t.Run(name, func(t *testing.T) {
+			srv, _ := newServer(t, sigv4.Options{Region: "eu-west-1", Services: []string{"batch", "iam"}, GlobalServices: tc.global})
+			body := "Action=GetRole&RoleName=r&Version=2010-05-08"
+			req, _ := http.NewRequest("POST", srv.URL+"/", strings.NewReader(body))
+			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+			sum := sha256.Sum256([]byte(body))
+			if err := v4.NewSigner().SignHTTP(t.Context(), aws.Credentials{AccessKeyID: keyID, SecretAccessKey: secret}, req,
+				hex.EncodeToString(sum[:]), "iam", "us-east-1", time.Now()); err != nil {
+				t.Fatal(err)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != tc.want {
+				t.Errorf("status %d, want %d", resp.StatusCode, tc.want)
+			}
+		})
+	}
+}
