@@ -99,7 +99,7 @@ func WriteError(w http.ResponseWriter, log *slog.Logger, err error) {
 		log.Error("request failed", "err", err)
 	}
 	h := w.Header()
-	h["X-Amzn-ErrorType"] = []string{e.Code}
+	h.Set("X-Amzn-ErrorType", e.Code) // canonical, so the audit log's Get finds it
 	if len(h["x-amzn-RequestId"]) == 0 {
 		h["x-amzn-RequestId"] = []string{uuid.NewString()}
 	}
