@@ -38,10 +38,15 @@ func TestPolicyAuthorizer(t *testing.T) {
 	noQS2, _ := json.Marshal(access.PolicyDocument{Statement: []access.Statement{
 		{Effect: "Deny", Action: []string{"batch:*"}, Resource: []string{qs2}}}})
 	keys.PutPolicy(ctx, access.Policy{Name: "no-qs2", Document: noQS2})
+	tj, _ := json.Marshal(access.PolicyDocument{Statement: []access.Statement{
+		{Effect: "Allow", Action: []string{"sagemaker:DescribeTrainingJob"}, Resource: []string{"arn:aws:sagemaker:*:*:training-job/*"}},
+		{Effect: "Allow", Action: []string{"logs:GetLogEvents"}, Resource: []string{"arn:aws:logs:*:*:log-group:/aws/sagemaker/TrainingJobs:*"}}}})
+	keys.PutPolicy(ctx, access.Policy{Name: "tj", Document: tj})
 	for _, k := range []access.StoredKey{
 		{ID: "A", Name: "team-a", Policies: []string{"team-a"}},
 		{ID: "ADMIN", Name: "admin", Policies: []string{"AdministratorAccess", "no-qs2"}},
 		{ID: "RO", Name: "reader", Policies: []string{"ReadOnlyAccess", "not-applied-yet"}},
+		{ID: "TJ", Name: "tj", Policies: []string{"tj"}},
 	} {
 		keys.CreateKey(ctx, k)
 	}
@@ -79,10 +84,14 @@ func TestPolicyAuthorizer(t *testing.T) {
 		"ReaderTags":            {"RO", "sagemaker:AddTags", "arn:aws:sagemaker:us-east-1:000000000000:training-job/tj", "User: arn:aws:iam::000000000000:user/reader is not authorized"},
 		"TeamReadsNoTraining":   {"A", "sagemaker:DescribeTrainingJob", "arn:aws:sagemaker:us-east-1:000000000000:training-job/tj", "User: arn:aws:iam::000000000000:user/team-a is not authorized"},
 		"AdminStopsTraining":    {"ADMIN", "sagemaker:StopTrainingJob", "arn:aws:sagemaker:us-east-1:000000000000:training-job/tj", ""},
+		"PolicyTrainingJob":     {"TJ", "sagemaker:DescribeTrainingJob", "arn:aws:sagemaker:us-east-1:000000000000:training-job/tj", ""},
+		"PolicyLogStream":       {"TJ", "logs:GetLogEvents", "arn:aws:logs:us-east-1:000000000000:log-group:/aws/sagemaker/TrainingJobs:log-stream:tj/algo-1-1", ""},
+		"PolicyNoListing":       {"TJ", "sagemaker:ListTrainingJobs", "*", "User: arn:aws:iam::000000000000:user/tj is not authorized"},
+		"PolicyOtherGroup":      {"TJ", "logs:GetLogEvents", "arn:aws:logs:us-east-1:000000000000:log-group:/aws/lambda/f:log-stream:s", "User: arn:aws:iam::000000000000:user/tj is not authorized"},
 		"DeletedKeyAllowedNone": {"GONE", "batch:ListServiceJobs", "*", "User: arn:aws:iam::000000000000:user/gone is not authorized"},
 	} {
 		t.Run(name, func(t *testing.T) {
-			id := access.Identity{AccessKeyID: tc.key, Principal: access.UserARN("000000000000", strings.ToLower(map[string]string{"A": "team-a", "ADMIN": "admin", "RO": "reader", "GONE": "gone"}[tc.key]))}
+			id := access.Identity{AccessKeyID: tc.key, Principal: access.UserARN("000000000000", strings.ToLower(map[string]string{"A": "team-a", "ADMIN": "admin", "RO": "reader", "TJ": "tj", "GONE": "gone"}[tc.key]))}
 			err := authz.Authorize(ctx, id, tc.action, tc.resource)
 			if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.HasPrefix(err.Error(), tc.want)) {
 				t.Errorf("got %v\nwant %q", err, tc.want)
