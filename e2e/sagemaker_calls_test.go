@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -119,8 +120,22 @@ func TestSageMakerCalls(t *testing.T) {
 	wantCode(t, "DescribeTrainingJob with no policy", err, "AccessDeniedException")
 	_, err = s.logs(nobody).GetLogEvents(ctx(t), &cloudwatchlogs.GetLogEventsInput{LogGroupName: aws.String(trainingLogGroup), LogStreamName: aws.String(doneTJ + "/algo-1-0")})
 	wantCode(t, "GetLogEvents with no policy", err, "AccessDeniedException")
+	// A policy of sagemaker:* and logs:* reads training jobs and their
+	// logs, but stops one only with batch:TerminateServiceJob too.
+	smOnly := applySageMakerPolicy(t, s, admin)
+	if _, err := s.sageMaker(smOnly).DescribeTrainingJob(ctx(t), &sagemaker.DescribeTrainingJobInput{TrainingJobName: aws.String(longTJ)}); err != nil {
+		t.Errorf("DescribeTrainingJob under sagemaker:*: %v", err)
+	}
+	if _, err := s.logs(smOnly).DescribeLogStreams(ctx(t), &cloudwatchlogs.DescribeLogStreamsInput{LogGroupName: aws.String(trainingLogGroup)}); err != nil {
+		t.Errorf("DescribeLogStreams under logs:*: %v", err)
+	}
+	_, err = s.sageMaker(smOnly).StopTrainingJob(ctx(t), &sagemaker.StopTrainingJobInput{TrainingJobName: aws.String(longTJ)})
+	wantCode(t, "StopTrainingJob under sagemaker:* alone", err, "AccessDeniedException")
+	if err == nil || !strings.Contains(err.Error(), "batch:TerminateServiceJob") {
+		t.Errorf("StopTrainingJob under sagemaker:* alone: %v, want a refusal of batch:TerminateServiceJob", err)
+	}
 	if d := describeTJ(t, sm, longTJ); d.TrainingJobStatus != smtypes.TrainingJobStatusInProgress {
-		t.Errorf("after the refused stop: %s", d.TrainingJobStatus)
+		t.Errorf("after the refused stops: %s", d.TrainingJobStatus)
 	}
 
 	// StopTrainingJob stops the attempt as TerminateServiceJob does.
@@ -327,4 +342,20 @@ func checkScopes(t *testing.T, s *localServer, k key) {
 			t.Errorf("%s %s signed for %q: %d %q, want %q", tc.path, tc.target, tc.service, resp.StatusCode, got, tc.want)
 		}
 	}
+}
+
+// applySageMakerPolicy applies the policy sm-only (sagemaker:* and logs:*
+// on everything) and returns a key that has it alone.
+func applySageMakerPolicy(t *testing.T, s *localServer, admin key) key {
+	t.Helper()
+	file := filepath.Join(t.TempDir(), "policies.yaml")
+	fatalIf(t, "write policies", os.WriteFile(file, []byte(`accessPolicies:
+  - name: sm-only
+    statements:
+      - {effect: Allow, actions: ["sagemaker:*", "logs:*"], resources: ["*"]}
+`), 0o644))
+	if out, err := runSharq(t, s.server, admin, "apply", "-f", file); err != nil {
+		t.Fatalf("sharq apply -f policies.yaml: %v\n%s", err, out)
+	}
+	return createKey(t, s.dataDir, "sm-only", "sm-only")
 }
