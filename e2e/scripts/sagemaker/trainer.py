@@ -60,6 +60,9 @@ class Trainer:
         self.bucket = args.bucket  # ModelTrainer's default is sagemaker-<region>-<account>
         once = Config(retries={"max_attempts": 1})  # every error reaches the scenario
         self.batch = boto3.client("batch", endpoint_url=args.batch, region_name=REGION, config=once)
+        # get_model_trainer() and the log tail ask SageMaker and CloudWatch
+        # Logs, which sharq answers at the same endpoint.
+        self.sagemaker = boto3.client("sagemaker", endpoint_url=args.batch, region_name=REGION, config=once)
         self.s3 = boto3.client("s3", endpoint_url=args.s3, region_name=REGION,
                                config=Config(s3={"addressing_style": "path"}))
 
@@ -224,6 +227,11 @@ def flow(tr):
     expect("model.json", model, {"mean": 3.0, "rows": 4, "epochs": 2, "optimizer": "adam", "host": "algo-1"})
     metrics = json.loads(tr.archive("mean/%s/output/output.tar.gz" % name)["metrics.json"])
     expect("output.tar.gz's metrics.json", metrics, {"rows": 4})
+    tj = tr.sagemaker.describe_training_job(TrainingJobName=name)
+    expect("DescribeTrainingJob's status", (tj["TrainingJobStatus"], tj["SecondaryStatus"]), ("Completed", "Completed"))
+    expect("DescribeTrainingJob's model", tj["ModelArtifacts"]["S3ModelArtifacts"],
+           "s3://%s/mean/%s/output/model.tar.gz" % (tr.bucket, name))
+    expect("DescribeTrainingJob's hyperparameters, as sent", tj["HyperParameters"].get("optimizer"), json.dumps("adam"))
     return {"job": arn, "training_job": name, "statuses": seen, "model": model}
 
 
@@ -239,6 +247,11 @@ def failure(tr):
     expect("output.tar.gz of the failed job", output, {"losses.txt": "nan\n"})
     keys = [o["Key"] for o in tr.s3.list_objects_v2(Bucket=tr.bucket, Prefix=prefix).get("Contents", [])]
     expect("the failed job's outputs", keys, [prefix + "output.tar.gz"])
+    tj = tr.sagemaker.describe_training_job(TrainingJobName=tr.training_job(d["latestAttempt"]))
+    expect("DescribeTrainingJob's status and reason", (tj["TrainingJobStatus"], tj.get("FailureReason")),
+           ("Failed", d.get("statusReason")))
+    if "ModelArtifacts" in tj:
+        fail("a failed training job names a model: %s" % tj["ModelArtifacts"])
     return {"job": arn, "statusReason": d.get("statusReason", "")}
 
 
