@@ -120,9 +120,9 @@ func resourceNotFound(msg string) error {
 func (h *Handler) checkGroup(name, identifier string) error {
 	g := name
 	if g == "" {
-		g = strings.TrimSuffix(identifier[strings.LastIndex(identifier, ":log-group:")+len(":log-group:"):], ":*")
-		if !strings.Contains(identifier, ":log-group:") {
-			g = identifier
+		g = identifier
+		if _, after, ok := strings.Cut(identifier, ":log-group:"); ok {
+			g = strings.TrimSuffix(after, ":*")
 		}
 	}
 	switch {

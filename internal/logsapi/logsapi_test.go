@@ -2,6 +2,7 @@ package logsapi_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"net/http/httptest"
@@ -151,10 +152,21 @@ func TestDescribeLogStreams(t *testing.T) {
 	if err != nil || len(out.LogStreams) != 1 || aws.ToString(out.LogStreams[0].LogStreamName) != "live/algo-1-2" {
 		t.Errorf("prefix live/: %v %v", err, out)
 	}
-	_, err = c.DescribeLogStreams(t.Context(), &cloudwatchlogs.DescribeLogStreamsInput{LogGroupName: aws.String("/aws/other")})
-	if code := errorCode(err); code != "ResourceNotFoundException" {
-		t.Errorf("other group: %v", err)
+	for _, in := range []cloudwatchlogs.DescribeLogStreamsInput{{LogGroupName: aws.String("/aws/other")}, {LogGroupIdentifier: aws.String("x")},
+		{LogGroupIdentifier: aws.String("arn:aws:logs:us-east-1:000000000000:log-group:/aws/other:*")}} {
+		if _, err := c.DescribeLogStreams(t.Context(), &in); errorCode(err) != "ResourceNotFoundException" {
+			t.Errorf("other group %s: %v", js(in), err)
+		}
 	}
+	in := cloudwatchlogs.DescribeLogStreamsInput{LogGroupIdentifier: aws.String("arn:aws:logs:us-east-1:000000000000:log-group:" + logsapi.Group + ":*")}
+	if out, err := c.DescribeLogStreams(t.Context(), &in); err != nil || len(out.LogStreams) != 3 {
+		t.Errorf("by the group's ARN: %v %v", err, out)
+	}
+}
+
+func js(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
 }
 
 func errorCode(err error) string {
