@@ -68,6 +68,11 @@ func ViewOf(j record.Job, name string) (View, bool) {
 	case v.Live:
 		v.Status = InProgress
 		v.Secondary = secondaryOf(j.Status)
+		if j.Status == record.StatusRunning && strings.HasPrefix(j.StatusReason, "Uploading ") {
+			// The executor's reason while the outputs go out: the history
+			// keeps statuses only, so no transition records it.
+			v.Secondary = "Uploading"
+		}
 	case a.StatusReason == completedReason:
 		v.Status, v.Secondary = Completed, Completed
 	case strings.HasPrefix(a.StatusReason, "Preempted:") || i == len(j.Attempts)-1 && j.IsTerminated:
