@@ -20,6 +20,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/batch"
 	"github.com/aws/aws-sdk-go-v2/service/batch/types"
 
+	"github.com/sharq-dev/sharq/internal/container/containertest"
 	"github.com/sharq-dev/sharq/internal/s3data/s3test"
 )
 
@@ -54,7 +55,7 @@ type smServer struct {
 // moto_server (started by the first test that needs it).
 // The jobs' driver finds its files at /opt/ml, which the local executor
 // binds only as root.
-func startSageMaker(t *testing.T) *smServer {
+func startSageMaker(t *testing.T, args ...string) *smServer {
 	t.Helper()
 	if os.Geteuid() != 0 {
 		if os.Getenv(s3test.RequireEnv) != "" {
@@ -68,7 +69,7 @@ func startSageMaker(t *testing.T) *smServer {
 		}
 	}
 	endpoint := sharedS3Endpoint(t)
-	s := startLocalWith(t, serverOptions{args: []string{"--stop-grace", "30s", "--s3-endpoint", endpoint},
+	s := startLocalWith(t, serverOptions{args: append([]string{"--stop-grace", "30s", "--s3-endpoint", endpoint}, args...),
 		env: motoKeys, unsetEnv: awsCredentialVars}, newMark(t))
 	return &smServer{localServer: s, s3: endpoint}
 }
@@ -189,6 +190,36 @@ func TestSageMakerModelTrainerFlow(t *testing.T) {
 	}
 	s.waitEnded(t, s.client(), job)
 	s.stop()
+}
+
+// The same job's TrainingImage, which names a registry this machine cannot
+// reach, runs as a local image through the image map, in a podman
+// container with its tree at /opt/ml: the SDK's driver and the user's code
+// run in the image's own bash and python3.
+func TestSageMakerInContainer(t *testing.T) {
+	t.Parallel()
+	rt := containertest.Podman(t)
+	imageMap := filepath.Join(t.TempDir(), "images")
+	if err := os.WriteFile(imageMap, []byte("registry.example/sharq-e2e-train:* "+containertest.PythonImage+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := startSageMaker(t, "--container-runtime", rt.Path, "--image-map", imageMap)
+	r := s.trainer(t, "flow")
+	type model struct {
+		Mean      float64
+		Rows      int
+		Epochs    int
+		Optimizer string
+		Host      string
+	}
+	if m := field[model](t, r, "model"); m != (model{Mean: 3, Rows: 4, Epochs: 2, Optimizer: "adam", Host: "algo-1"}) {
+		t.Errorf("model.json %+v, want the mean 3 of 4 rows after 2 epochs with adam on algo-1", m)
+	}
+	s.waitEnded(t, s.client(), field[string](t, r, "job"))
+	s.stop()
+	if left := containertest.Leftovers(t, rt, field[string](t, r, "training_job"), ""); len(left) > 0 {
+		t.Errorf("containers left: %v", left)
+	}
 }
 
 // train.py raises; the driver writes /opt/ml/output/failure, whose text is
