@@ -17,9 +17,13 @@ import (
 
 	"github.com/sharq-dev/sharq/internal/cli"
 	"github.com/sharq-dev/sharq/internal/executor/local"
+	"github.com/sharq-dev/sharq/internal/podhost"
 )
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == podhost.Arg {
+		os.Exit(podhost.Main(os.Args[2:]))
+	}
 	if code, ok := local.HiddenMain(os.Args[1:]); ok {
 		os.Exit(code)
 	}

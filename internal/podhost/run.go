@@ -1,0 +1,152 @@
+package podhost
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"syscall"
+
+	"github.com/sharq-dev/sharq/internal/optml"
+	"github.com/sharq-dev/sharq/internal/trainingjob"
+)
+
+// defaultCommand is what SageMaker runs when the request replaces neither
+// the entrypoint nor its arguments: "docker run IMAGE train". A wrapper
+// cannot know the image's ENTRYPOINT, so it runs "train" from the image's
+// PATH, which is where SageMaker's training toolkit and images made for
+// SageMaker put it.
+const defaultCommand = "train"
+
+// RunMain is "sharq __sm run": see the package doc.
+func RunMain(ctx context.Context, args, env []string) int {
+	f, argv, err := parse("run", args)
+	if err != nil {
+		return 2
+	}
+	s, _, err := readSpec(env, f.spec)
+	if err != nil {
+		terminate(f.termLog, "CannotStart: "+err.Error())
+		return 1
+	}
+	r, err := trainingjob.Parse(s.Request)
+	if err != nil {
+		terminate(f.termLog, "CannotStart: "+err.Error())
+		return 1
+	}
+	if len(argv) == 0 {
+		argv = []string{defaultCommand}
+	}
+	code, stopped, err := runJob(argv, jobEnv(env))
+	if err != nil {
+		terminate(f.termLog, "CannotStart: "+err.Error())
+		return 127
+	}
+	var failure string
+	if code != 0 {
+		failure = optml.FailureReason(f.root)
+	}
+	up := upload(ctx, s, r, f.root, env, code == 0 && !stopped, stopped)
+	switch {
+	case len(up) > 0 && code == 0:
+		code, failure = 1, "ClientError: "+errs(up)
+	case len(up) > 0:
+		failure = strings.TrimPrefix(failure+"; "+errs(up), "; ")
+	}
+	if failure != "" {
+		terminate(f.termLog, failure)
+	}
+	return code
+}
+
+// jobEnv is the pod's environment without sharq's S3 keys and the spec.
+func jobEnv(env []string) []string {
+	out := make([]string, 0, len(env))
+	for _, kv := range env {
+		k, _, _ := strings.Cut(kv, "=")
+		if k != AccessKeyEnv && k != SecretKeyEnv && k != SpecEnv {
+			out = append(out, kv)
+		}
+	}
+	return out
+}
+
+// runJob runs argv, forwarding SIGTERM and SIGINT, and returns its exit
+// code (128+N for a signal N, as a shell gives) and whether it was told to
+// stop.
+func runJob(argv, env []string) (code int, stopped bool, err error) {
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Env = env
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
+	defer signal.Stop(sigs)
+	if err := cmd.Start(); err != nil {
+		return 0, false, fmt.Errorf("run %s: %w", argv[0], err)
+	}
+	var stop atomic.Bool
+	done := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case sig := <-sigs:
+				stop.Store(true)
+				cmd.Process.Signal(sig)
+			case <-done:
+				return
+			}
+		}
+	}()
+	err = cmd.Wait()
+	close(done)
+	var exit *exec.ExitError
+	switch {
+	case err == nil:
+		return 0, stop.Load(), nil
+	case errors.As(err, &exit):
+		if ws, ok := exit.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			return 128 + int(ws.Signal()), stop.Load(), nil
+		}
+		return exit.ExitCode(), stop.Load(), nil
+	}
+	return 0, false, err
+}
+
+// upload sends what outlives the host, as the local executor does after
+// an attempt: the checkpoints whatever the end, the output data unless
+// the job was stopped, the model only when it succeeded. Only algo-1
+// uploads (see docs/decisions.md).
+func upload(ctx context.Context, s *Spec, r *trainingjob.Request, root string, env []string, succeeded, stopped bool) []error {
+	if s.Index != 0 || (s.CheckpointURI == "" && s.OutputURI == "" && s.ModelURI == "") {
+		return nil
+	}
+	st, err := store(ctx, env)
+	if err != nil {
+		return []error{err}
+	}
+	var out []error
+	if s.CheckpointURI != "" {
+		fmt.Fprintf(os.Stderr, "sharq: saving checkpoints to %s\n", s.CheckpointURI)
+		if err := st.UploadDir(ctx, s.CheckpointURI, checkpointDir(r, root)); err != nil {
+			out = append(out, fmt.Errorf("saving checkpoints: %w", err))
+		}
+	}
+	if s.OutputURI != "" && !stopped {
+		fmt.Fprintf(os.Stderr, "sharq: uploading output data to %s\n", s.OutputURI)
+		if err := st.UploadArchive(ctx, s.OutputURI, []string{filepath.Join(root, optml.OutputData)}, s.Compressed); err != nil {
+			out = append(out, fmt.Errorf("uploading output data: %w", err))
+		}
+	}
+	if s.ModelURI != "" && succeeded {
+		fmt.Fprintf(os.Stderr, "sharq: uploading the model to %s\n", s.ModelURI)
+		if err := st.UploadArchive(ctx, s.ModelURI, []string{filepath.Join(root, optml.ModelDir)}, s.Compressed); err != nil {
+			out = append(out, fmt.Errorf("uploading the model: %w", err))
+		}
+	}
+	return out
+}
