@@ -37,7 +37,7 @@ const (
 
 // Defaults of the verbs' flags: where the pod mounts its emptyDirs.
 const (
-	DefaultBin            = "/sharq"
+	DefaultBin            = "/opt/sharq"
 	DefaultTerminationLog = "/dev/termination-log"
 	// BinName and SpecName are the files stage leaves in --bin.
 	BinName  = "sharq"

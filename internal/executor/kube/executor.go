@@ -76,6 +76,7 @@ type attempt struct {
 	created  time.Time // when its pods were created: by this process, else its Service's creation
 	end      *ending
 	reported executor.State
+	reason   string // of the Starting report: what the pods are doing
 	endedAt  time.Time
 }
 

@@ -50,12 +50,36 @@ type Options struct {
 	// on a store shared with others. While it does not, the executor
 	// creates and deletes nothing; the leader's executor does.
 	Held func() bool
+	// StagerImage is sharq's own image (examples/kube/Containerfile). When
+	// set, each pod gets the SageMaker contract: an init container of it
+	// ("sharq __sm stage") writes the host's /opt/ml tree into an emptyDir,
+	// restores the checkpoints and stages the channels that are not on a
+	// volume, and leaves the sharq binary in another emptyDir, from which
+	// "sharq __sm run" wraps the job's command and uploads the model,
+	// output data and checkpoints after it (package podhost). "" runs the
+	// training image alone: no staging, no uploads.
+	StagerImage string
+	// S3 is how the pods reach S3.
+	S3 PodS3
 	// Term is the leadership term this server acts under when it shares
 	// its store with others (0: alone, no fencing). Its objects are
 	// labelled sharq.dev/term with it; it neither creates, ends nor
 	// deletes objects of a higher term, which a newer leader made or
 	// claimed.
 	Term int64
+}
+
+// PodS3 is how the pods reach S3 for channels, models and checkpoints.
+// sharq's own access keys never reach a pod.
+type PodS3 struct {
+	Endpoint  string // "" for AWS's S3
+	Region    string
+	PathStyle bool
+	// Secret names a Secret of the pods' namespace with the keys
+	// AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY. Without it the AWS SDK's
+	// default chain applies in the pod: the role of its service account
+	// (IRSA's web identity) or of its node.
+	Secret string
 }
 
 // Table is the instance-type table: what each instance of a type gets.

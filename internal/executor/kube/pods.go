@@ -5,10 +5,8 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"maps"
 	"math"
 	"path"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -18,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/sharq-dev/sharq/internal/executor"
+	"github.com/sharq-dev/sharq/internal/optml"
 	"github.com/sharq-dev/sharq/internal/trainingjob"
 )
 
@@ -118,13 +117,17 @@ func (o Options) build(a executor.Attempt) (*spec, error) {
 			hosts[i] = "algo-" + strconv.Itoa(i+1) + "." + s.name
 		}
 	}
-	env := o.environment(a, j, hosts)
+	ohosts := make([]optml.Host, len(types))
+	for i, typ := range types {
+		ohosts[i] = optml.Host{Name: hosts[i], Type: typ}
+	}
 	for i, typ := range types {
 		it, ok := o.Table.Types[typ]
 		if !ok {
 			return nil, fmt.Errorf("instance type %q is not in the instance-type table", typ)
 		}
-		p, err := o.pod(s, labels, i, hosts[i], typ, it, image, j, env, grace)
+		h := host{a: a, j: j, hosts: ohosts, i: i, it: it}
+		p, err := o.pod(s, labels, h, image, grace)
 		if err != nil {
 			return nil, err
 		}
@@ -132,6 +135,17 @@ func (o Options) build(a executor.Attempt) (*spec, error) {
 	}
 	return s, nil
 }
+
+// host is one instance of an attempt, for its pod.
+type host struct {
+	a     executor.Attempt
+	j     *trainingjob.Request
+	hosts []optml.Host // by the names the hosts reach each other by
+	i     int
+	it    InstanceType
+}
+
+func (h host) name() string { return "algo-" + strconv.Itoa(h.i+1) }
 
 // termOf is the term an object of sharq's was created or claimed under (0
 // when it carries none).
@@ -151,43 +165,48 @@ func (s *spec) labels(a executor.Attempt) map[string]string {
 	return l
 }
 
-// pod is the attempt's i-th instance; name is its host name in SM_HOSTS.
-func (o Options) pod(s *spec, labels map[string]string, i int, name, typ string, it InstanceType, image string,
-	j *trainingjob.Request, env []corev1.EnvVar, grace time.Duration) (*corev1.Pod, error) {
-	host := "algo-" + strconv.Itoa(i+1)
-	pl := map[string]string{labelHost: host}
+// pod is the attempt's instance h.
+func (o Options) pod(s *spec, labels map[string]string, h host, image string, grace time.Duration) (*corev1.Pod, error) {
+	name := h.name()
+	pl := map[string]string{labelHost: name}
 	for k, v := range labels {
 		pl[k] = v
 	}
-	res, err := it.resources()
+	res, err := h.it.resources()
 	if err != nil {
 		return nil, err
 	}
 	graceSecs := int64(math.Ceil(grace.Seconds()))
 	c := corev1.Container{
 		Name: containerName, Image: image,
-		Command: j.AlgorithmSpecification.ContainerEntrypoint, Args: j.AlgorithmSpecification.ContainerArguments,
-		Env:       append(append([]corev1.EnvVar{}, env...), o.hostEnv(name, typ, it)...),
+		Command: h.j.AlgorithmSpecification.ContainerEntrypoint, Args: h.j.AlgorithmSpecification.ContainerArguments,
+		Env:       o.hostEnv(h),
 		Resources: res,
 	}
-	mounts, vols := o.volumes(j, s.rec.JobID)
+	mounts, vols := o.volumes(h.j, s.rec.JobID)
 	c.VolumeMounts = mounts
-	selector := it.NodeSelector
+	selector := h.it.NodeSelector
 	if selector == nil {
-		selector = map[string]string{o.Table.NodeLabel: strings.TrimPrefix(typ, "ml.")}
+		selector = map[string]string{o.Table.NodeLabel: strings.TrimPrefix(h.hosts[h.i].Type, "ml.")}
 	}
-	return &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: s.name + "-" + host, Namespace: s.ns, Labels: pl,
+	p := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: s.name + "-" + name, Namespace: s.ns, Labels: pl,
 			Annotations: map[string]string{annotAttempt: s.svc.Annotations[annotAttempt]}},
 		Spec: corev1.PodSpec{
 			Containers: []corev1.Container{c}, Volumes: vols,
 			RestartPolicy:                 corev1.RestartPolicyNever,
 			TerminationGracePeriodSeconds: &graceSecs,
-			Hostname:                      host, Subdomain: s.name,
-			NodeSelector: selector, Tolerations: it.Tolerations,
+			Hostname:                      name, Subdomain: s.name,
+			NodeSelector: selector, Tolerations: h.it.Tolerations,
 			AutomountServiceAccountToken: new(bool),
 		},
-	}, nil
+	}
+	if o.StagerImage != "" {
+		if err := o.addContract(p, h); err != nil {
+			return nil, err
+		}
+	}
+	return p, nil
 }
 
 func (it InstanceType) resources() (corev1.ResourceRequirements, error) {
@@ -209,33 +228,34 @@ func (it InstanceType) resources() (corev1.ResourceRequirements, error) {
 	return corev1.ResourceRequirements{Requests: r, Limits: r.DeepCopy()}, nil
 }
 
-// environment is the payload's Environment and the SageMaker training
-// variables common to all hosts, in a stable order.
-func (o Options) environment(a executor.Attempt, j *trainingjob.Request, hosts []string) []corev1.EnvVar {
+// hostEnv is the environment of host h: optml.Env with the pod's paths
+// (channels on a volume at their place there), and its CPUs and GPUs.
+func (o Options) hostEnv(h host) []corev1.EnvVar {
+	onVolume := map[string]string{}
+	for name, p := range o.channels(h.j) {
+		onVolume["SM_CHANNEL_"+strings.ToUpper(name)] = p
+	}
+	job := optml.Job{Name: h.a.ID, Arn: h.a.TrainingJobArn, Region: regionOf(h.a.TrainingJobArn)}
 	var env []corev1.EnvVar
-	for _, k := range slices.Sorted(maps.Keys(j.Environment)) {
-		env = append(env, corev1.EnvVar{Name: k, Value: j.Environment[k]})
+	for _, v := range optml.Env(h.j, h.hosts, h.i, optml.Root, job) {
+		if p, ok := onVolume[v.Name]; ok {
+			v.Value = p
+		}
+		env = append(env, corev1.EnvVar{Name: v.Name, Value: v.Value})
 	}
-	set := func(k, v string) { env = append(env, corev1.EnvVar{Name: k, Value: v}) }
-	for _, v := range j.ToolkitVars(a.ID, o.channels(j)) {
-		set(v.Name, v.Value)
-	}
-	set("SM_HOSTS", trainingjob.JSONString(hosts))
-	set("SM_MODEL_DIR", "/opt/ml/model")
-	set("SM_OUTPUT_DIR", "/opt/ml/output")
-	set("SM_OUTPUT_DATA_DIR", "/opt/ml/output/data")
-	set("SM_CHECKPOINT_DIR", checkpointDir(j))
-	return env
+	return append(env,
+		corev1.EnvVar{Name: "SM_NUM_GPUS", Value: strconv.Itoa(h.it.GPUs)},
+		corev1.EnvVar{Name: "SM_NUM_CPUS", ValueFrom: &corev1.EnvVarSource{ResourceFieldRef: &corev1.ResourceFieldSelector{
+			ContainerName: containerName, Resource: "limits.cpu"}}})
 }
 
-func (o Options) hostEnv(name, typ string, it InstanceType) []corev1.EnvVar {
-	return []corev1.EnvVar{
-		{Name: "SM_CURRENT_HOST", Value: name},
-		{Name: "SM_CURRENT_INSTANCE_TYPE", Value: typ},
-		{Name: "SM_NUM_GPUS", Value: strconv.Itoa(it.GPUs)},
-		{Name: "SM_NUM_CPUS", ValueFrom: &corev1.EnvVarSource{ResourceFieldRef: &corev1.ResourceFieldSelector{
-			ContainerName: containerName, Resource: "limits.cpu"}}},
+// regionOf is the region of an ARN, "" when it has none.
+func regionOf(arn string) string {
+	parts := strings.SplitN(arn, ":", 5)
+	if len(parts) < 5 {
+		return ""
 	}
+	return parts[3]
 }
 
 // channels maps channel names to paths in the pod: a channel whose URI (or

@@ -2,6 +2,7 @@ package kube
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -57,6 +58,7 @@ func judge(rec attemptRecord, end *ending, pods []*corev1.Pod, arriving bool, no
 	}
 	running, succeeded, since := 0, 0, time.Time{}
 	var wake time.Duration
+	var reason string // while Starting
 	for i, p := range pods {
 		if p == nil {
 			if arriving {
@@ -71,8 +73,9 @@ func judge(rec attemptRecord, end *ending, pods []*corev1.Pod, arriving bool, no
 		}
 		switch p.Status.Phase {
 		case corev1.PodFailed:
-			v := verdict{end: failure(p)}
-			if v.end.State == executor.Failed {
+			end, tail := failure(p)
+			v := verdict{end: end}
+			if tail {
 				v.tailOf = p
 			}
 			return v
@@ -86,6 +89,9 @@ func judge(rec attemptRecord, end *ending, pods []*corev1.Pod, arriving bool, no
 		default:
 			if e := waitingFailure(p); e != nil {
 				return verdict{end: e}
+			}
+			if reason == "" {
+				reason = stageReason(p)
 			}
 			if t, msg, ok := unschedulable(p); ok {
 				if left := t.Add(o.Unschedulable).Sub(now); left > 0 {
@@ -110,7 +116,7 @@ func judge(rec attemptRecord, end *ending, pods []*corev1.Pod, arriving bool, no
 		}
 		return verdict{state: executor.Running, wake: wake}
 	}
-	return verdict{state: executor.Starting, wake: wake}
+	return verdict{state: executor.Starting, reason: reason, wake: wake}
 }
 
 // judgeEnding waits for the pods of an attempt being ended to go, and
@@ -136,28 +142,66 @@ func judgeEnding(end *ending, pods []*corev1.Pod, now time.Time, o Options) verd
 	return verdict{wake: left}
 }
 
-// failure explains a failed pod: "exit code N: Reason: message", or a loss
-// when the cluster failed it.
-func failure(p *corev1.Pod) *ending {
+// failure explains a failed pod: a failed init container's termination
+// message (sharq's staging: "ClientError: channel train: ..."), or "exit
+// code N: <termination message>" (the job's failure file), or "exit code N:
+// Reason" and tail set to add the last log lines; a loss when the cluster
+// failed it.
+func failure(p *corev1.Pod) (end *ending, tail bool) {
 	if lostReasons[p.Status.Reason] {
-		return &ending{State: executor.Lost, ExitCode: -1, Reason: join(p.Status.Reason, p.Status.Message)}
+		return &ending{State: executor.Lost, ExitCode: -1, Reason: join(p.Status.Reason, p.Status.Message)}, false
 	}
-	for _, cs := range p.Status.ContainerStatuses {
+	for _, cs := range p.Status.InitContainerStatuses {
 		if t := cs.State.Terminated; t != nil && t.ExitCode != 0 {
-			return &ending{State: executor.Failed, ExitCode: int(t.ExitCode),
-				Reason: join(fmt.Sprintf("exit code %d", t.ExitCode), t.Reason, t.Message)}
+			reason := t.Message
+			if reason == "" {
+				reason = join(fmt.Sprintf("%s: exit code %d", cs.Name, t.ExitCode), t.Reason)
+			}
+			return &ending{State: executor.Failed, ExitCode: int(t.ExitCode), Reason: strings.TrimSpace(reason)}, false
 		}
 	}
-	return &ending{State: executor.Failed, ExitCode: -1, Reason: join("pod failed", p.Status.Reason, p.Status.Message)}
+	for _, cs := range p.Status.ContainerStatuses {
+		t := cs.State.Terminated
+		if t == nil || t.ExitCode == 0 {
+			continue
+		}
+		code := fmt.Sprintf("exit code %d", t.ExitCode)
+		switch msg := strings.TrimSpace(t.Message); {
+		case sharqFailure(msg):
+			return &ending{State: executor.Failed, ExitCode: int(t.ExitCode), Reason: msg}, false
+		case msg != "":
+			return &ending{State: executor.Failed, ExitCode: int(t.ExitCode), Reason: join(code, msg)}, false
+		}
+		return &ending{State: executor.Failed, ExitCode: int(t.ExitCode), Reason: join(code, t.Reason)}, true
+	}
+	return &ending{State: executor.Failed, ExitCode: -1, Reason: join("pod failed", p.Status.Reason, p.Status.Message)}, true
+}
+
+// sharqFailure tells whether a termination message is sharq's own (the
+// run verb could not start the job or upload its model), whose reason is
+// worded as the local executor words it, without an exit code.
+func sharqFailure(msg string) bool {
+	return strings.HasPrefix(msg, "ClientError: ") || strings.HasPrefix(msg, "CannotStart: ")
 }
 
 func waitingFailure(p *corev1.Pod) *ending {
-	for _, cs := range p.Status.ContainerStatuses {
+	for _, cs := range append(slices.Clip(p.Status.InitContainerStatuses), p.Status.ContainerStatuses...) {
 		if w := cs.State.Waiting; w != nil && fatalWaiting[w.Reason] {
 			return &ending{State: executor.Failed, ExitCode: -1, Reason: join(w.Reason, w.Message)}
 		}
 	}
 	return nil
+}
+
+// stageReason says what a pending pod's init container is doing: staging
+// its channels and checkpoints.
+func stageReason(p *corev1.Pod) string {
+	for _, cs := range p.Status.InitContainerStatuses {
+		if cs.Name == stageContainer && cs.State.Running != nil {
+			return "Downloading input data"
+		}
+	}
+	return ""
 }
 
 // unschedulable tells since when the scheduler could not place p.

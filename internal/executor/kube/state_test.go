@@ -25,9 +25,26 @@ var (
 	exit3     = podIn(corev1.PodFailed, corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 3, Reason: "Error"}})
 	evicted   = &corev1.Pod{Status: corev1.PodStatus{Phase: corev1.PodFailed, Reason: "Evicted", Message: "The node was low on resource: memory."}}
 	pullBack  = podIn(corev1.PodPending, corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ImagePullBackOff", Message: "Back-off pulling image"}})
-	noFit     = podIn(corev1.PodPending, corev1.ContainerState{}, corev1.PodCondition{Type: corev1.PodScheduled,
+	staging   = withInit(podIn(corev1.PodPending, corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "PodInitializing"}}),
+		corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.NewTime(t0)}})
+	stageFailed = withInit(podIn(corev1.PodFailed, corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "PodInitializing"}}),
+		corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 1, Reason: "Error",
+			Message: "ClientError: channel train: s3://b/train/: access denied"}})
+	stagerPull = withInit(podIn(corev1.PodPending, corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "PodInitializing"}}),
+		corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ErrImagePull", Message: "sharq:latest not found"}})
+	failureFile = podIn(corev1.PodFailed, corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 3, Reason: "Error",
+		Message: "AlgorithmError: loss is NaN\n"}})
+	uploadFailed = podIn(corev1.PodFailed, corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 1, Reason: "Error",
+		Message: "ClientError: uploading the model: access denied"}})
+	noFit = podIn(corev1.PodPending, corev1.ContainerState{}, corev1.PodCondition{Type: corev1.PodScheduled,
 		Status: corev1.ConditionFalse, Reason: corev1.PodReasonUnschedulable, Message: "0/3 nodes are available", LastTransitionTime: metav1.NewTime(t0)})
 )
+
+// withInit gives p the stage init container in state.
+func withInit(p *corev1.Pod, state corev1.ContainerState) *corev1.Pod {
+	p.Status.InitContainerStatuses = []corev1.ContainerStatus{{Name: stageContainer, State: state}}
+	return p
+}
 
 // Ensure an attempt's state is read from its pods as the package doc says.
 func TestJudge(t *testing.T) {
@@ -54,6 +71,15 @@ func TestJudge(t *testing.T) {
 			want: verdict{end: &ending{State: executor.Lost, ExitCode: -1, Reason: "Evicted: The node was low on resource: memory."}}},
 		"ImagePull": {pods: []*corev1.Pod{pullBack, running},
 			want: verdict{end: &ending{State: executor.Failed, ExitCode: -1, Reason: "ImagePullBackOff: Back-off pulling image"}}},
+		"Staging": {pods: []*corev1.Pod{running, staging}, want: verdict{state: executor.Starting, reason: "Downloading input data"}},
+		"StageFailed": {pods: []*corev1.Pod{stageFailed, running},
+			want: verdict{end: &ending{State: executor.Failed, ExitCode: 1, Reason: "ClientError: channel train: s3://b/train/: access denied"}}},
+		"StagerImagePull": {pods: []*corev1.Pod{stagerPull, running},
+			want: verdict{end: &ending{State: executor.Failed, ExitCode: -1, Reason: "ErrImagePull: sharq:latest not found"}}},
+		"FailureFile": {pods: []*corev1.Pod{failureFile, running},
+			want: verdict{end: &ending{State: executor.Failed, ExitCode: 3, Reason: "exit code 3: AlgorithmError: loss is NaN"}}},
+		"UploadFailed": {pods: []*corev1.Pod{uploadFailed, running},
+			want: verdict{end: &ending{State: executor.Failed, ExitCode: 1, Reason: "ClientError: uploading the model: access denied"}}},
 		"UnschedulableWaits": {pods: []*corev1.Pod{noFit, running}, now: 20 * time.Second,
 			want: verdict{state: executor.Starting, wake: 40 * time.Second}},
 		"UnschedulableGivesUp": {pods: []*corev1.Pod{noFit, running}, now: time.Minute,

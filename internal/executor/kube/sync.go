@@ -82,8 +82,8 @@ func (e *Executor) sync(key string) error {
 			return err
 		}
 	}
-	if v.state != "" && v.state != a.reported {
-		a.reported = v.state
+	if v.state != "" && (v.state != a.reported || v.state == executor.Starting && v.reason != a.reason) {
+		a.reported, a.reason = v.state, v.reason
 		e.out.Put(executor.Update{AttemptID: a.rec.ID, JobID: a.rec.JobID, State: v.state,
 			Reason: v.reason, ExitCode: v.exitCode, At: now})
 		if v.state.Terminal() {
