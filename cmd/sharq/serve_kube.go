@@ -26,6 +26,8 @@ type kubeFlags struct {
 	forceAfter    time.Duration
 	keepEnded     time.Duration
 	qps           int
+	stagerImage   string
+	s3Secret      string
 }
 
 func (k *kubeFlags) register(fs *flag.FlagSet) {
@@ -36,6 +38,8 @@ func (k *kubeFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&k.unschedulable, "kube-unschedulable-timeout", 5*time.Minute, "kube executor: how long a pod may stay unschedulable before its job is requeued")
 	fs.DurationVar(&k.forceAfter, "kube-force-delete-after", 30*time.Second, "kube executor: how long a pod may outlive its grace period before it is force-deleted")
 	fs.DurationVar(&k.keepEnded, "kube-keep-ended", time.Hour, "kube executor: how long the pods of ended attempts are kept for their logs")
+	fs.StringVar(&k.stagerImage, "kube-stager-image", "sharq:latest", "kube executor: sharq's own image (examples/kube/Containerfile), whose init container stages each pod's /opt/ml and whose binary wraps the job to upload its model and checkpoints; empty: pods run the training image alone, without staging or uploads")
+	fs.StringVar(&k.s3Secret, "kube-s3-secret", "", "kube executor: a Secret of the pods' namespace with AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY for S3 (default: the AWS SDK's chain in the pod, e.g. its service account's role through IRSA; never sharq's own keys)")
 	fs.IntVar(&k.qps, "kube-qps", 200, "kube executor: requests a second to the Kubernetes API server, in bursts of twice that")
 }
 
@@ -62,6 +66,8 @@ func openKube(cfg serveConfig, log *slog.Logger) (executor.Executor, error) {
 	return kube.New(context.Background(), kube.Options{
 		Config: rc, Instance: cfg.kube.instance, Namespace: cfg.kube.namespace, Table: table, DefaultGrace: cfg.grace,
 		Unschedulable: cfg.kube.unschedulable, ForceAfter: cfg.kube.forceAfter, KeepEnded: cfg.kube.keepEnded, QPS: cfg.kube.qps,
-		Logger: log, Held: held, Term: term,
+		Logger: log, Held: held, Term: term, StagerImage: cfg.kube.stagerImage,
+		S3: kube.PodS3{Endpoint: cfg.data.endpoint, Region: cfg.data.region, PathStyle: cfg.data.pathStyle && cfg.data.endpoint != "",
+			Secret: cfg.kube.s3Secret},
 	})
 }
