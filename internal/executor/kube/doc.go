@@ -24,13 +24,22 @@
 // terminationGracePeriodSeconds = the grace period. RestartPolicy is Never:
 // retries are sharq's (retryStrategy), not the kubelet's.
 //
+// With Options.StagerImage, a pod also carries the SageMaker contract
+// (contract.go, package podhost): an init container of sharq's image
+// stages the host's /opt/ml into an emptyDir and copies the sharq binary
+// into another, and the training container's command is that binary's
+// "__sm run" wrapping the job's, which uploads the model and checkpoints
+// after it. Both report failures through their termination messages.
+//
 // # States
 //
 // Informers on sharq's pods and Services drive a work queue of attempts;
-// each is judged from its pods (judge): Starting while any pod is pending,
+// each is judged from its pods (judge): Starting while any pod is pending
+// (reason "Downloading input data" while a stage init container runs),
 // Running once all run, Succeeded once all succeeded, Failed when one
-// fails ("exit code N: <reason>: <last log lines>") or cannot pull its
-// image. A pod unschedulable for longer than Options.Unschedulable, evicted,
+// fails ("exit code N: <reason>: <last log lines>", or the termination
+// message in place of reason and lines), whose stage fails (its termination
+// message) or cannot pull its image. A pod unschedulable for longer than Options.Unschedulable, evicted,
 // or deleted by someone else makes the attempt Lost, which the engine
 // requeues without using a retry. A timeout (Attempt.Timeout or
 // MaxRuntimeInSeconds) counts from Running.
