@@ -38,9 +38,10 @@
 // (reason "Downloading input data" while a stage init container runs),
 // Running once all run, Succeeded once all succeeded, Failed when one
 // fails ("exit code N: <reason>: <last log lines>", or the termination
-// message in place of reason and lines), whose stage fails (its termination
-// message) or cannot pull its image. A pod unschedulable for longer than Options.Unschedulable, evicted,
-// or deleted by someone else makes the attempt Lost, which the engine
+// message in place of reason and lines), whose stage fails (its
+// termination message) or cannot pull its image. A pod unschedulable for
+// longer than Options.Unschedulable, evicted, or deleted by someone else
+// makes the attempt Lost, which the engine
 // requeues without using a retry. A timeout (Attempt.Timeout or
 // MaxRuntimeInSeconds) counts from Running.
 //
