@@ -21,7 +21,8 @@
 // is the training container's entrypoint: it runs the job's command
 // (ContainerEntrypoint and ContainerArguments; without them SageMaker's
 // "train", looked up in the image's PATH), forwards SIGTERM and SIGINT to
-// it, and once it has exited uploads the host's model/ and output/data/ and
+// it (reaping the orphans it leaves, as the container's first process),
+// and once it has exited uploads the host's model/ and output/data/ and
 // the checkpoint directory, then exits with the job's exit code. Its
 // termination message is the failure file's text (/opt/ml/output/failure,
 // as SageMaker's FailureReason) or, when sharq's own upload failed,

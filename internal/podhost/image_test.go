@@ -99,7 +99,11 @@ func TestImageStagesAndRunsInContainers(t *testing.T) {
 	if out, err := run(image, Arg, "stage", "--bin", DefaultBin); err != nil {
 		t.Fatalf("stage in sharq's image: %v\n%s", err, out)
 	}
-	job := `test "$(cat /opt/ml/input/data/train/a)" = hello && test -z "$` + AccessKeyEnv + `" && echo weights > /opt/ml/model/w.bin`
+	// The job leaves an orphan, which the wrapper, the container's first
+	// process, must reap.
+	zombies := `for f in /proc/[0-9]*/stat; do grep -q ') Z ' $f && echo zombie $f; done`
+	job := `test "$(cat /opt/ml/input/data/train/a)" = hello && test -z "$` + AccessKeyEnv + `" && echo weights > /opt/ml/model/w.bin` +
+		` && sh -c 'sleep 0.2 & exit 0' && sleep 1 && test -z "$(` + zombies + `)"`
 	if out, err := run("--entrypoint", DefaultBin+"/"+BinName, pythonImage, Arg, "run", "--termination-log", DefaultBin+"/term",
 		"--", "sh", "-c", job); err != nil {
 		t.Fatalf("run in the training image: %v (%s)\n%s", err, readIf(filepath.Join(bin, "term")), out)

@@ -102,19 +102,42 @@ func runJob(argv, env []string) (code int, stopped bool, err error) {
 			}
 		}
 	}()
-	err = cmd.Wait()
-	close(done)
-	var exit *exec.ExitError
-	switch {
-	case err == nil:
-		return 0, stop.Load(), nil
-	case errors.As(err, &exit):
-		if ws, ok := exit.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			return 128 + int(ws.Signal()), stop.Load(), nil
+	var ws syscall.WaitStatus
+	if os.Getpid() == 1 {
+		ws, err = reapUntil(cmd.Process.Pid)
+	} else {
+		err = cmd.Wait()
+		var exit *exec.ExitError
+		if errors.As(err, &exit) {
+			ws, err = exit.Sys().(syscall.WaitStatus), nil
 		}
-		return exit.ExitCode(), stop.Load(), nil
 	}
-	return 0, false, err
+	close(done)
+	switch {
+	case err != nil:
+		return 0, false, err
+	case ws.Signaled():
+		return 128 + int(ws.Signal()), stop.Load(), nil
+	}
+	return ws.ExitStatus(), stop.Load(), nil
+}
+
+// reapUntil waits for any child until pid exits, and returns its status.
+// As a container's first process the wrapper inherits the job's orphans,
+// which would otherwise stay zombies: no init reaps them.
+func reapUntil(pid int) (syscall.WaitStatus, error) {
+	for {
+		var ws syscall.WaitStatus
+		got, err := syscall.Wait4(-1, &ws, 0, nil)
+		switch {
+		case errors.Is(err, syscall.EINTR):
+			continue
+		case err != nil:
+			return ws, fmt.Errorf("wait for the job: %w", err)
+		case got == pid:
+			return ws, nil
+		}
+	}
 }
 
 // upload sends what outlives the host, as the local executor does after
