@@ -28,8 +28,9 @@
 // as SageMaker's FailureReason) or, when sharq's own upload failed,
 // "ClientError: uploading the model: ...".
 //
-// Only algo-1 uploads the model, the output data and the checkpoints (see
-// docs/decisions.md); every host restores the checkpoints.
+// The model and output archives hold every host's files: the other hosts
+// hand theirs to algo-1 through S3 (parts.go). Only algo-1 saves the
+// checkpoints; every host restores them (see docs/decisions.md).
 //
 // S3 is reached as the SHARQ_S3_* variables say (endpoint, region, path
 // style and, from a Secret, access keys); without keys the AWS SDK's

@@ -62,6 +62,10 @@ type Spec struct {
 	ModelURI   string `json:"modelURI,omitempty"`
 	OutputURI  string `json:"outputURI,omitempty"`
 	Compressed bool   `json:"compressed,omitempty"`
+	// PartsURI, for several hosts, is the prefix (ending in "/") where
+	// the hosts but algo-1 put their model/ and output/data/ for algo-1 to
+	// merge (parts.go).
+	PartsURI string `json:"partsURI,omitempty"`
 }
 
 // Main runs "sharq __sm VERB ARGS..." and returns the exit code.

@@ -336,3 +336,57 @@ func TestRunForwardsSIGTERMAndSavesCheckpoints(t *testing.T) {
 		t.Error("a stopped job's model was uploaded")
 	}
 }
+
+// Ensure the hosts of a job of two make one model archive and one output
+// archive of both hosts' files (algo-2's winning a name both hold, as the
+// local executor merges), whichever ends first, and leave no parts.
+func TestRunMergesTheHosts(t *testing.T) {
+	pollEvery = 20 * time.Millisecond
+	w := newWorld(t)
+	payload := `{"AlgorithmSpecification":{"TrainingImage":"img"},"OutputDataConfig":{"S3OutputPath":"s3://` + w.bucket + `/out"}}`
+	codes := make(chan int, 2)
+	for i, job := range []string{
+		"echo a > model/a && echo one > model/same && echo 1 > output/data/m1",
+		"sleep 0.5 && echo b > model/b && echo two > model/same && echo 2 > output/data/m2",
+	} {
+		s := w.spec(payload, i, 2)
+		s.PartsURI = "s3://" + w.bucket + "/out/job-1/output/hosts/"
+		root := t.TempDir()
+		env := w.env(s)
+		if code := StageMain(context.Background(), []string{"--root", root}, env); code != 0 {
+			t.Fatalf("stage of algo-%d exited %d", i+1, code)
+		}
+		term := filepath.Join(t.TempDir(), "term")
+		go func() {
+			code := RunMain(context.Background(), []string{"--root", root, "--termination-log", term, "--", "sh", "-c", "cd " + root + " && " + job}, env)
+			if code != 0 {
+				t.Errorf("algo-%d exited %d: %s", i+1, code, readIf(term))
+			}
+			codes <- code
+		}()
+	}
+	<-codes
+	<-codes
+	model, err := w.get("out/job-1/output/model.tar.gz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := untar(t, model), map[string]string{"a": "a\n", "b": "b\n", "same": "two\n"}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("model.tar.gz holds %v, want %v", got, want)
+	}
+	output, err := w.get("out/job-1/output/output.tar.gz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := untar(t, output); got["m1"] != "1\n" || got["m2"] != "2\n" {
+		t.Errorf("output.tar.gz holds %v, want both hosts' files", got)
+	}
+	prefix := "out/job-1/output/hosts/"
+	list, err := w.c.ListObjectsV2(context.Background(), &s3.ListObjectsV2Input{Bucket: &w.bucket, Prefix: &prefix})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list.Contents) != 0 {
+		t.Errorf("%d objects left under the parts' prefix, want none", len(list.Contents))
+	}
+}

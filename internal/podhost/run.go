@@ -51,7 +51,11 @@ func RunMain(ctx context.Context, args, env []string) int {
 	if code != 0 {
 		failure = optml.FailureReason(f.root)
 	}
-	up := upload(ctx, s, r, f.root, env, code == 0 && !stopped, stopped)
+	// A deletion of the pod while algo-1 waits for the other hosts ends
+	// the wait; the uploads it can still make go on.
+	wait, cancel := signal.NotifyContext(ctx, syscall.SIGTERM, syscall.SIGINT)
+	defer cancel()
+	up := upload(ctx, wait, s, r, f.root, env, code == 0 && !stopped, stopped)
 	switch {
 	case len(up) > 0 && code == 0:
 		code, failure = 1, "ClientError: "+errs(up)
@@ -142,15 +146,22 @@ func reapUntil(pid int) (syscall.WaitStatus, error) {
 
 // upload sends what outlives the host, as the local executor does after
 // an attempt: the checkpoints whatever the end, the output data unless
-// the job was stopped, the model only when it succeeded. Only algo-1
-// uploads (see docs/decisions.md).
-func upload(ctx context.Context, s *Spec, r *trainingjob.Request, root string, env []string, succeeded, stopped bool) []error {
-	if s.Index != 0 || (s.CheckpointURI == "" && s.OutputURI == "" && s.ModelURI == "") {
+// the job was stopped, the model only when it succeeded. algo-1 saves the
+// checkpoints and makes the archives, with the other hosts' parts when
+// there are several (parts.go); wait ends when the pod is being deleted.
+func upload(ctx, wait context.Context, s *Spec, r *trainingjob.Request, root string, env []string, succeeded, stopped bool) []error {
+	if s.CheckpointURI == "" && s.OutputURI == "" && s.ModelURI == "" {
+		return nil
+	}
+	if s.Index != 0 && (s.PartsURI == "" || stopped) {
 		return nil
 	}
 	st, err := store(ctx, env)
 	if err != nil {
 		return []error{err}
+	}
+	if s.Index != 0 {
+		return sendPart(ctx, st, s, root, succeeded)
 	}
 	var out []error
 	if s.CheckpointURI != "" {
@@ -159,16 +170,44 @@ func upload(ctx context.Context, s *Spec, r *trainingjob.Request, root string, e
 			out = append(out, fmt.Errorf("saving checkpoints: %w", err))
 		}
 	}
-	if s.OutputURI != "" && !stopped {
+	if stopped {
+		return out
+	}
+	hosts := []string{root}
+	if s.PartsURI != "" && succeeded {
+		tmp, err := os.MkdirTemp("", "sharq-parts-")
+		if err != nil {
+			return append(out, err)
+		}
+		defer os.RemoveAll(tmp)
+		others, err := gatherParts(ctx, wait, st, s, tmp)
+		if err != nil {
+			return append(out, fmt.Errorf("uploading the model: the other hosts' parts: %w", err))
+		}
+		hosts = append(hosts, others...)
+	}
+	dirs := func(own, part string) []string {
+		out := []string{filepath.Join(root, own)}
+		for _, h := range hosts[1:] {
+			out = append(out, filepath.Join(h, part))
+		}
+		return out
+	}
+	if s.OutputURI != "" {
 		fmt.Fprintf(os.Stderr, "sharq: uploading output data to %s\n", s.OutputURI)
-		if err := st.UploadArchive(ctx, s.OutputURI, []string{filepath.Join(root, optml.OutputData)}, s.Compressed); err != nil {
+		if err := st.UploadArchive(ctx, s.OutputURI, dirs(optml.OutputData, "data"), s.Compressed); err != nil {
 			out = append(out, fmt.Errorf("uploading output data: %w", err))
 		}
 	}
 	if s.ModelURI != "" && succeeded {
 		fmt.Fprintf(os.Stderr, "sharq: uploading the model to %s\n", s.ModelURI)
-		if err := st.UploadArchive(ctx, s.ModelURI, []string{filepath.Join(root, optml.ModelDir)}, s.Compressed); err != nil {
+		if err := st.UploadArchive(ctx, s.ModelURI, dirs(optml.ModelDir, "model"), s.Compressed); err != nil {
 			out = append(out, fmt.Errorf("uploading the model: %w", err))
+		}
+	}
+	if len(hosts) > 1 {
+		if err := deleteParts(ctx, st, s); err != nil {
+			fmt.Fprintf(os.Stderr, "sharq: delete the hosts' parts: %v\n", err)
 		}
 	}
 	return out

@@ -34,6 +34,9 @@ func (o Options) addContract(p *corev1.Pod, h host) error {
 	spec := podhost.Spec{Request: json.RawMessage(h.a.Payload), Hosts: h.hosts, Index: h.i,
 		CheckpointURI: j.CheckpointConfig.S3Uri, ModelURI: optml.ModelURI(j, h.a.ID),
 		OutputURI: optml.OutputURI(j, h.a.ID), Compressed: optml.Compressed(j)}
+	if p := optml.OutputPrefix(j, h.a.ID); p != "" && len(h.hosts) > 1 {
+		spec.PartsURI = p + "/hosts/"
+	}
 	onVolume := o.channels(j)
 	for _, c := range optml.Channels(j) {
 		if _, ok := onVolume[c.Name]; !ok {

@@ -106,8 +106,9 @@ func TestPodsCarryTheContract(t *testing.T) {
 		if len(spec.Channels) != 1 || spec.Channels[0].Name != "train" || spec.Channels[0].Distribution != "ShardedByS3Key" {
 			t.Errorf("pod %s: stages %+v, want only the train channel (ref is on a volume)", p.Name, spec.Channels)
 		}
-		if spec.ModelURI != "s3://bucket/out/sm/output/model.tar.gz" || spec.CheckpointURI != "s3://bucket/ckpt/" {
-			t.Errorf("pod %s: model to %q, checkpoints %q", p.Name, spec.ModelURI, spec.CheckpointURI)
+		if spec.ModelURI != "s3://bucket/out/sm/output/model.tar.gz" || spec.CheckpointURI != "s3://bucket/ckpt/" ||
+			spec.PartsURI != "s3://bucket/out/sm/output/hosts/" {
+			t.Errorf("pod %s: model to %q, checkpoints %q, parts %q", p.Name, spec.ModelURI, spec.CheckpointURI, spec.PartsURI)
 		}
 		if got := strings.Join(append(c.Command, c.Args...), " "); got != "/opt/sharq/sharq __sm run -- python train.py --epochs 3" {
 			t.Errorf("pod %s runs %q, want the job's command wrapped", p.Name, got)
