@@ -57,7 +57,7 @@ type Spec struct {
 	Channels []optml.Channel `json:"channels,omitempty"`
 	// CheckpointURI is CheckpointConfig.S3Uri.
 	CheckpointURI string `json:"checkpointURI,omitempty"`
-	// ModelURI and OutputURI are where algo-1's model/ and output/data/ go
+	// ModelURI and OutputURI are where the hosts' model/ and output/data/ go
 	// (optml.ModelURI, OutputURI), Compressed how.
 	ModelURI   string `json:"modelURI,omitempty"`
 	OutputURI  string `json:"outputURI,omitempty"`

@@ -89,6 +89,17 @@ func (o Options) addContract(p *corev1.Pod, h host) error {
 		TerminationMessagePath:   terminationLog,
 		TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
 	}}
+	if len(c.Command) == 0 {
+		// As SageMaker runs an image: its ENTRYPOINT with "train", or
+		// with ContainerArguments in place of "train". Without the table's
+		// ENTRYPOINT, the wrapper runs "train" (or the arguments) itself.
+		if ep := o.Table.entrypointOf(c.Image); ep != nil {
+			c.Command = ep
+			if len(c.Args) == 0 {
+				c.Args = []string{"train"}
+			}
+		}
+	}
 	c.Command = append([]string{path.Join(podhost.DefaultBin, podhost.BinName), podhost.Arg, "run", "--"}, c.Command...)
 	c.Env = append(c.Env, s3...)
 	c.VolumeMounts = append(c.VolumeMounts, shared...)

@@ -240,3 +240,34 @@ func TestTerminationMessageIsTheReason(t *testing.T) {
 		t.Errorf("failed with %d %q, want exit code 3 and the failure file's text", u.ExitCode, u.Reason)
 	}
 }
+
+// Ensure a payload without ContainerEntrypoint runs its image's ENTRYPOINT
+// from the table with "train" (or its arguments), and "train" itself when
+// the table names none.
+func TestEntrypointOfTheImage(t *testing.T) {
+	o := Options{Namespace: "ns", Table: testTable(), DefaultGrace: time.Second, StagerImage: "sharq:1"}
+	o.Table.Entrypoints = []ImageEntrypoint{{Image: "*.dkr.ecr.*.amazonaws.com/pytorch-training:*",
+		Entrypoint: []string{"bash", "-m", "start_with_right_hostname.sh"}}}
+	for name, tc := range map[string]struct{ spec, want string }{
+		"TableNamesIt": {`"TrainingImage":"763104351884.dkr.ecr.us-west-2.amazonaws.com/pytorch-training:2.3-gpu"`,
+			"/opt/sharq/sharq __sm run -- bash -m start_with_right_hostname.sh train"},
+		"WithArguments": {`"TrainingImage":"763104351884.dkr.ecr.us-west-2.amazonaws.com/pytorch-training:2.3-gpu","ContainerArguments":["serve"]`,
+			"/opt/sharq/sharq __sm run -- bash -m start_with_right_hostname.sh serve"},
+		"Unknown": {`"TrainingImage":"registry.example/train:1"`, "/opt/sharq/sharq __sm run --"},
+		"PayloadNamesIt": {`"TrainingImage":"763104351884.dkr.ecr.us-west-2.amazonaws.com/pytorch-training:2.3-gpu","ContainerEntrypoint":["python","t.py"]`,
+			"/opt/sharq/sharq __sm run -- python t.py"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			a := newAttempt("ep", "ml.g5.xlarge", 1, nil)
+			a.Payload = []byte(`{"AlgorithmSpecification":{` + tc.spec + `}}`)
+			s, err := o.build(a)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := s.pods[0].Spec.Containers[0]
+			if got := strings.Join(append(c.Command, c.Args...), " "); got != tc.want {
+				t.Errorf("runs %q, want %q", got, tc.want)
+			}
+		})
+	}
+}

@@ -92,6 +92,37 @@ type Table struct {
 	// Volumes back channels and checkpoints.
 	Volumes     []Volume     `json:"volumes,omitempty"`
 	Checkpoints *Checkpoints `json:"checkpoints,omitempty"`
+	// Entrypoints name the ENTRYPOINT of training images, which a pod's
+	// wrapper cannot read from the image (Options.StagerImage).
+	Entrypoints []ImageEntrypoint `json:"entrypoints,omitempty"`
+}
+
+// ImageEntrypoint is the ENTRYPOINT of the images Image names: a payload
+// without ContainerEntrypoint runs it with "train" (or its
+// ContainerArguments), as SageMaker runs an image. A '*' in Image matches
+// any run of characters; the first entry that matches wins.
+type ImageEntrypoint struct {
+	Image      string   `json:"image"`
+	Entrypoint []string `json:"entrypoint"`
+}
+
+// entrypointOf is the table's ENTRYPOINT for image, nil when it names none.
+func (t Table) entrypointOf(image string) []string {
+	for _, e := range t.Entrypoints {
+		if imagePattern(e.Image).MatchString(image) {
+			return e.Entrypoint
+		}
+	}
+	return nil
+}
+
+// imagePattern is a pattern of image names as a regular expression.
+func imagePattern(p string) *regexp.Regexp {
+	parts := strings.Split(p, "*")
+	for i, s := range parts {
+		parts[i] = regexp.QuoteMeta(s)
+	}
+	return regexp.MustCompile("^" + strings.Join(parts, ".*") + "$")
 }
 
 // InstanceType is one instance of a type as a pod.
@@ -156,6 +187,11 @@ func (t Table) validate() error {
 			return fmt.Errorf("a volume needs a name and a mountPath")
 		}
 		names[v.Name] = true
+	}
+	for _, e := range t.Entrypoints {
+		if e.Image == "" || len(e.Entrypoint) == 0 {
+			return fmt.Errorf("entrypoints: an entry needs an image and an entrypoint")
+		}
 	}
 	if c := t.Checkpoints; c != nil && !names[c.Volume] {
 		return fmt.Errorf("checkpoints: no volume %q", c.Volume)
