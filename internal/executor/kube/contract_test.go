@@ -127,6 +127,10 @@ func TestPodsCarryTheContract(t *testing.T) {
 			t.Errorf("pod %s: the training container mounts %v, want the channel volume at /data", p.Name, mountsOf(c))
 		}
 		env := envOf(c)
+		if env["AWS_ENDPOINT_URL_S3"].Value != "http://minio.storage:9000" || env["S3_ENDPOINT_URL"].Value != "http://minio.storage:9000" {
+			t.Errorf("pod %s: AWS_ENDPOINT_URL_S3 %q, S3_ENDPOINT_URL %q, want the S3 endpoint for the job's own calls",
+				p.Name, env["AWS_ENDPOINT_URL_S3"].Value, env["S3_ENDPOINT_URL"].Value)
+		}
 		if env["SM_CHANNEL_TRAIN"].Value != "/opt/ml/input/data/train" || env["SM_CHANNEL_REF"].Value != "/data/ref" {
 			t.Errorf("pod %s: SM_CHANNEL_TRAIN %q, SM_CHANNEL_REF %q", p.Name, env["SM_CHANNEL_TRAIN"].Value, env["SM_CHANNEL_REF"].Value)
 		}

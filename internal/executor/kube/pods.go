@@ -237,6 +237,12 @@ func (o Options) hostEnv(h host) []corev1.EnvVar {
 	}
 	job := optml.Job{Name: h.a.ID, Arn: h.a.TrainingJobArn, Region: regionOf(h.a.TrainingJobArn)}
 	var env []corev1.EnvVar
+	if e := o.S3.Endpoint; e != "" {
+		// Where S3 is, for the job's own S3 calls (the AWS SDKs and the
+		// training toolkit read these), as the local executor says it;
+		// before the payload's Environment, which wins.
+		env = append(env, corev1.EnvVar{Name: "AWS_ENDPOINT_URL_S3", Value: e}, corev1.EnvVar{Name: "S3_ENDPOINT_URL", Value: e})
+	}
 	for _, v := range optml.Env(h.j, h.hosts, h.i, optml.Root, job) {
 		if p, ok := onVolume[v.Name]; ok {
 			v.Value = p
