@@ -138,12 +138,8 @@ func (r *refCore) deleteQueue(ev core.DeleteQueue) error {
 	if !q.disabled {
 		return core.ErrConflict
 	}
-	code := core.ReasonQueueDeleted
-	if q.quota {
-		code = core.ReasonShareDeleted
-	}
 	for _, s := range r.sharesOf(q.name) {
-		r.failAll(s, code)
+		r.failAll(s, core.ReasonQueueDeleted)
 		r.shares = slices.DeleteFunc(r.shares, func(x *refShare) bool { return x == s })
 	}
 	r.queues = slices.DeleteFunc(r.queues, func(x *refQueue) bool { return x == q })

@@ -259,7 +259,7 @@ func (e *Engine) handleUpdate(u executor.Update, now time.Time) {
 	case executor.Failed, executor.Stopped:
 		reason := u.Reason
 		if reason == "" {
-			reason = "record.Attempt " + strings.ToLower(string(u.State))
+			reason = "Attempt " + strings.ToLower(string(u.State))
 		}
 		e.endAttempt(j, reason, at)
 		if e.retry(j, reason) {
