@@ -219,6 +219,11 @@ func placeKey(r jobRow) int {
 	return r.Place
 }
 
+// reasonWidth is where the REASON column is cut: wide enough for every
+// waiting reason in full (a misconfiguration's code and its explanation),
+// while a failure's stderr tail is cut.
+const reasonWidth = 200
+
 func writeJobs(w io.Writer, rows []jobRow) error {
 	if len(rows) == 0 {
 		fmt.Fprintln(w, "no jobs")
@@ -249,7 +254,7 @@ func writeJobs(w io.Writer, rows []jobRow) error {
 	t := newTable(w, header...)
 	for _, r := range rows {
 		cells := []string{squeeze(r.Name, nameWidth), shortID(r.ID), orDash(r.Share), r.Status, strconv.Itoa(r.Priority), place(r.Place),
-			instances(r.Capacity), age(r.CreatedAt), truncate(nameJobs(rowReason(r), names), 100)}
+			instances(r.Capacity), age(r.CreatedAt), truncate(nameJobs(rowReason(r), names), reasonWidth)}
 		if eta {
 			cells[0] = squeeze(r.Name, width)
 			cells = slices.Insert(cells, 6, etaCell(r.ETA))

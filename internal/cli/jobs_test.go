@@ -158,3 +158,17 @@ func TestPriorityAndCancel(t *testing.T) {
 	}
 	expect(t, s.run(Cancel), ExitUsage, "name the jobs to cancel, or give --share")
 }
+
+// TestJobsNeverRunnable: a job that can never run says in the table what the
+// service environment lacks, in full: an instance type it has none of, or
+// more instances than its limit.
+func TestJobsNeverRunnable(t *testing.T) {
+	s := newServer(t, false)
+	s.ok(Apply, "-f", announcement)
+	s.ok(Submit, "--share", "QS1", "--name", "huge", "--instance-type", "ml.g9.huge", "--", "train")
+	s.ok(Submit, "--share", "QS2", "--name", "fifty", "--count", "50", "--", "train")
+	s.waitStatus(jobID(1), "RUNNABLE")
+	s.waitStatus(jobID(2), "RUNNABLE")
+	s.waitEstimates()
+	golden(t, "jobs_never_runnable", s.ok(Jobs))
+}
