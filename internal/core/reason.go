@@ -23,7 +23,7 @@ const (
 	ReasonEnvDisabled
 	ReasonQueueDisabled
 	// Preemption.
-	ReasonPreemptedCrossShare // capacity reclaimed by Share
+	ReasonPreemptedCrossShare // capacity reclaimed by Share for Job
 	ReasonPreemptedInShare    // for higher-priority Job
 	// Failure.
 	ReasonRetriesExhausted
@@ -129,7 +129,10 @@ func (r Reason) String() string {
 	case ReasonQueueDisabled:
 		return "job queue is DISABLED"
 	case ReasonPreemptedCrossShare:
-		return fmt.Sprintf("Preempted: cross-share preemption (capacity reclaimed by quota share %s)", r.Share)
+		if r.Job == "" {
+			return fmt.Sprintf("Preempted: cross-share preemption (capacity reclaimed by quota share %s)", r.Share)
+		}
+		return fmt.Sprintf("Preempted: cross-share preemption (capacity reclaimed by quota share %s for job %s)", r.Share, r.Job)
 	case ReasonPreemptedInShare:
 		return fmt.Sprintf("Preempted: in-share preemption (higher priority job %s)", r.Job)
 	case ReasonRetriesExhausted:

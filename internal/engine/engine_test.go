@@ -158,7 +158,7 @@ func TestWalkthrough(t *testing.T) {
 	if m.PreemptionSummary == nil || m.PreemptionSummary.PreemptedAttemptCount != 1 || len(m.PreemptionSummary.RecentPreemptedAttempts) != 1 {
 		t.Fatalf("med preemption summary = %+v", m.PreemptionSummary)
 	}
-	if got, want := m.PreemptionSummary.RecentPreemptedAttempts[0].StatusReason, "Preempted: cross-share preemption (capacity reclaimed by quota share QS2)"; got != want {
+	if got, want := m.PreemptionSummary.RecentPreemptedAttempts[0].StatusReason, "Preempted: cross-share preemption (capacity reclaimed by quota share QS2 for job "+qs2+")"; got != want {
 		t.Errorf("reason %q, want %q", got, want)
 	}
 

@@ -87,7 +87,7 @@ func TestWaitAfterPreemption(t *testing.T) {
 	}
 	wantLine := []string{
 		"0s dispatched big QS1: borrowed",
-		"1.0m preempted big QS1: Preempted: cross-share preemption (capacity reclaimed by quota share QS2)",
+		"1.0m preempted big QS1: Preempted: cross-share preemption (capacity reclaimed by quota share QS2 for job reclaim)",
 		"1.0m dispatched reclaim QS2: own, reclaim",
 		"11.0m succeeded reclaim QS2: Training job completed",
 		"11.0m dispatched big QS1: borrowed",
