@@ -246,7 +246,7 @@ func writeJobs(w io.Writer, rows []jobRow) error {
 	if len(queues) > 1 {
 		header = append([]string{"QUEUE"}, header...)
 	}
-	header, capCol := withCapacityColumn(header, rows)
+	header, capCol := withCapacityColumn(header)
 	names := map[string]string{}
 	for _, r := range rows {
 		names[r.ID] = r.Name
@@ -265,9 +265,7 @@ func writeJobs(w io.Writer, rows []jobRow) error {
 		if len(queues) > 1 {
 			cells = append([]string{r.Queue}, cells...)
 		}
-		if capCol >= 0 {
-			cells = slices.Insert(cells, capCol, capacityCell(r.Holding))
-		}
+		cells = slices.Insert(cells, capCol, capacityCell(r.Holding))
 		t.row(cells...)
 	}
 	return t.flush()
