@@ -53,6 +53,14 @@ func TestConsoleSignIn(t *testing.T) {
 	do(t, ctx, "load the console", chromedp.Navigate(s.url+"/"))
 	waitFor(t, ctx, "the sign-in form", `document.querySelector('#login-id') !== null`)
 	screenshot(t, ctx, "console-sign-in")
+	// Every field lies within the form's card.
+	for _, id := range []string{"login-id", "login-secret", "login-region"} {
+		if !eval[bool](t, ctx, fmt.Sprintf(`(() => {
+			const f = document.querySelector('#%s').getBoundingClientRect(), c = document.querySelector('#login').getBoundingClientRect();
+			return f.left >= c.left && f.right <= c.right && f.top >= c.top && f.bottom <= c.bottom; })()`, id)) {
+			t.Errorf("#%s sticks out of the sign-in card", id)
+		}
+	}
 	eval[bool](t, ctx, fmt.Sprintf(`(() => { document.querySelector('#login-id').value = %q;
 		document.querySelector('#login-secret').value = %q; return true; })()`, k.ID, k.Secret))
 	do(t, ctx, "sign in", chromedp.Click(chromedp.CSS(`#login-submit`)))
