@@ -288,6 +288,9 @@ func rowReason(r jobRow) string {
 		return r.StatusReason
 	case stage(r.Status) == 0:
 		var notes []string
+		if r.Status == "SCHEDULED" && r.StatusReason != "" {
+			notes = append(notes, r.StatusReason) // what its start waits for
+		}
 		if n := reclaimNote(r.Holding); n != "" {
 			notes = append(notes, n)
 		}

@@ -172,3 +172,32 @@ func TestJobsNeverRunnable(t *testing.T) {
 	s.waitEstimates()
 	golden(t, "jobs_never_runnable", s.ok(Jobs))
 }
+
+// TestJobsWhileVictimStops: while a preempted job that ignores SIGTERM gets
+// its grace period, the preemptor says what its start waits for, and the
+// victim's attempt that it is stopping; then that it stopped.
+func TestJobsWhileVictimStops(t *testing.T) {
+	s := newServer(t, true)
+	s.ok(Apply, "-f", announcement)
+	s.ok(Submit, "--share", "QS1", "--name", "a1", "--", "sleep", "30")
+	s.waitStatus(jobID(1), "RUNNING")
+	// a2 borrows QS2's idle instance; d1 takes it back.
+	s.ok(Submit, "--share", "QS1", "--name", "a2", "--env", "SHARQ_STOP_GRACE_SECONDS=2", "--", "sh", "-c", `trap "" TERM; while :; do sleep 0.05; done`)
+	s.waitStatus(jobID(2), "RUNNING")
+	s.ok(Submit, "--share", "QS2", "--name", "d1", "--", "sleep", "30")
+	s.waitStatus(jobID(3), "SCHEDULED")
+	golden(t, "jobs_victim_stopping", s.ok(Jobs, "--status", "scheduled"))
+	attempt := func() string {
+		j, err := s.eng.DescribeServiceJob(t.Context(), jobID(2))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return j.Attempts[0].StatusReason
+	}
+	preempted := "Preempted: cross-share preemption (capacity reclaimed by quota share QS2 for job " + jobID(3) + ")"
+	if want := preempted + "; stopping since 2025-03-04T05:06:07Z, up to 2s grace period"; attempt() != want {
+		t.Errorf("a2's attempt says %q while it stops, want %q", attempt(), want)
+	}
+	s.waitStatus(jobID(3), "RUNNING")
+	eventually(t, "a2's attempt stopped", func() bool { return attempt() == preempted+"; killed with SIGKILL after 2s grace period" })
+}

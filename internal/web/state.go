@@ -212,7 +212,11 @@ func (c *Console) dispatched(ctx context.Context, queue string) []JobLine {
 	for _, status := range []string{engine.StatusRunning, engine.StatusStarting, engine.StatusScheduled} {
 		jobs, _ := c.list(ctx, engine.ListServiceJobsInput{JobQueue: queue, JobStatus: status}, 100)
 		for _, j := range jobs {
-			out = append(out, line(j))
+			l := line(j)
+			if j.Status == engine.StatusScheduled {
+				l.Reason = j.StatusReason // what its start waits for, if anything
+			}
+			out = append(out, l)
 		}
 	}
 	sort.SliceStable(out, func(i, k int) bool {

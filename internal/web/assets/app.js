@@ -378,7 +378,8 @@
     return el('table', { class: 'holding' },
       el('thead', {}, el('tr', {}, ['job', 'share', 'status', 'capacity', 'priority', 'preempted', 'started'].map((h) => el('th', { text: h })))),
       el('tbody', {}, q.dispatched.map((j) => el('tr', { 'data-job': j.id },
-        el('td', {}, jobLink(j.id, j.name)), el('td', { text: j.share || '' }), el('td', {}, statusBadge(j.status)),
+        el('td', {}, jobLink(j.id, j.name)), el('td', { text: j.share || '' }),
+        el('td', {}, statusBadge(j.status), j.reason ? el('div', { class: 'muted waiting-for', text: reasonText(j.reason) }) : null),
         el('td', { class: 'holding-cell' }, holdingCell(j.holding)),
         el('td', { class: 'num', text: j.priority }), el('td', { class: 'num', text: j.preemptions || '' }),
         el('td', { class: 'muted', text: ago(j.startedAt) })))));
