@@ -5,6 +5,9 @@ import (
 	"testing"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/sharq-dev/sharq/internal/engine"
+	"github.com/sharq-dev/sharq/internal/record"
 )
 
 // longName is a job name of AWS's maximum length with no break in it.
@@ -70,5 +73,33 @@ func TestConsoleEdges(t *testing.T) {
 	}
 	if text := eval[string](t, ctx, `document.querySelector('#job-head').textContent`); !strings.Contains(text, "does not exist") {
 		t.Errorf("the page says %q", text)
+	}
+}
+
+// TestConsoleOversizedLimit: a share whose limit is above its environment's
+// capacity carries a warning badge that says so, within its card; the
+// others carry none.
+func TestConsoleOversizedLimit(t *testing.T) {
+	s := start(t)
+	s.setupWalkthrough()
+	if _, err := s.eng.UpdateQuotaShare(t.Context(), engine.UpdateQuotaShareInput{QuotaShareArn: "arn:aws:batch:us-east-1:000000000000:job-queue/" + queue + "/quota-share/QS1",
+		CapacityLimits: []record.CapacityLimit{{CapacityUnit: "ml.g5.xlarge", MaxCapacity: 5}}}); err != nil {
+		t.Fatal(err)
+	}
+	ctx := browser(t)
+	do(t, ctx, "load the console", chromedp.Navigate(s.url+"/"))
+	waitFor(t, ctx, "the shares", `document.querySelector('tr[data-share-row="QS3"]') !== null`)
+	screenshot(t, ctx, "console-oversized-limit")
+	want := "limit of 5 ml.g5.xlarge above the 3 of service environment my-sm-training-qm-se: it can never hold more than 3"
+	if got := eval[string](t, ctx, `(() => { const b = document.querySelector('tr[data-share-row="QS1"] .badge.warn'); return b ? b.title : ''; })()`); got != want {
+		t.Errorf("QS1's warning %q, want %q", got, want)
+	}
+	if n := eval[int](t, ctx, `document.querySelectorAll('tr[data-share-row="QS2"] .badge.warn, tr[data-share-row="QS3"] .badge.warn').length`); n != 0 {
+		t.Errorf("%d warnings on QS2 and QS3", n)
+	}
+	if !eval[bool](t, ctx, `(() => { const b = document.querySelector('tr[data-share-row="QS1"] .badge.warn').getBoundingClientRect(),
+		c = document.querySelector('tr[data-share-row="QS1"]').closest('section').getBoundingClientRect();
+		return b.left >= c.left && b.right <= c.right; })()`) {
+		t.Error("QS1's warning sticks out of its card")
 	}
 }

@@ -324,6 +324,7 @@
     if (sh.strategy === 'LEND_AND_BORROW') out.push(el('span', { class: 'badge', text: 'borrow ' + (sh.borrowLimit < 0 ? 'unlimited' : sh.borrowLimit + '%') }));
     if (sh.inSharePreemption) out.push(el('span', { class: 'badge', text: 'in-share preemption' }));
     if (sh.state && sh.state !== 'ENABLED') out.push(el('span', { class: 'badge off', text: sh.state }));
+    for (const w of sh.warnings || []) out.push(el('span', { class: 'badge warn', title: w, text: '⚠ ' + w }));
     return out;
   }
 
