@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sharq-dev/sharq/internal/access"
 	"github.com/sharq-dev/sharq/internal/batchapi"
 	"github.com/sharq-dev/sharq/internal/sharqapi"
 )
@@ -200,4 +201,40 @@ func TestJobsWhileVictimStops(t *testing.T) {
 	}
 	s.waitStatus(jobID(3), "RUNNING")
 	eventually(t, "a2's attempt stopped", func() bool { return attempt() == preempted+"; killed with SIGKILL after 2s grace period" })
+}
+
+// TestJobsOwner: with a server that checks signatures, `jobs --owner me`
+// lists the jobs the caller's key submitted, `--owner NAME` another's; on a
+// server that knows no one, --owner me says so.
+func TestJobsOwner(t *testing.T) {
+	s, ring := newSignedServer(t)
+	ctx := t.Context()
+	alice, err := ring.Create(ctx, "alice", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bob, err := ring.Create(ctx, "bob", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	as := func(k access.NewKey) {
+		t.Setenv("AWS_ACCESS_KEY_ID", k.ID)
+		t.Setenv("AWS_SECRET_ACCESS_KEY", k.Secret)
+	}
+	as(alice)
+	s.ok(Apply, "-f", announcement)
+	s.ok(Submit, "--share", "QS1", "--name", "alices", "--", "train")
+	as(bob)
+	s.ok(Submit, "--share", "QS2", "--name", "bobs", "--", "train")
+	s.waitStatus(jobID(2), "RUNNING")
+	s.waitEstimates()
+
+	golden(t, "jobs_owner_me", s.ok(Jobs, "--owner", "me"))
+	golden(t, "jobs_owner_alice", s.ok(Jobs, "--owner", "alice"))
+	if out := s.ok(Jobs, "--owner", "arn:aws:iam::000000000000:user/bob"); !strings.Contains(out, "bobs") || strings.Contains(out, "alices") {
+		t.Errorf("--owner ARN:\n%s", out)
+	}
+	// A server without access keys knows no one, and records no owners.
+	open := newServer(t, false)
+	expect(t, open.run(Jobs, "--owner", "me"), ExitUsage, "the server does not know who you are")
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/sharq-dev/sharq/internal/executor/simulated"
 	"github.com/sharq-dev/sharq/internal/metrics"
 	"github.com/sharq-dev/sharq/internal/record"
+	"github.com/sharq-dev/sharq/internal/sharqapi"
 	"github.com/sharq-dev/sharq/internal/store/sqlite"
 	"github.com/sharq-dev/sharq/internal/web"
 )
@@ -75,6 +76,7 @@ func startAuth(t *testing.T, opts web.Options, authn access.Authenticator) *serv
 	mux.Handle("/v1/", met.API(api))
 	met.Watch(eng)
 	mux.Handle("GET /metrics", met.Handler())
+	sharqapi.New(eng, sharqapi.Options{Region: region, AccountID: acct, Authorizer: opts.Authorizer}).Mount(mux)
 	console.Mount(mux, eng, api)
 	srv := httptest.NewServer(access.Middleware(mux, authn, api.WriteError))
 	t.Cleanup(func() {

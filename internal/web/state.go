@@ -76,6 +76,9 @@ type JobLine struct {
 	Share    string `json:"share,omitempty"`
 	Status   string `json:"status"`
 	Priority int    `json:"priority"`
+	// Owner is the principal that submitted the job, when the server
+	// checks signatures.
+	Owner string `json:"owner,omitempty"`
 	// Holding is whose capacity a running job of a quota share holds.
 	Holding *Holding `json:"holding,omitempty"`
 	// Position is the 1-based place in the share's waiting order; 0 for a
@@ -276,7 +279,7 @@ func (c *Console) list(ctx context.Context, in engine.ListServiceJobsInput, limi
 
 func line(j record.Job) JobLine {
 	l := JobLine{ID: j.JobID, Name: j.JobName, Share: j.QuotaShareName, Status: j.Status, Priority: j.SchedulingPriority,
-		CreatedAt: j.CreatedAt, StartedAt: j.StartedAt}
+		Owner: j.Owner, CreatedAt: j.CreatedAt, StartedAt: j.StartedAt}
 	if j.PreemptionSummary != nil {
 		l.Preemptions = j.PreemptionSummary.PreemptedAttemptCount
 	}
