@@ -44,6 +44,11 @@ func FromJobs(jobs []batchapi.ServiceJob) (w *Workload, guessed int) {
 			Share: sj.QuotaShareName, Priority: sj.SchedulingPriority,
 			InstanceType: sj.CapacityUsage[0].CapacityUnit, Count: int(sj.CapacityUsage[0].Quantity),
 		}
+		if len(sj.CapacityUsage) > 1 { // instance groups of several types
+			for _, u := range sj.CapacityUsage {
+				j.Groups = append(j.Groups, InstanceGroup{Type: u.CapacityUnit, Count: int(u.Quantity)})
+			}
+		}
 		ended := sj.Status == record.StatusSucceeded || sj.Status == record.StatusFailed
 		ran, measured := ranFor(sj)
 		switch {
