@@ -105,16 +105,18 @@ func TestAuth(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	admin := createKey(t, dir, "admin", "AdministratorAccess")
-	teamA := createKey(t, dir, "team-a", "team-a")
-	teamB := createKey(t, dir, "team-b", "team-b")
 	s := startServer(t, serverOptions{dataDir: dir, args: []string{"--auth", "sigv4"}})
-	ac, a, b := s.clientWith(admin), s.clientWith(teamA), s.clientWith(teamB)
+	ac := s.clientWith(admin)
 	setUpWalkthrough(t, ac, 3)
 	cluster := filepath.Join(dir, "cluster.yaml")
 	os.WriteFile(cluster, []byte(accessPolicies), 0o644)
 	if out, err := runSharq(t, s, admin, "apply", "-f", cluster); err != nil || !strings.Contains(out, "applied 2 changes") {
 		t.Fatalf("sharq apply of the policies: %v\n%s", err, out)
 	}
+	// The teams' keys, once their policies exist, beside the server.
+	teamA := createKey(t, dir, "team-a", "team-a")
+	teamB := createKey(t, dir, "team-b", "team-b")
+	a, b := s.clientWith(teamA), s.clientWith(teamB)
 	if out, err := runSharq(t, s, teamA, "apply", "-f", cluster); err == nil || !strings.Contains(out, "not authorized to perform: sharq:ListAccessPolicies") {
 		t.Errorf("team-a's sharq apply: %v\n%s", err, out)
 	}

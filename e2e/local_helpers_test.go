@@ -39,7 +39,12 @@ var markSeq atomic.Int64
 // test that had not failed already: tests must end every job they start.
 func startLocal(t *testing.T, dataDir string, args ...string) *localServer {
 	t.Helper()
-	return startLocalMarked(t, dataDir, fmt.Sprintf("%s.%d.%d", strings.ReplaceAll(t.Name(), "/", "."), os.Getpid(), markSeq.Add(1)), args...)
+	return startLocalMarked(t, dataDir, newMark(t), args...)
+}
+
+// newMark is a mark no other server's jobs carry.
+func newMark(t *testing.T) string {
+	return fmt.Sprintf("%s.%d.%d", strings.ReplaceAll(t.Name(), "/", "."), os.Getpid(), markSeq.Add(1))
 }
 
 // restart starts a new server on the stopped (or killed) server's data dir,
@@ -51,7 +56,16 @@ func (s *localServer) restart(t *testing.T, args ...string) *localServer {
 
 func startLocalMarked(t *testing.T, dataDir, mark string, args ...string) *localServer {
 	t.Helper()
-	s := startServer(t, serverOptions{dataDir: dataDir, executor: "local", args: args})
+	return startLocalWith(t, serverOptions{dataDir: dataDir, args: args}, mark)
+}
+
+// startLocalWith starts sharq serve with the local executor as opts say
+// (its executor aside), its jobs carrying mark, with startLocal's checks
+// when the test ends.
+func startLocalWith(t *testing.T, opts serverOptions, mark string) *localServer {
+	t.Helper()
+	opts.executor = "local"
+	s := startServer(t, opts)
 	ls := &localServer{server: s, mark: mark}
 	t.Cleanup(func() {
 		s.kill()
@@ -246,7 +260,7 @@ func (s *localServer) submitLocal(t *testing.T, c *batch.Client, j localJob) str
 		"Environment":       env,
 	}
 	if j.checkpoint != "" {
-		p["CheckpointConfig"] = map[string]any{"S3Uri": "s3://bucket/checkpoints", "LocalPath": j.checkpoint}
+		p["CheckpointConfig"] = map[string]any{"LocalPath": j.checkpoint}
 	}
 	b, err := json.Marshal(p)
 	if err != nil {

@@ -22,6 +22,7 @@ func TestMain(m *testing.M) {
 
 func run(m *testing.M) int {
 	flag.Parse()
+	defer stopSharedS3()
 	if *sharqBinary != "" {
 		sharqBin = *sharqBinary
 		return m.Run()

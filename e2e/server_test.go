@@ -38,6 +38,10 @@ type serverOptions struct {
 	// tls, when set, is how clients trust a server started with
 	// --tls-cert: its URL is https://.
 	tls *tls.Config
+	// env replaces variables of the server's environment (NAME=value);
+	// unsetEnv removes them. Otherwise the server inherits the test's.
+	env      []string
+	unsetEnv []string
 }
 
 // server is one running `sharq serve` process.
@@ -63,10 +67,18 @@ func startServer(t *testing.T, opts serverOptions) *server {
 	if opts.executor == "" {
 		opts.executor = "simulated"
 	}
-	args := append([]string{"serve", "--listen", "127.0.0.1:0", "--data-dir", opts.dataDir,
-		"--executor", opts.executor}, opts.args...)
+	args := []string{"serve", "--listen", "127.0.0.1:0", "--data-dir", opts.dataDir, "--executor", opts.executor}
+	if opts.executor == "local" {
+		// Jobs run as processes unless a test asks for containers (a later
+		// flag wins).
+		args = append(args, "--container-runtime", "none")
+	}
+	args = append(args, opts.args...)
 	s := &server{t: t, dataDir: opts.dataDir, log: newServerLog(), exited: make(chan struct{})}
 	s.cmd = exec.Command(sharqBin, args...)
+	if opts.env != nil || opts.unsetEnv != nil {
+		s.cmd.Env = serverEnv(opts)
+	}
 	s.cmd.Stdout, s.cmd.Stderr = s.log, s.log
 	s.cmd.SysProcAttr = dieWithParent(&syscall.SysProcAttr{})
 	if err := s.cmd.Start(); err != nil {
@@ -101,6 +113,23 @@ func startServer(t *testing.T, opts serverOptions) *server {
 	}
 	s.waitHealthy(deadline)
 	return s
+}
+
+// serverEnv is the test's environment without opts.unsetEnv and with
+// opts.env in place of what it names.
+func serverEnv(opts serverOptions) []string {
+	drop := slices.Clone(opts.unsetEnv)
+	for _, kv := range opts.env {
+		name, _, _ := strings.Cut(kv, "=")
+		drop = append(drop, name)
+	}
+	var env []string
+	for _, kv := range os.Environ() {
+		if name, _, _ := strings.Cut(kv, "="); !slices.Contains(drop, name) {
+			env = append(env, kv)
+		}
+	}
+	return append(env, opts.env...)
 }
 
 // waitHealthy polls GET /healthz until it answers 200.

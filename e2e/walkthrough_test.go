@@ -26,13 +26,13 @@ func TestWalkthroughSDK(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	admin := createKey(t, dir, "admin", "AdministratorAccess")
+	s := startServer(t, serverOptions{dataDir: dir, executor: "local", args: []string{"--stop-grace", "5s", "--auth", "sigv4"}})
+	c := s.clientWith(admin)
+	applyTeamPolicies(t, s, admin)
 	keys := map[string]key{}
 	for _, sh := range walkthroughShares {
 		keys[sh.name] = createKey(t, dir, "team-"+sh.name, "team-"+sh.name)
 	}
-	s := startServer(t, serverOptions{dataDir: dir, executor: "local", args: []string{"--stop-grace", "5s", "--auth", "sigv4"}})
-	c := s.clientWith(admin)
-	applyTeamPolicies(t, s, admin)
 	live := walkthroughSDK(t, c, func(share string) *batch.Client { return s.clientWith(keys[share]) })
 	endAll(t, c, live, s.dataDir, s.cmd.Process.Pid)
 	s.stop()

@@ -13,9 +13,9 @@ import (
 )
 
 func main() {
-	if len(os.Args) < 2 || os.Args[1] != local.SupervisorArg {
-		fmt.Fprintln(os.Stderr, "usage: sharq-supervise "+local.SupervisorArg+" DATA_DIR (started by sharq serve --supervisor)")
-		os.Exit(2)
+	if code, ok := local.HiddenMain(os.Args[1:]); ok {
+		os.Exit(code)
 	}
-	os.Exit(local.SupervisorMain(os.Args[2:]))
+	fmt.Fprintln(os.Stderr, "usage: sharq-supervise "+local.SupervisorArg+" DATA_DIR (started by sharq serve --supervisor)")
+	os.Exit(2)
 }

@@ -29,9 +29,11 @@ const adminUsage = `usage: sharq admin keys <verb> [flags]
 
 They act on the store directly (the SQLite database of --data-dir, or the
 PostgreSQL one of --store or $SHARQ_STORE), so they work with the servers
-stopped as well as running. Policies are built-in (AdministratorAccess,
-ReadOnlyAccess) or applied with sharq apply. Servers sharing a PostgreSQL
-store must share one server key (--server-key) to read the keys' secrets.
+stopped as well as running; only create makes a database where there is
+none. Policies are built-in (AdministratorAccess, ReadOnlyAccess) or
+applied with sharq apply; a key is refused any other. Servers sharing a
+PostgreSQL store must share one server key (--server-key) to read the
+keys' secrets.
 `
 
 // stringList is a repeatable flag.
@@ -62,6 +64,20 @@ func runAdmin(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if err := fs.Parse(args[2:]); err != nil {
 		return 2
 	}
+	switch verb {
+	case "create", "list", "disable", "enable", "delete":
+	default:
+		fmt.Fprint(stderr, adminUsage)
+		return 2
+	}
+	// Only create makes a database; the other verbs act on keys that
+	// must already be there, so a mistyped --data-dir is said as such.
+	if verb != "create" && *storeURL == "" {
+		if err := haveDatabase(*dataDir); err != nil {
+			fmt.Fprintln(stderr, "sharq admin keys "+verb+":", err)
+			return 1
+		}
+	}
 	st, err := openKeyStore(ctx, *storeURL, *dataDir)
 	if err != nil {
 		fmt.Fprintln(stderr, "sharq admin:", err)
@@ -71,31 +87,34 @@ func runAdmin(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	keys := accessStoreOf(st)
 	switch verb {
 	case "create":
-		key, err := loadServerKey((&authConfig{serverKey: *serverKey}).serverKeyPath(*dataDir))
-		if err != nil {
-			break
+		var ring *access.Keyring
+		ring, err = openKeyring(keys, (&authConfig{serverKey: *serverKey}).serverKeyPath(*dataDir), *account)
+		if err == nil {
+			err = createKey(ctx, ring, *name, policies, *output, stdout)
 		}
-		ring, err2 := access.NewKeyring(keys, key, *account)
-		if err = err2; err != nil {
-			break
-		}
-		err = createKey(ctx, ring, *name, policies, *output, stdout)
 	case "list":
 		err = listKeys(ctx, keys, *output, stdout)
 	case "disable", "enable", "delete": // "<verb>d ID" on success
 		err = changeKey(ctx, keys, verb, fs.Args(), stdout)
-	default:
-		fmt.Fprint(stderr, adminUsage)
-		return 2
 	}
 	if err != nil {
 		fmt.Fprintln(stderr, "sharq admin keys "+verb+":", err)
-		if errors.Is(err, access.ErrNotFound) {
+		if errors.Is(err, access.ErrNotFound) || errors.Is(err, access.ErrUnknownPolicy) {
 			return 3
 		}
 		return 1
 	}
 	return 0
+}
+
+// openKeyring is the keyring over keys, sealing with the server key at
+// path (made there if missing).
+func openKeyring(keys access.KeyStore, path, account string) (*access.Keyring, error) {
+	key, err := loadServerKey(path)
+	if err != nil {
+		return nil, err
+	}
+	return access.NewKeyring(keys, key, account)
 }
 
 func createKey(ctx context.Context, ring *access.Keyring, name string, policies []string, output string, w io.Writer) error {
@@ -194,6 +213,17 @@ func nonNilStrings(s []string) []string {
 		return []string{}
 	}
 	return s
+}
+
+// haveDatabase tells whether dataDir holds a server's SQLite database.
+func haveDatabase(dataDir string) error {
+	path := filepath.Join(dataDir, "sharq.db")
+	_, err := os.Stat(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("no sharq database in %s (%s does not exist): give the server's --data-dir, "+
+			"or --store for a PostgreSQL store", dataDir, path)
+	}
+	return err
 }
 
 // openKeyStore opens the store whose keys the admin verbs manage.

@@ -8,8 +8,11 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/sharq-dev/sharq/internal/access"
@@ -20,8 +23,8 @@ import (
 
 // authConfig is how sharq serve authenticates and authorizes.
 type authConfig struct {
-	// mode is auto (sigv4 once an access key exists, else none), none or
-	// sigv4.
+	// mode is auto (sigv4 once an access key exists, else none, until
+	// one does), none or sigv4.
 	mode         string
 	serverKey    string // file of the key that seals secrets; default <data-dir>/server.key
 	insecureOpen bool   // serve without authentication on a non-loopback address
@@ -31,7 +34,7 @@ type authConfig struct {
 }
 
 func (c *authConfig) register(fs *flag.FlagSet) {
-	fs.StringVar(&c.mode, "auth", "auto", "auto (sigv4 once an access key exists, else none), none (anyone may do anything) or sigv4 (requests signed with sharq's access keys, authorized by their policies)")
+	fs.StringVar(&c.mode, "auth", "auto", "auto (sigv4 once an access key exists; without one, none until the first is made, then sigv4 for good), none (anyone may do anything) or sigv4 (requests signed with sharq's access keys, authorized by their policies)")
 	fs.StringVar(&c.serverKey, "server-key", "", "file of the key that seals access keys' secrets (default <data-dir>/server.key, created if missing)")
 	fs.BoolVar(&c.insecureOpen, "insecure-open", false, "serve without authentication on an address other than loopback (warns every minute)")
 	fs.BoolVar(&c.anonRead, "anonymous-read", false, "with sigv4: unsigned callers may read (ReadOnlyAccess), e.g. the console")
@@ -81,13 +84,33 @@ type accessGate struct {
 	authz     access.Authorizer
 	keyring   *access.Keyring // issues keys through sharq's routes
 	setEngine func(*engine.Engine)
+	// close ends the gate's goroutines (the watch for the first key, the
+	// --insecure-open warnings) and waits for them.
+	close func()
 }
 
 // openGate decides the mode (logging it) and builds the gate for it. keys
 // is nil for a store that keeps no access keys: the server can then only
-// be open.
+// be open. With --auth auto and no key yet, the gate is open until the
+// first key appears in the store, and signed from then on.
 func openGate(ctx context.Context, cfg serveConfig, keys access.KeyStore, log *slog.Logger) (accessGate, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	var running sync.WaitGroup
+	closeGate := func() { cancel(); running.Wait() }
+	g, err := buildGate(ctx, cfg, keys, log, &running)
+	if err != nil {
+		closeGate()
+		return accessGate{}, err
+	}
+	g.close = closeGate
+	return g, nil
+}
+
+// buildGate is openGate's work; the goroutines it starts run in running
+// until ctx ends.
+func buildGate(ctx context.Context, cfg serveConfig, keys access.KeyStore, log *slog.Logger, running *sync.WaitGroup) (accessGate, error) {
 	open := accessGate{authn: access.AnonymousAuthenticator{}, authz: access.AllowAll{}, setEngine: func(*engine.Engine) {}}
+	stored := keys
 	var ring *access.Keyring
 	if keys != nil {
 		serverKey, err := loadServerKey(cfg.auth.serverKeyPath(cfg.dataDir))
@@ -113,7 +136,6 @@ func openGate(ctx context.Context, cfg serveConfig, keys access.KeyStore, log *s
 		if err != nil {
 			return accessGate{}, err
 		}
-		mode = "none"
 		if len(ks) > 0 {
 			mode = "sigv4"
 		}
@@ -122,22 +144,53 @@ func openGate(ctx context.Context, cfg serveConfig, keys access.KeyStore, log *s
 		return accessGate{}, fmt.Errorf("--auth %q: want auto, none or sigv4", mode)
 	}
 	if mode == "none" {
-		if !isLoopback(cfg.listen) && !cfg.auth.insecureOpen {
-			return accessGate{}, fmt.Errorf("refusing to serve %s without authentication: create an access key (sharq admin keys create) "+
-				"and serve with --auth sigv4, or pass --insecure-open", cfg.listen)
-		}
-		how := "create an access key with `sharq admin keys create` to turn it on"
+		how := "--auth none"
 		if keys == nil {
 			how = "this store keeps no access keys"
 		}
+		if !isLoopback(cfg.listen) && !cfg.auth.insecureOpen {
+			return accessGate{}, fmt.Errorf("refusing to serve %s without authentication (%s): "+
+				"serve with --auth auto or sigv4 and an access key (sharq admin keys create), or pass --insecure-open", cfg.listen, how)
+		}
 		log.Warn("authentication is off: every caller may do anything (" + how + ")")
 		if cfg.auth.insecureOpen {
-			go warnEvery(ctx, time.Minute, log, "serving without authentication on "+cfg.listen+" (--insecure-open)")
+			running.Go(func() {
+				warnEvery(ctx, time.Minute, log, "serving without authentication on "+cfg.listen+" (--insecure-open)")
+			})
 		}
 		return open, nil
 	}
+	signed := signedGate(cfg, keys, ring)
+	if mode == "sigv4" {
+		log.Info("authentication: SigV4 with sharq's access keys", "anonymous_read", cfg.auth.anonRead)
+		if ks, err := keys.Keys(ctx); err == nil && len(ks) == 0 {
+			log.Warn("no access key exists yet: every request is refused until one is made (sharq admin keys create)")
+		}
+		return signed, nil
+	}
+	// auto, and no key yet.
+	if !isLoopback(cfg.listen) && !cfg.auth.insecureOpen {
+		return accessGate{}, fmt.Errorf("refusing to serve %s without authentication: no access key exists yet; "+
+			"create one first (sharq admin keys create), serve with --auth sigv4 to refuse every request until one exists, "+
+			"or pass --insecure-open to serve open until the first key is made", cfg.listen)
+	}
+	log.Warn("authentication is off until an access key exists: every caller may do anything " +
+		"(create one with `sharq admin keys create` and signing is required from then on)")
+	openCtx, signedNow := context.WithCancel(ctx)
+	if cfg.auth.insecureOpen {
+		running.Go(func() {
+			warnEvery(openCtx, time.Minute, log, "serving without authentication on "+cfg.listen+" (--insecure-open) until an access key exists")
+		})
+	}
+	g := &firstKeyGate{open: open, signed: signed}
+	running.Go(func() { g.watch(ctx, stored, log, signedNow) })
+	return accessGate{authn: g, authz: g, keyring: ring, setEngine: signed.setEngine}, nil
+}
+
+// signedGate checks every request's SigV4 signature with the keys of ring
+// and authorizes it by its key's policies.
+func signedGate(cfg serveConfig, keys access.KeyStore, ring *access.Keyring) accessGate {
 	authz := &access.PolicyAuthorizer{Keys: keys, AnonymousRead: cfg.auth.anonRead}
-	log.Info("authentication: SigV4 with sharq's access keys", "anonymous_read", cfg.auth.anonRead)
 	base := arn.NewBase(cfg.region, cfg.accountID)
 	return accessGate{
 		authn:   sigv4.New(sigv4.Options{Credentials: ring, Region: cfg.region, AllowUnsigned: true}),
@@ -158,7 +211,66 @@ func openGate(ctx context.Context, cfg serveConfig, keys access.KeyStore, log *s
 				return base.Of(arn.JobQueue, j.JobQueue), nil
 			}
 		},
-	}, nil
+	}
+}
+
+// firstKeyWatch is how often an open server under --auth auto looks for
+// the first access key.
+var firstKeyWatch = 250 * time.Millisecond
+
+// firstKeyGate is --auth auto on a store with no access key yet: open
+// until a key appears in the store (made by sharq admin keys, another
+// server or sharq's routes), then signed for good. Deleting the last key
+// does not open it again while it runs.
+type firstKeyGate struct {
+	open, signed accessGate
+	on           atomic.Bool
+}
+
+func (g *firstKeyGate) Authenticate(r *http.Request) (access.Identity, error) {
+	if g.on.Load() {
+		return g.signed.authn.Authenticate(r)
+	}
+	return g.open.authn.Authenticate(r)
+}
+
+// Authorize asks the signed gate once signing is on, even for a request
+// authenticated just before: its anonymous caller is then refused.
+func (g *firstKeyGate) Authorize(ctx context.Context, id access.Identity, action, resource string) error {
+	if g.on.Load() {
+		return g.signed.authz.Authorize(ctx, id, action, resource)
+	}
+	return g.open.authz.Authorize(ctx, id, action, resource)
+}
+
+// watch reads the store's keys every firstKeyWatch until one exists, then
+// turns signing on and calls signedNow.
+func (g *firstKeyGate) watch(ctx context.Context, keys access.KeyStore, log *slog.Logger, signedNow func()) {
+	t := time.NewTicker(firstKeyWatch)
+	defer t.Stop()
+	failing := false
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		ks, err := keys.Keys(ctx)
+		if err != nil {
+			if !failing && ctx.Err() == nil {
+				log.Warn("read access keys to see whether signing must be turned on", "err", err)
+			}
+			failing = true
+			continue
+		}
+		failing = false
+		if len(ks) > 0 {
+			g.on.Store(true)
+			signedNow()
+			log.Warn("access key "+ks[0].ID+" exists: requests must now be signed", "key", ks[0].Name)
+			return
+		}
+	}
 }
 
 // isLoopback tells whether a listen address is on loopback only.

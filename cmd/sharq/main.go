@@ -21,8 +21,8 @@ import (
 )
 
 func main() {
-	if len(os.Args) > 1 && os.Args[1] == local.SupervisorArg {
-		os.Exit(local.SupervisorMain(os.Args[2:]))
+	if code, ok := local.HiddenMain(os.Args[1:]); ok {
+		os.Exit(code)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)

@@ -18,6 +18,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/sharq-dev/sharq/internal/access"
 	"github.com/sharq-dev/sharq/internal/batchapi"
+	"github.com/sharq-dev/sharq/internal/dirlock"
 	"github.com/sharq-dev/sharq/internal/engine"
 	"github.com/sharq-dev/sharq/internal/executor"
 	"github.com/sharq-dev/sharq/internal/executor/local"
@@ -59,6 +60,8 @@ type serveConfig struct {
 	// tlsCert and tlsKey, when set, make the server speak HTTPS.
 	tlsCert, tlsKey string
 	kube            kubeFlags
+	data            dataFlags
+	containers      containerFlags
 }
 
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -83,6 +86,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.StringVar(&cfg.tlsCert, "tls-cert", "", "serve HTTPS with this certificate (PEM; reloaded on SIGHUP)")
 	fs.StringVar(&cfg.tlsKey, "tls-key", "", "the private key of --tls-cert (PEM)")
 	cfg.kube.register(fs)
+	cfg.data.register(fs)
+	cfg.containers.register(fs)
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -106,10 +111,24 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	return 0
 }
 
-func openExecutor(cfg serveConfig, log *slog.Logger) (executor.Executor, error) {
+func openExecutor(ctx context.Context, cfg serveConfig, log *slog.Logger) (executor.Executor, error) {
 	switch cfg.executor {
 	case "local":
 		opts := local.Options{DataDir: filepath.Join(cfg.dataDir, "executor"), DefaultGrace: cfg.grace, Logger: log}
+		var err error
+		if opts.Data, opts.NoS3, err = openData(ctx, cfg.data, opts.DataDir); err != nil {
+			return nil, err
+		}
+		if opts.NoS3 != "" {
+			log.Info("jobs that read or write S3 are refused", "why", opts.NoS3)
+		}
+		if e := cfg.data.endpoint; e != "" {
+			// The AWS SDKs and the SageMaker training toolkit read these.
+			opts.JobEnv = []string{"AWS_ENDPOINT_URL_S3=" + e, "S3_ENDPOINT_URL=" + e}
+		}
+		if err := cfg.containers.apply(&opts, log); err != nil {
+			return nil, err
+		}
 		if cfg.lease != nil {
 			opts.Held = cfg.lease.Held
 		}
@@ -138,6 +157,18 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 	if err := os.MkdirAll(cfg.dataDir, 0o755); err != nil {
 		return fmt.Errorf("data dir: %w", err)
 	}
+	// One server per SQLite store; servers sharing a PostgreSQL store
+	// (and, with the local executor, a data dir) are kept apart by the
+	// lease instead.
+	var dirLock *dirlock.Lock
+	if !isPostgresURL(cfg.store) {
+		l, err := dirlock.Acquire(cfg.dataDir, cfg.listen)
+		if err != nil {
+			return err
+		}
+		defer l.Release()
+		dirLock = l
+	}
 	st, shared, err := openStore(ctx, cfg, log)
 	if err != nil {
 		return fmt.Errorf("open store: %w", err)
@@ -148,6 +179,7 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
+	defer g.close() // before the store closes
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	front := &frontDoor{}
@@ -193,7 +225,7 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 			}
 		}()
 	}
-	ex, err := openExecutor(cfg, log)
+	ex, err := openExecutor(ctx, cfg, log)
 	if err != nil {
 		return fmt.Errorf("open executor: %w", err)
 	}
@@ -215,6 +247,12 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 		ln, err = net.Listen("tcp", cfg.listen)
 		if err != nil {
 			return fmt.Errorf("listen: %w", err)
+		}
+		if dirLock != nil {
+			if err := dirLock.SetAddr(ln.Addr().String()); err != nil {
+				ln.Close()
+				return err
+			}
 		}
 		go func() { srvDone <- serveOn(ln) }()
 	}

@@ -159,6 +159,18 @@ await "the three shares VALID and ENABLED as configured" \
 	'sorted((s["quotaShareName"], s["status"], s["state"], s["resourceSharingConfiguration"]["strategy"], s["resourceSharingConfiguration"].get("borrowLimit"), s["preemptionConfiguration"]["inSharePreemption"]) for s in d["quotaShares"]) == [("QS1", "VALID", "ENABLED", "LEND_AND_BORROW", 200, "ENABLED"), ("QS2", "VALID", "ENABLED", "LEND", None, "DISABLED"), ("QS3", "VALID", "ENABLED", "RESERVE", None, "DISABLED")]' \
 	-- list-quota-shares --job-queue "$QUEUE"
 
+step "payloads CreateTrainingJob or sharq refuse: a misspelled field, Pipe mode; no job made"
+fails "a misspelled ResourceConfig.InstanceType refused, named, with the field meant" \
+	'(ClientException) when calling the SubmitServiceJob operation: serviceRequestPayload: unknown field "ResourceConfig.InstanceTyp" (CreateTrainingJob has no such field; did you mean "InstanceType"?)' \
+	submit-service-job --job-name refused_misspelled --job-queue "$QUEUE" --service-job-type SAGEMAKER_TRAINING \
+	--quota-share-name QS1 --service-request-payload "${PAYLOAD/InstanceType/InstanceTyp}"
+fails "Pipe input mode refused" \
+	'(ClientException) when calling the SubmitServiceJob operation: serviceRequestPayload: AlgorithmSpecification.TrainingInputMode is Pipe, which sharq does not support; use File or FastFile' \
+	submit-service-job --job-name refused_pipe --job-queue "$QUEUE" --service-job-type SAGEMAKER_TRAINING \
+	--quota-share-name QS1 --service-request-payload "${PAYLOAD/\"File\"/\"Pipe\"}"
+call list-service-jobs --job-queue "$QUEUE" --filters 'name=JOB_NAME,values=refused_*'
+check "no job made by the refused submissions" 'd["jobSummaryList"] == []'
+
 step "walkthrough step 1: high and med dispatched (med borrows QS2's instance), low RUNNABLE"
 submit qs1_job_high QS1 3
 HIGH=$job

@@ -68,7 +68,13 @@ type NewKey struct {
 // policy name it would not take.
 var ErrInvalidKeyName = errors.New("invalid key name")
 
-// Create issues a key named name with the given policies.
+// ErrUnknownPolicy is a key asked for with a policy that is neither
+// built-in nor in the store.
+var ErrUnknownPolicy = errors.New("no such access policy")
+
+// Create issues a key named name with the given policies, each of which
+// must be built-in or in the store: a misspelt policy would otherwise
+// give a key that may do nothing, with nothing said.
 func (k *Keyring) Create(ctx context.Context, name string, policies []string) (NewKey, error) {
 	if !userName.MatchString(name) {
 		return NewKey{}, fmt.Errorf("%w %q: want 1 to 64 letters, digits or +=,.@_-", ErrInvalidKeyName, name)
@@ -76,6 +82,17 @@ func (k *Keyring) Create(ctx context.Context, name string, policies []string) (N
 	for _, p := range policies {
 		if !ValidPolicyName(p) {
 			return NewKey{}, fmt.Errorf("%w: policy name %q: want 1 to 128 letters, digits or +=,.@_-", ErrInvalidKeyName, p)
+		}
+		if IsBuiltinPolicy(p) {
+			continue
+		}
+		_, err := k.store.Policy(ctx, p)
+		if errors.Is(err, ErrNotFound) {
+			return NewKey{}, fmt.Errorf("%w %q: the built-in ones are AdministratorAccess and ReadOnlyAccess; "+
+				"others are a cluster file's accessPolicies, applied with sharq apply", ErrUnknownPolicy, p)
+		}
+		if err != nil {
+			return NewKey{}, fmt.Errorf("policy %s: %w", p, err)
 		}
 	}
 	id := "SKIA" + randomText(10, base32.StdEncoding.WithPadding(base32.NoPadding))

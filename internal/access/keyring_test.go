@@ -3,6 +3,7 @@ package access_test
 import (
 	"bytes"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/sharq-dev/sharq/internal/access"
@@ -10,7 +11,8 @@ import (
 )
 
 // Ensure a key's secret is kept sealed, opens only with the server key it
-// was sealed with, and a disabled key is unknown.
+// was sealed with, a key is refused a policy that does not exist, and a
+// disabled key is unknown.
 func TestKeyring(t *testing.T) {
 	ctx := t.Context()
 	store := &accesstest.Keys{}
@@ -19,7 +21,15 @@ func TestKeyring(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	k, err := ring.Create(ctx, "team-a", []string{"team-a"})
+	_, err = ring.Create(ctx, "team-a", []string{"ReadOnlyAccess", "team-a"})
+	if !errors.Is(err, access.ErrUnknownPolicy) || !strings.Contains(err.Error(), `"team-a"`) {
+		t.Errorf("a key with a policy that does not exist: %v, want ErrUnknownPolicy naming team-a", err)
+	}
+	if ks, _ := store.Keys(ctx); len(ks) != 0 {
+		t.Errorf("keys after the refused creation: %+v", ks)
+	}
+	store.PutPolicy(ctx, access.Policy{Name: "team-a", Document: []byte(`{"Statement":[]}`)})
+	k, err := ring.Create(ctx, "team-a", []string{"ReadOnlyAccess", "team-a"})
 	if err != nil {
 		t.Fatal(err)
 	}

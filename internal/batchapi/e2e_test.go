@@ -205,6 +205,14 @@ func runJobs(t *testing.T, ctx context.Context, c *batch.Client) (running, waiti
 		fatalIf(t, err)
 		return out
 	}
+	// A payload with a member CreateTrainingJob does not define is
+	// refused, naming it, and makes no job (the JOB_NAME listing below
+	// finds only train-a and train-b).
+	misspelled := strings.Replace(trainingPayload(1, 0), `"InstanceType"`, `"InstanceTyp"`, 1)
+	_, err := c.SubmitServiceJob(ctx, &batch.SubmitServiceJobInput{JobName: aws.String("train-misspelled"), JobQueue: aws.String("HQ"),
+		ServiceJobType: "SAGEMAKER_TRAINING", ServiceRequestPayload: aws.String(misspelled), QuotaShareName: aws.String("QS1")})
+	clientExceptionIs(`serviceRequestPayload: unknown field "ResourceConfig.InstanceTyp" (CreateTrainingJob has no such field; did you mean "InstanceType"?)`)(t, err)
+
 	// QS1 owns 2 instances and may borrow QS2's idle 2, so a 4-instance
 	// job fits it, but not while a 2-instance job runs.
 	run := submit("train-a", "QS1", 2, 5)

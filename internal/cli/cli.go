@@ -62,6 +62,38 @@ type notFoundError struct{ msg string }
 
 func (e *notFoundError) Error() string { return e.msg }
 
+// authRefusedError is a request the server refused for want of a
+// signature with an access key it knows: code and msg are its answer.
+type authRefusedError struct{ code, msg string }
+
+func (e *authRefusedError) Error() string { return e.code + ": " + e.msg }
+
+// isAuthRefusal tells whether an error code (and message) is a server's
+// refusal of an unsigned request or of an access key it does not know.
+func isAuthRefusal(code, msg string) bool {
+	switch code {
+	case "MissingAuthenticationTokenException", "UnrecognizedClientException":
+		return true
+	}
+	return strings.Contains(msg, "security token included in the request is invalid")
+}
+
+// explain says the refusal in sharq's terms: what the server wants and
+// how to give it.
+func (e *authRefusedError) explain(endpoint string) string {
+	what := "requires a sharq access key and does not know the one the request was signed with, " +
+		"which is not a sharq key or was disabled or deleted"
+	switch {
+	case e.code == "MissingAuthenticationTokenException":
+		what = "requires requests signed with a sharq access key"
+	case !credentialsConfigured(""):
+		what = "requires a sharq access key, and no AWS credentials are configured here"
+	}
+	return fmt.Sprintf("the sharq server at %s %s (%s). Give one: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY "+
+		"to a key's (`sharq admin keys create --name NAME --policy POLICY -o env` on the server prints them), "+
+		"or use --profile with a profile that holds one", endpoint, what, e)
+}
+
 // exitError carries an exit code without a message of its own, for a job
 // that failed while the verb itself worked.
 type exitError struct{ code int }
@@ -197,6 +229,7 @@ func (v *verb) exit(err error) int {
 func classify(err error, endpoint string) (int, string) {
 	var ue *usageError
 	var nf *notFoundError
+	var ar *authRefusedError
 	var api smithy.APIError
 	var op *net.OpError
 	switch {
@@ -204,6 +237,10 @@ func classify(err error, endpoint string) (int, string) {
 		return ExitUsage, ue.msg
 	case errors.As(err, &nf):
 		return ExitNotFound, nf.msg
+	case errors.As(err, &ar):
+		return ExitFailure, ar.explain(endpoint)
+	case errors.As(err, &api) && isAuthRefusal(api.ErrorCode(), api.ErrorMessage()):
+		return ExitFailure, (&authRefusedError{code: api.ErrorCode(), msg: api.ErrorMessage()}).explain(endpoint)
 	case errors.As(err, &api):
 		msg := api.ErrorMessage()
 		if msg == "" {

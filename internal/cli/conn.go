@@ -189,6 +189,9 @@ func (c *client) do(req *http.Request) (*http.Response, error) {
 	msg := strings.TrimSpace(string(body))
 	if json.Unmarshal(body, &e) == nil && e.Message != "" {
 		msg = e.Message
+		if code := resp.Header.Get("X-Amzn-ErrorType"); isAuthRefusal(code, msg) {
+			return nil, &authRefusedError{code: code, msg: msg}
+		}
 	} else if resp.StatusCode == http.StatusNotFound || resp.StatusCode == http.StatusMethodNotAllowed {
 		return nil, fmt.Errorf("the server at %s does not serve %s: is it a sharq server?", c.base, req.URL.Path)
 	}

@@ -12,9 +12,11 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/batch"
+	"github.com/aws/aws-sdk-go-v2/service/batch/types"
 
 	"github.com/sharq-dev/sharq/internal/batchapi"
 	"github.com/sharq-dev/sharq/internal/executor"
+	"github.com/sharq-dev/sharq/internal/optml"
 	"github.com/sharq-dev/sharq/internal/sharqapi"
 	"github.com/sharq-dev/sharq/internal/web"
 )
@@ -147,6 +149,13 @@ func writeDetail(w io.Writer, d *jobDetail) error {
 	field("Stopped", when(aws.ToInt64(j.StoppedAt)))
 	field("Limits", limits(j))
 	field("Attempts", attemptsLine(j))
+	if la := j.LatestAttempt; la != nil && la.ServiceResourceId != nil {
+		loc := optml.LocationsOf(aws.ToString(j.ServiceRequestPayload), aws.ToString(la.ServiceResourceId.Value))
+		if j.Status == types.ServiceJobStatusSucceeded {
+			field("Model", loc.Model)
+		}
+		field("Checkpoints", loc.Checkpoints)
+	}
 	if err := t.flush(); err != nil {
 		return err
 	}

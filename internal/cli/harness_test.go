@@ -36,8 +36,8 @@ var t0 = time.Date(2025, 3, 4, 5, 6, 7, 0, time.UTC)
 // the sharq binary does, and fixes what output depends on: the clock the
 // CLI reads, the time zone and the AWS configuration of the machine.
 func TestMain(m *testing.M) {
-	if len(os.Args) > 1 && os.Args[1] == local.SupervisorArg {
-		os.Exit(local.SupervisorMain(os.Args[2:]))
+	if code, ok := local.HiddenMain(os.Args[1:]); ok {
+		os.Exit(code)
 	}
 	os.Setenv("GORACE", "atexit_sleep_ms=0")
 	time.Local = time.UTC
@@ -115,10 +115,10 @@ func newServer(t *testing.T, localExec bool) *server {
 	return startServer(t, localExec, nil)
 }
 
-// newSignedServer starts a server on the simulated executor that checks
+// newKeyedServer starts a server on the simulated executor that checks
 // signatures with its access keys (unsigned requests come in as the
 // anonymous caller); ring issues them.
-func newSignedServer(t *testing.T) (s *server, ring *access.Keyring) {
+func newKeyedServer(t *testing.T) (s *server, ring *access.Keyring) {
 	t.Helper()
 	s = startServer(t, false, func(h http.Handler, keys access.KeyStore) http.Handler {
 		var err error

@@ -2,6 +2,8 @@ package cli
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -207,7 +209,7 @@ func TestJobsWhileVictimStops(t *testing.T) {
 // lists the jobs the caller's key submitted, `--owner NAME` another's; on a
 // server that knows no one, --owner me says so.
 func TestJobsOwner(t *testing.T) {
-	s, ring := newSignedServer(t)
+	s, ring := newKeyedServer(t)
 	ctx := t.Context()
 	alice, err := ring.Create(ctx, "alice", nil)
 	if err != nil {
@@ -237,4 +239,26 @@ func TestJobsOwner(t *testing.T) {
 	// A server without access keys knows no one, and records no owners.
 	open := newServer(t, false)
 	expect(t, open.run(Jobs, "--owner", "me"), ExitUsage, "the server does not know who you are")
+}
+
+// Ensure describe says where a succeeded job's model went, and that the
+// executor put it there.
+func TestDescribeModel(t *testing.T) {
+	s := newServer(t, true)
+	s.ok(Apply, "-f", announcement)
+	out := t.TempDir()
+	payload := filepath.Join(t.TempDir(), "payload.json")
+	os.WriteFile(payload, []byte(`{"OutputDataConfig":{"S3OutputPath":"file://`+out+`"},
+		"AlgorithmSpecification":{"ContainerEntrypoint":["sh","-c","echo w > \"$SM_MODEL_DIR/w.txt\""]}}`), 0o644)
+	s.ok(Submit, "--share", "QS1", "--name", "m1", "--payload", payload)
+	s.waitStatus(jobID(1), "SUCCEEDED")
+	desc := s.ok(Describe, "m1")
+	_, model, ok := strings.Cut(desc, "Model:")
+	model, _, _ = strings.Cut(strings.TrimSpace(model), "\n")
+	if !ok || !strings.HasPrefix(model, "file://"+out+"/AWSBatchm1") || !strings.HasSuffix(model, "/output/model.tar.gz") {
+		t.Fatalf("describe says no model where expected:\n%s", desc)
+	}
+	if _, err := os.Stat(strings.TrimPrefix(model, "file://")); err != nil {
+		t.Errorf("the model is not where describe says: %v", err)
+	}
 }

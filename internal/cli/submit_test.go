@@ -132,6 +132,16 @@ func TestSubmitRefused(t *testing.T) {
 	os.WriteFile(bad, []byte(`{"Environment":`), 0o644)
 	expect(t, s.run(Submit, "--share", "QS1", "--payload", bad), ExitUsage,
 		bad+" is not a JSON CreateTrainingJob request: unexpected end of JSON input")
+	// The server refuses a member CreateTrainingJob does not define, and
+	// Pipe mode, for a submission and its dry run alike.
+	os.WriteFile(bad, []byte(`{"ResourceConfig":{"InstanceType":"ml.g5.xlarge","InstanceCount":1},"StoppingCondition":{"MaxRuntime":60}}`), 0o644)
+	for _, args := range [][]string{{"--share", "QS1", "--payload", bad}, {"--dry-run", "--share", "QS1", "--payload", bad}} {
+		oneLine(s.run(Submit, args...), ExitFailure,
+			`serviceRequestPayload: unknown field "StoppingCondition.MaxRuntime" (CreateTrainingJob has no such field; did you mean "MaxRuntimeInSeconds"?)`)
+	}
+	os.WriteFile(bad, []byte(`{"ResourceConfig":{"InstanceType":"ml.g5.xlarge"},"InputDataConfig":[{"ChannelName":"train","InputMode":"Pipe"}]}`), 0o644)
+	oneLine(s.run(Submit, "--share", "QS1", "--payload", bad), ExitFailure,
+		"serviceRequestPayload: InputDataConfig[0].InputMode is Pipe, which sharq does not support; use File or FastFile")
 	expect(t, s.run(Submit, "--env", "NOVALUE", "--", "train"), ExitUsage, "want KEY=VALUE")
 	expect(t, s.run(Submit, "--retries", "10", "--share", "QS1", "--", "train"), ExitUsage, "--retries must be 0 to 9")
 	expect(t, s.run(Submit, "--queue", "nope", "--share", "QS1", "--", "train"), ExitNotFound, "nope does not exist")

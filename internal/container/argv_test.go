@@ -18,6 +18,8 @@ func TestRunArgv(t *testing.T) {
 		GPUs:   []int{0, 2}, CPUs: 1.5, MemoryBytes: 1 << 30, ShmSizeBytes: 1 << 29,
 		Labels: map[string]string{LabelAttempt: "a1", "sharq.dev/host": "algo-1"},
 	}
+	overlaid := full
+	overlaid.Mounts = append(full.Mounts[:1:1], Mount{Source: "/d/algo-1/input/data/train", Target: "/opt/ml/input/data/train", Overlay: true})
 	for _, tc := range []struct {
 		name string
 		r    *Runtime
@@ -25,10 +27,18 @@ func TestRunArgv(t *testing.T) {
 		want string
 	}{{
 		name: "podman full", r: podman, h: full,
-		want: "/usr/bin/podman --runtime runc run --rm --sig-proxy=true --pull never --name sharq-a1-algo-1" +
+		want: "/usr/bin/podman --runtime runc run --rm --sig-proxy=true --pull never --name sharq-a1-algo-1 --replace" +
 			" --ulimit nofile=1024:1024 --ulimit nproc=4096:4096 --hostname algo-1" +
 			" --network sharq-a1 --network-alias algo-1 --label sharq.dev/attempt=a1 --label sharq.dev/host=algo-1" +
 			" --env TRAINING_JOB_NAME=j --env A=b=c --volume /d/algo-1:/opt/ml --volume /data:/opt/ml/input/data/train:ro" +
+			" --device nvidia.com/gpu=0 --device nvidia.com/gpu=2 --cpus 1.5 --memory 1073741824 --shm-size 536870912" +
+			" --entrypoint python3 localhost/img:1 train.py --epochs 2",
+	}, {
+		name: "podman overlay", r: podman, h: overlaid,
+		want: "/usr/bin/podman --runtime runc run --rm --sig-proxy=true --pull never --name sharq-a1-algo-1 --replace" +
+			" --ulimit nofile=1024:1024 --ulimit nproc=4096:4096 --hostname algo-1" +
+			" --network sharq-a1 --network-alias algo-1 --label sharq.dev/attempt=a1 --label sharq.dev/host=algo-1" +
+			" --env TRAINING_JOB_NAME=j --env A=b=c --volume /d/algo-1:/opt/ml --volume /d/algo-1/input/data/train:/opt/ml/input/data/train:O" +
 			" --device nvidia.com/gpu=0 --device nvidia.com/gpu=2 --cpus 1.5 --memory 1073741824 --shm-size 536870912" +
 			" --entrypoint python3 localhost/img:1 train.py --epochs 2",
 	}, {
@@ -63,6 +73,14 @@ func TestRunArgv(t *testing.T) {
 				t.Errorf("argv (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// Docker has no overlay mounts: a host that asks for one is refused.
+func TestRunArgvNoOverlayOnDocker(t *testing.T) {
+	h := Host{Name: "n", Image: "img", Mounts: []Mount{{Source: "/a", Target: "/b", Overlay: true}}}
+	if _, err := (&Runtime{Name: "docker", Path: "docker"}).RunArgv(h); err == nil || !strings.Contains(err.Error(), "docker has no overlay mounts") {
+		t.Errorf("err = %v", err)
 	}
 }
 

@@ -37,7 +37,14 @@ type Host struct {
 type Mount struct {
 	Source, Target string
 	ReadOnly       bool
+	// Overlay shows Source under an overlay whose writes are the
+	// container's alone and go with it (podman's :O); docker has none.
+	Overlay bool
 }
+
+// Overlays tells whether the runtime mounts a directory under an overlay
+// (Mount.Overlay): podman does, docker does not.
+func (r *Runtime) Overlays() bool { return r.Name == "podman" }
 
 // LabelAttempt is the label that carries a container's attempt, to find its
 // containers again with List.
@@ -53,7 +60,17 @@ func (r *Runtime) RunArgv(h Host) ([]string, error) {
 	if err := h.check(); err != nil {
 		return nil, err
 	}
+	for _, m := range h.Mounts {
+		if m.Overlay && !r.Overlays() {
+			return nil, fmt.Errorf("container host %s: mount %q: %s has no overlay mounts", h.Name, m.Source, r.Name)
+		}
+	}
 	a := r.argv("run", "--rm", "--sig-proxy=true", "--pull", "never", "--name", h.Name)
+	if r.Name == "podman" {
+		// A container of the name left by an earlier try goes first,
+		// without a call of its own.
+		a = append(a, "--replace")
+	}
 	a = append(a, r.RunArgs...)
 	if h.Hostname != "" {
 		a = append(a, "--hostname", h.Hostname)
@@ -72,7 +89,10 @@ func (r *Runtime) RunArgv(h Host) ([]string, error) {
 	}
 	for _, m := range h.Mounts {
 		v := m.Source + ":" + m.Target
-		if m.ReadOnly {
+		switch {
+		case m.Overlay:
+			v += ":O"
+		case m.ReadOnly:
 			v += ":ro"
 		}
 		a = append(a, "--volume", v)

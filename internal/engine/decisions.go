@@ -61,6 +61,9 @@ func (e *Engine) attemptOf(j *record.Job) executor.Attempt {
 	if l := e.opts.Lease; l != nil {
 		a.Term = l.Term()
 	}
+	if la := j.LatestAttempt; la != nil {
+		a.TrainingJobArn = la.ServiceResourceID.Value
+	}
 	for _, u := range j.Demand {
 		a.Instances = append(a.Instances, executor.Instances{Type: u.Unit, Count: u.Count})
 	}
@@ -269,11 +272,20 @@ func (e *Engine) handleUpdate(u executor.Update, now time.Time) {
 	}
 	switch u.State {
 	case executor.Starting:
+		// A reason says what the start waits for: its data, say.
+		if u.Reason != "" {
+			e.setReason(j, u.Reason)
+		}
 		if j.Status == StatusScheduled {
 			clearWaitingPreempted(j)
 			e.setStatus(j, StatusStarting, at)
 		}
 	case executor.Running:
+		// A reason says what a run does besides training: uploading its
+		// model, say; the first report of a run clears the start's.
+		if u.Reason != "" || j.Status == StatusStarting {
+			e.setReason(j, u.Reason)
+		}
 		if j.Status != StatusRunning {
 			clearWaitingPreempted(j)
 			j.StartedAt = ms(at)
@@ -315,6 +327,14 @@ func (e *Engine) handleUpdate(u executor.Update, now time.Time) {
 func clearWaitingPreempted(j *record.Job) {
 	if strings.HasPrefix(j.StatusReason, waitingPreempted) {
 		j.StatusReason = ""
+	}
+}
+
+// setReason sets a live job's statusReason from its executor's report.
+func (e *Engine) setReason(j *record.Job, reason string) {
+	if j.StatusReason != reason {
+		j.StatusReason = reason
+		e.touch(j)
 	}
 }
 

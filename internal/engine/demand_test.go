@@ -47,6 +47,13 @@ func TestDemandOfRefused(t *testing.T) {
 			`serviceRequestPayload: ResourceConfig.InstanceGroups[].InstanceType "g5" is not a SageMaker Training instance type`},
 		"GroupCount": {`{"ResourceConfig":{"InstanceGroups":[{"InstanceType":"ml.g5.xlarge","InstanceCount":0}]}}`,
 			"serviceRequestPayload: ResourceConfig.InstanceGroups[].InstanceCount must be at least 1"},
+		"UnknownField": {`{"ResourceConfig":{"InstanceTyp":"ml.g5.xlarge"}}`,
+			`serviceRequestPayload: unknown field "ResourceConfig.InstanceTyp" (CreateTrainingJob has no such field; did you mean "InstanceType"?)`},
+		// An unknown name is said before what it leaves missing.
+		"MisspelledSection": {`{"ResourceConfg":{"InstanceType":"ml.g5.xlarge"}}`,
+			`serviceRequestPayload: unknown field "ResourceConfg" (CreateTrainingJob has no such field; did you mean "ResourceConfig"?)`},
+		"Pipe": {`{"ResourceConfig":{"InstanceType":"ml.g5.xlarge"},"InputDataConfig":[{"ChannelName":"train","InputMode":"Pipe"}]}`,
+			"serviceRequestPayload: InputDataConfig[0].InputMode is Pipe, which sharq does not support; use File or FastFile"},
 	}
 	for name, tc := range tests {
 		_, err := demandOf(tc.payload)

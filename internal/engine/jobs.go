@@ -19,13 +19,20 @@ import (
 )
 
 // demandOf reads the capacity a CreateTrainingJob request asks for: the
-// instance type × count, or each instance group's, summed per type.
+// instance type × count, or each instance group's, summed per type. Every
+// submission goes through it, so it is also where a payload is refused
+// for what CreateTrainingJob or sharq would refuse at submit (a member
+// CreateTrainingJob does not define, Pipe mode); jobs already stored are
+// not checked again.
 func demandOf(payload string) ([]record.UnitCount, error) {
 	if d, ok := demandMemo.get(payload); ok {
 		return slices.Clone(d), nil
 	}
 	req, err := trainingjob.ParseString(payload)
 	if err != nil {
+		return nil, payloadError(err)
+	}
+	if err := req.CheckSubmission(); err != nil {
 		return nil, payloadError(err)
 	}
 	demand, err := req.Demand()

@@ -17,6 +17,9 @@ type Attempt struct {
 	ID      string
 	JobID   string
 	JobName string
+	// TrainingJobArn is the ARN of the SageMaker training job the attempt
+	// runs as (its name is ID).
+	TrainingJobArn string
 	// Queue and Share are the job's queue and quota share, which an
 	// executor may place attempts by (the kube executor's namespaces).
 	Queue, Share string
@@ -50,7 +53,7 @@ type Instances struct {
 type State string
 
 const (
-	Starting  State = "STARTING"  // resources acquired, processes starting
+	Starting  State = "STARTING"  // resources acquired, data staged, processes starting
 	Running   State = "RUNNING"   // the job's processes run
 	Succeeded State = "SUCCEEDED" // all processes exited 0
 	Failed    State = "FAILED"    // a process failed, or the attempt could not start

@@ -49,7 +49,7 @@ func (h *Handler) createKey(w http.ResponseWriter, r *http.Request) {
 	case errors.Is(err, access.ErrExists):
 		writeError(w, http.StatusConflict, "an access key named "+req.Name+" exists")
 		return
-	case errors.Is(err, access.ErrInvalidKeyName):
+	case errors.Is(err, access.ErrInvalidKeyName), errors.Is(err, access.ErrUnknownPolicy):
 		writeError(w, http.StatusBadRequest, err.Error())
 		return
 	case err != nil:

@@ -12,7 +12,7 @@ import (
 
 // Ensure keys are created through the routes with their secret shown
 // once, listed without it, disabled, enabled and deleted, and bad
-// requests change nothing.
+// requests (a policy that does not exist among them) change nothing.
 func TestKeyRoutes(t *testing.T) {
 	keys := &accesstest.Keys{}
 	ring, err := access.NewKeyring(keys, make([]byte, access.ServerKeySize), "000000000000")
@@ -20,6 +20,8 @@ func TestKeyRoutes(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := start(t, sharqapi.Options{Keyring: ring})
+	wantError(t, s.do("POST", sharqapi.KeysPath, `{"name":"team-a","policies":["team-a"]}`), http.StatusBadRequest, `no such access policy "team-a"`)
+	keys.PutPolicy(t.Context(), access.Policy{Name: "team-a", Document: []byte(`{"Statement":[]}`)})
 	var k sharqapi.AccessKey
 	s.get("POST", sharqapi.KeysPath, `{"name":"team-a","policies":["team-a"]}`, &k)
 	if k.Name != "team-a" || !strings.HasPrefix(k.AccessKeyID, "SKIA") || len(k.SecretAccessKey) != 40 || k.Status != "Active" {

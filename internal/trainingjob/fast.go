@@ -9,9 +9,10 @@ import (
 
 // decodeFast reads a usual request without reflection and reports whether
 // it could: members as Request names them, each once, no nulls, no
-// InstanceGroups or InputDataConfig, strings without \u escapes, counts
-// of at most 9 digits; members Request does not declare are checked as
-// JSON and skipped. Anything else, an error included, is left to
+// InstanceGroups, InputDataConfig or OutputDataConfig, strings without \u
+// escapes, counts of at most 9 digits; members Request does not declare
+// are checked as JSON and skipped. Anything else, an error included, is
+// left to
 // json.Unmarshal, whose results and errors stay the reference; on true,
 // the request is what it would have decoded (FuzzDecodeFast checks it).
 func decodeFast(b []byte) (*Request, bool) {
@@ -29,7 +30,12 @@ func decodeFast(b []byte) (*Request, bool) {
 		case "Environment":
 			return stringMap(&r, &req.Environment)
 		case "CheckpointConfig":
-			return object(&r, checkpointFields, func(int) bool { return r.StrTo(&req.CheckpointConfig.LocalPath) })
+			return object(&r, checkpointFields, func(i int) bool {
+				if i == 0 {
+					return r.StrTo(&req.CheckpointConfig.LocalPath)
+				}
+				return r.StrTo(&req.CheckpointConfig.S3Uri)
+			})
 		case "ResourceConfig":
 			req.ResourceConfig = &ResourceConfig{}
 			return resource(&r, req.ResourceConfig)
@@ -40,7 +46,7 @@ func decodeFast(b []byte) (*Request, bool) {
 				return ok
 			})
 		}
-		return false // InputDataConfig
+		return false // InputDataConfig, OutputDataConfig
 	})
 	if !ok || !r.End() {
 		return nil, false
@@ -50,10 +56,10 @@ func decodeFast(b []byte) (*Request, bool) {
 
 // The members each object declares, as encoding/json matches them.
 var (
-	requestFields    = []string{"TrainingJobName", "AlgorithmSpecification", "HyperParameters", "Environment", "InputDataConfig", "CheckpointConfig", "ResourceConfig", "StoppingCondition"}
+	requestFields    = []string{"TrainingJobName", "AlgorithmSpecification", "HyperParameters", "Environment", "InputDataConfig", "CheckpointConfig", "ResourceConfig", "StoppingCondition", "OutputDataConfig"}
 	algorithmFields  = []string{"TrainingImage", "TrainingInputMode", "ContainerEntrypoint", "ContainerArguments"}
 	resourceFields   = []string{"InstanceType", "InstanceCount", "InstanceGroups"}
-	checkpointFields = []string{"LocalPath"}
+	checkpointFields = []string{"LocalPath", "S3Uri"}
 	stoppingFields   = []string{"MaxRuntimeInSeconds"}
 )
 

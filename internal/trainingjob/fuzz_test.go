@@ -23,7 +23,9 @@ var sameJSON = cmp.Comparer(func(a, b json.RawMessage) bool {
 
 // FuzzParse checks that Parse never panics, that what it refuses comes
 // with a reason, that a demand it grants is valid, and that a parsed
-// request marshals to one that parses to the same request and demand.
+// request marshals to one that parses to the same request and demand;
+// and that CheckSubmission refuses only with a reason, and passes the
+// marshalled form of a request it passed.
 func FuzzParse(f *testing.F) {
 	for _, s := range []string{
 		full,
@@ -35,6 +37,8 @@ func FuzzParse(f *testing.F) {
 		`{"Environment":{"A":1},"HyperParameters":{"a": [1, 2]}}`,
 		`{"CheckpointConfig":{"S3Uri":"s3://b"},"InputDataConfig":[{"DataSource":{"S3DataSource":{}}}]}`,
 		`{"HyperParameters":{},"Environment":{},"InputDataConfig":[]}`,
+		`{"ResourceConfig":{"InstanceTyp":"ml.g5.xlarge"},"InputDataConfig":[{"InputMode":"Pipe"}]}`,
+		`{"AlgorithmSpecification":{"TrainingInputMode":"Pipe"},"HyperParameters":{"x\"y":"\\"}}`,
 		`null`, `[]`, `5`, `{`, ``,
 	} {
 		f.Add([]byte(s))
@@ -47,6 +51,13 @@ func FuzzParse(f *testing.F) {
 				t.Fatalf("Parse error %#v", err)
 			}
 			return
+		}
+		cerr := r.CheckSubmission()
+		if cerr != nil {
+			var pe *Error
+			if !errors.As(cerr, &pe) || pe.Reason == "" || pe.Malformed {
+				t.Fatalf("CheckSubmission error %#v", cerr)
+			}
 		}
 		demand, derr := r.Demand()
 		if derr != nil {
@@ -72,6 +83,9 @@ func FuzzParse(f *testing.F) {
 		}
 		if diff := cmp.Diff(r, again, ignoreRaw, sameJSON, cmpopts.EquateEmpty()); diff != "" {
 			t.Fatalf("Parse(Marshal(%s)) = %s (-first +again):\n%s", b, out, diff)
+		}
+		if err := again.CheckSubmission(); cerr == nil && err != nil {
+			t.Fatalf("CheckSubmission passed %s but refuses Marshal's %s: %v", b, out, err)
 		}
 		demand2, derr2 := again.Demand()
 		if !cmp.Equal(demand, demand2) || (derr == nil) != (derr2 == nil) || (derr != nil && derr.Error() != derr2.Error()) {

@@ -7,8 +7,11 @@
 //
 // Request declares only the fields sharq uses. Parse checks that the
 // payload is a JSON object and that those fields have the right JSON types;
-// Demand checks the resources. What else a field must hold (an entrypoint
-// for the local executor, say) is the caller's to check.
+// Demand checks the resources; CheckSubmission, for a new submission, that
+// every member is one CreateTrainingJob defines (schema_gen.go, generated
+// from the AWS SDK for Go) and that no input is in Pipe mode. What else a
+// field must hold (an entrypoint for the local executor, say) is the
+// caller's to check.
 package trainingjob
 
 import (
@@ -29,6 +32,7 @@ type Request struct {
 	// refused differently from one whose instance type is missing.
 	ResourceConfig    *ResourceConfig   `json:",omitempty"`
 	StoppingCondition StoppingCondition `json:",omitzero"`
+	OutputDataConfig  OutputDataConfig  `json:",omitzero"`
 
 	// raw is the document Parse read; Marshal keeps its other members.
 	raw []byte
@@ -45,8 +49,14 @@ type AlgorithmSpecification struct {
 
 // Channel is one InputDataConfig entry.
 type Channel struct {
-	ChannelName string     `json:",omitempty"`
-	DataSource  DataSource `json:",omitzero"`
+	ChannelName       string     `json:",omitempty"`
+	DataSource        DataSource `json:",omitzero"`
+	ContentType       string     `json:",omitempty"`
+	CompressionType   string     `json:",omitempty"`
+	RecordWrapperType string     `json:",omitempty"`
+	// InputMode overrides AlgorithmSpecification.TrainingInputMode for
+	// the channel: File, FastFile or Pipe.
+	InputMode string `json:",omitempty"`
 }
 
 // DataSource is where a channel's data is: one of its members is set.
@@ -57,14 +67,31 @@ type DataSource struct {
 
 type S3DataSource struct {
 	S3Uri string `json:",omitempty"`
+	// S3DataType is S3Prefix (the default) or ManifestFile.
+	S3DataType string `json:",omitempty"`
+	// S3DataDistributionType is FullyReplicated (the default) or
+	// ShardedByS3Key.
+	S3DataDistributionType string `json:",omitempty"`
 }
 
 type FileSystemDataSource struct {
-	DirectoryPath string `json:",omitempty"`
+	DirectoryPath        string `json:",omitempty"`
+	FileSystemAccessMode string `json:",omitempty"`
 }
 
+// CheckpointConfig says where a job keeps its checkpoints: LocalPath in
+// its file system (default /opt/ml/checkpoints), synced with S3Uri.
 type CheckpointConfig struct {
 	LocalPath string `json:",omitempty"`
+	S3Uri     string `json:",omitempty"`
+}
+
+// OutputDataConfig says where the model and output archives go:
+// <S3OutputPath>/<training job name>/output/.
+type OutputDataConfig struct {
+	S3OutputPath string `json:",omitempty"`
+	// CompressionType is GZIP (the default) or NONE.
+	CompressionType string `json:",omitempty"`
 }
 
 // ResourceConfig is the capacity a job asks for: InstanceCount instances

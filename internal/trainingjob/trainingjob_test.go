@@ -46,10 +46,10 @@ func TestParse(t *testing.T) {
 		HyperParameters: HyperParameters{"lr": json.RawMessage(`"0.1"`), "epochs": json.RawMessage(`3`), "deep": json.RawMessage(`true`)},
 		Environment:     map[string]string{"A": "1"},
 		InputDataConfig: []Channel{
-			{ChannelName: "train", DataSource: DataSource{S3DataSource: &S3DataSource{S3Uri: "file:///data/train"}}},
+			{ChannelName: "train", ContentType: "text/csv", DataSource: DataSource{S3DataSource: &S3DataSource{S3Uri: "file:///data/train", S3DataType: "S3Prefix"}}},
 			{ChannelName: "fsx", DataSource: DataSource{FileSystemDataSource: &FileSystemDataSource{DirectoryPath: "/fsx/data"}}},
 		},
-		CheckpointConfig:  CheckpointConfig{LocalPath: "/ckpt"},
+		CheckpointConfig:  CheckpointConfig{LocalPath: "/ckpt", S3Uri: "s3://b/ckpt"},
 		ResourceConfig:    &ResourceConfig{InstanceType: "ml.g5.xlarge", InstanceCount: ptr(2)},
 		StoppingCondition: StoppingCondition{MaxRuntimeInSeconds: 3600},
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/sharq-dev/sharq/internal/engine"
 	"github.com/sharq-dev/sharq/internal/executor"
 	"github.com/sharq-dev/sharq/internal/jsonhttp"
+	"github.com/sharq-dev/sharq/internal/optml"
 	"github.com/sharq-dev/sharq/internal/sharqapi"
 )
 
@@ -32,6 +33,10 @@ type JobDetail struct {
 	Instances [][]executor.Instance `json:"instances,omitempty"`
 	// ETA is a waiting job's estimated start.
 	ETA *StartEstimate `json:"eta,omitempty"`
+	// Model is where the model of a succeeded job went, and Checkpoints
+	// where its checkpoints are saved.
+	Model       string `json:"model,omitempty"`
+	Checkpoints string `json:"checkpoints,omitempty"`
 }
 
 func (c *Console) jobDetail(w http.ResponseWriter, r *http.Request) {
@@ -56,6 +61,13 @@ func (c *Console) jobDetail(w http.ResponseWriter, r *http.Request) {
 	}
 	if h, ok := c.eng.HoldingsOf([]string{j.JobID})[j.JobID]; ok && j.QuotaShareName != "" {
 		d.Holding = sharqapi.HoldingOf(h)
+	}
+	if la := j.LatestAttempt; la != nil {
+		loc := optml.LocationsOf(j.ServiceRequestPayload, la.ServiceResourceID.Value)
+		if j.Status == engine.StatusSucceeded {
+			d.Model = loc.Model
+		}
+		d.Checkpoints = loc.Checkpoints
 	}
 	if l := c.opts.Instances; l != nil && len(j.Attempts) > 0 {
 		d.Instances = make([][]executor.Instance, len(j.Attempts))

@@ -1,8 +1,11 @@
 package local
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 
 	"github.com/sharq-dev/sharq/internal/executor"
@@ -25,11 +28,15 @@ func (e *Executor) admit() {
 		}
 		at.phase = launched
 		ready = append(ready, at)
+		e.wg.Add(1) // under e.mu, not closed: Close waits for it
 		return true
 	})
 	e.mu.Unlock()
 	for _, at := range ready {
-		go e.launch(at)
+		go func() {
+			defer e.wg.Done()
+			e.launch(at)
+		}()
 	}
 }
 
@@ -59,9 +66,12 @@ func (e *Executor) allocateLocked(at *attempt) bool {
 	return true
 }
 
-// launch hands the attempt to the supervisor, unless Stop ended it
-// meanwhile.
+// launch stages the attempt's data, then hands it to the supervisor,
+// unless Stop ended it meanwhile.
 func (e *Executor) launch(at *attempt) {
+	if !e.stageAttempt(at) {
+		return
+	}
 	at.mu.Lock()
 	defer at.mu.Unlock()
 	e.mu.Lock()
@@ -70,9 +80,11 @@ func (e *Executor) launch(at *attempt) {
 	if ph != launched {
 		return
 	}
-	spec := at.plan.assign(splitGPUs(gpus, at.plan.need), len(e.opts.GPUs) > 0)
+	spec, err := at.plan.assign(splitGPUs(gpus, at.plan.need), len(e.opts.GPUs) > 0)
 	at.plan = nil
-	err := e.handOver(at, spec)
+	if err == nil {
+		err = e.handOver(at, spec)
+	}
 	switch {
 	case errors.Is(err, ErrClosed):
 		// Left as it is, without a start: the next executor launches it.
@@ -80,6 +92,55 @@ func (e *Executor) launch(at *attempt) {
 		e.log.Error("hand attempt to the supervisor", "attempt", at.id, "err", err)
 		e.failLocked(at, "CannotStart: "+err.Error())
 	}
+}
+
+// stageAttempt writes the attempt's trees and stages its data, and tells
+// whether it may go on to run. A Stop meanwhile cancels the staging and
+// ends the attempt Stopped; a channel that cannot be read fails it, with
+// nothing staged left behind.
+func (e *Executor) stageAttempt(at *attempt) bool {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	e.mu.Lock()
+	p := at.plan
+	at.cancelStage = cancel
+	e.mu.Unlock()
+	if _, err := os.Stat(filepath.Join(at.dir, stopFile)); err == nil {
+		cancel() // a Stop came before there was staging to cancel
+	}
+	go func() {
+		select {
+		case <-e.done:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	err := e.stage(ctx, at, p)
+	e.mu.Lock()
+	at.cancelStage = nil
+	e.mu.Unlock()
+	if err == nil {
+		return true
+	}
+	if e.isClosed() {
+		return false // the next executor stages it again, and cleans up first
+	}
+	removeStaged(p)
+	if err := e.removeContainers(context.Background(), &p.spec, executor.Failed); err != nil {
+		e.log.Warn("remove the attempt's containers and network", "attempt", at.id, "err", err)
+	}
+	at.mu.Lock()
+	defer at.mu.Unlock()
+	if _, err := os.Stat(filepath.Join(at.dir, stopFile)); err == nil {
+		e.endLocked(at, transition{State: executor.Stopped, Reason: "Stopped"})
+		return false
+	}
+	if errors.Is(err, errCannotStart) {
+		e.failLocked(at, err.Error())
+		return false
+	}
+	e.failLocked(at, "ClientError: "+err.Error())
+	return false
 }
 
 func splitGPUs(gpus []int, need []int) [][]int {
@@ -106,6 +167,7 @@ func (e *Executor) handOver(at *attempt, spec launchSpec) error {
 	if err := e.sup.launch(at.id, lock); err != nil {
 		return err
 	}
+	at.spec = &spec
 	at.handed = true
 	return nil
 }

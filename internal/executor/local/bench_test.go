@@ -31,6 +31,10 @@ func BenchmarkSleep(b *testing.B) {
 // as the supervisor instead of this test binary.
 var supervisorBin = flag.String("supervisor", "", "binary to run as `sharq "+SupervisorArg+"` in benchmarks")
 
+// noMountNS runs the benchmark's attempts without their mount namespaces,
+// to tell what the namespace costs.
+var noMountNS = flag.Bool("no-mount-namespace", false, "run the benchmark's attempts without mount namespaces")
+
 // bareSleeps runs n `sleep 0.2` with os/exec, concurrency at a time, and
 // returns the rate and the CPU time of each sleep process.
 func bareSleeps(b *testing.B, n, concurrency int) (perSecond float64, cpu time.Duration) {
@@ -64,7 +68,7 @@ func bareSleeps(b *testing.B, n, concurrency int) (perSecond float64, cpu time.D
 func benchSleep(b *testing.B, concurrency int) {
 	const sleep = 200 * time.Millisecond
 	bare, bareCPU := bareSleeps(b, b.N, concurrency)
-	var opts Options
+	opts := Options{NoMountNamespace: *noMountNS}
 	if *supervisorBin != "" {
 		opts.SupervisorCommand = []string{*supervisorBin, SupervisorArg}
 	}

@@ -1,27 +1,50 @@
-// Package local is the executor backend that runs an attempt as processes on
-// this machine, without a container runtime. It sits on the shell side of the
-// core/shell boundary and implements executor.Executor.
+// Package local is the executor backend that runs an attempt on this
+// machine, as processes or, for a payload with a TrainingImage where a
+// container runtime is configured, as containers. It sits on the shell side
+// of the core/shell boundary and implements executor.Executor.
 //
 // # What an attempt runs
 //
-// The attempt's payload is a SageMaker CreateTrainingJob request. Each
-// instance (the sum of Attempt.Instances, hosts algo-1..algo-n) runs
-// AlgorithmSpecification.ContainerEntrypoint followed by ContainerArguments in
-// its own process group, with the payload's Environment and the SageMaker
-// training-toolkit variables that make sense locally (SM_HPS, SM_HP_<NAME>,
-// SM_HOSTS, SM_CURRENT_HOST, SM_MODEL_DIR, SM_OUTPUT_DATA_DIR,
-// SM_CHANNEL_<NAME> for file:// and file-system channels, SM_NUM_GPUS,
-// SM_CHECKPOINT_DIR, CUDA_VISIBLE_DEVICES). The attempt succeeds when every
-// instance exits 0. When one fails, the others are stopped with the grace
-// period and the attempt fails with "exit code N: <stderr tail>".
+// The attempt's payload is a SageMaker CreateTrainingJob request, and each
+// instance (the sum of Attempt.Instances, hosts algo-1..algo-n) gets what
+// SageMaker gives a training container (package optml): its /opt/ml tree
+// in <attempt>/hosts/<host> (the three config files, the channels, model/,
+// output/, the checkpoint directory) and the contract's environment. As
+// processes, it runs AlgorithmSpecification.ContainerEntrypoint followed by
+// ContainerArguments in its own process group, with the server's
+// environment, the payload's Environment and the contract's variables; as
+// root, in a mount namespace of its own where its tree is at /opt/ml
+// (mountScript), else with its tree at its own path. In a container
+// (Options.Runtime), the runtime's foreground `run` is the host's process,
+// with the tree, the local channels and the checkpoint directory bound in
+// and the hosts on a network of the attempt's own. The attempt succeeds
+// when every instance exits 0. When one fails, the others are stopped with
+// the grace period and the attempt fails with "exit code N: <the failure
+// file's text, else the stderr tail>".
 //
-// The checkpoint directory (CheckpointConfig.LocalPath, else
-// <DataDir>/checkpoints/<jobID>) outlives attempts, so a requeued job resumes
-// from its checkpoint.
+// # Data in and out
 //
-// A payload that cannot run (bad JSON, no entrypoint, an executable that is
-// not found, more GPUs than the machine has) ends in Failed with a reason
-// starting "CannotStart:"; it never stays scheduled.
+// After admission and before the hand-over to the supervisor, the executor
+// writes the trees and stages the channels that are not local (package
+// s3data), restores the checkpoint directory from CheckpointConfig.S3Uri,
+// and for containers makes sure of the image and makes the network; Starting
+// updates carry the progress as their reason. A Stop cancels this; a
+// channel that cannot be read fails the attempt ("ClientError: channel
+// ..."). Once the supervisor has recorded the end, the executor removes the
+// attempt's containers, saves the checkpoints, archives the hosts' model/
+// and output/data/ to the output path, and only then records what it did
+// in state.json and reports the end, whose reason may change: a success
+// whose model cannot be uploaded fails. A restarted executor finishes an
+// end it finds without that record.
+//
+// The checkpoint directory (<DataDir>/checkpoints/<jobID>, or for
+// processes a CheckpointConfig.LocalPath outside /opt/ml) outlives
+// attempts, so a requeued job resumes from its checkpoint.
+//
+// A payload that cannot run (bad JSON, no entrypoint and no image to run,
+// an executable that is not found, more GPUs than the machine has, an image
+// that cannot be had) ends in Failed with a reason starting "CannotStart:";
+// it never stays scheduled.
 //
 // # Stopping
 //
@@ -71,7 +94,7 @@
 //	stop.json       a stop request (reason and grace)
 //	lock            flock held by the supervisor while the attempt runs
 //	logs/<host>.stdout, logs/<host>.stderr
-//	hosts/<host>/   the instance's working, model and output directories
+//	hosts/<host>/   the instance's /opt/ml tree and working directory
 //
 // The executor learns of transitions through inotify on the attempt
 // directory (and a slow poll as a safety net), and of an attempt the

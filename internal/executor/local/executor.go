@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -17,6 +18,7 @@ import (
 	"time"
 
 	"github.com/sharq-dev/sharq/internal/executor"
+	"github.com/sharq-dev/sharq/internal/optml"
 )
 
 // ErrClosed is returned by Start after Close.
@@ -41,16 +43,22 @@ type attempt struct {
 	// mu serialises the attempt's changes, so that its updates go out in
 	// the order they happened.
 	mu       sync.Mutex
-	plan     *plan          // while queued
+	plan     *plan          // while queued and staged
+	spec     *launchSpec    // once handed over: what the after phase needs
 	grace    *time.Duration // the payload's grace override
 	handed   bool           // the supervisor has it: its lock shows the supervisor's life
 	reported int            // transitions of state.json already sent as updates
 	last     transition
 
+	// finishing: the after phase sends its outputs; the end is
+	// reported once it is done.
+	finishing bool
+
 	// Guarded by Executor.mu.
-	phase phase
-	gpus  []int
-	wd    int // inotify watch, 0 when none
+	phase       phase
+	gpus        []int
+	wd          int                // inotify watch, 0 when none
+	cancelStage context.CancelFunc // while its data is staged
 }
 
 // Executor runs attempts as supervised local processes. It implements
@@ -65,6 +73,10 @@ type Executor struct {
 	sup    *link
 	done   chan struct{}
 	wg     sync.WaitGroup
+	// mountNS: instances see their trees at /opt/ml, each in a mount
+	// namespace of its own.
+	mountNS bool
+	images  imagesSeen
 
 	mu       sync.Mutex
 	attempts map[string]*attempt
@@ -96,6 +108,7 @@ func New(opts Options) (*Executor, error) {
 	if err := os.MkdirAll(e.root, 0o755); err != nil {
 		return nil, fmt.Errorf("open data dir: %w", err)
 	}
+	e.mountNS = e.canMountNS()
 	if e.sup, err = newLink(opts.DataDir, opts.SupervisorCommand, e.log, e.probeAll); err != nil {
 		return nil, err
 	}
@@ -113,6 +126,53 @@ func New(opts Options) (*Executor, error) {
 	go func() { defer e.wg.Done(); e.poll() }()
 	e.admit()
 	return e, nil
+}
+
+// canMountNS tells whether instances can see their trees at /opt/ml:
+// making a mount namespace and binding in it take root's privilege, and
+// /opt/ml must exist as the mount point.
+func (e *Executor) canMountNS() bool {
+	if e.opts.NoMountNamespace {
+		return false
+	}
+	if os.Geteuid() != 0 {
+		e.log.Info("not root: jobs see their /opt/ml tree at its own path, which the SM_* variables give")
+		return false
+	}
+	if err := os.MkdirAll(optml.Root, 0o755); err != nil {
+		e.log.Warn("jobs see their /opt/ml tree at its own path, which the SM_* variables give", "err", err)
+		return false
+	}
+	if err := probeMountNS(); err != nil {
+		e.log.Warn("no mount namespace can be made here: jobs see their /opt/ml tree at its own path, which the SM_* variables give", "err", err)
+		return false
+	}
+	return true
+}
+
+// probeMountNS does what an instance's start does, with an empty tree and
+// true as the job: root may still lack the privilege (in a container, say).
+func probeMountNS() error {
+	tree, err := os.MkdirTemp("", "sharq-mount-probe-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tree)
+	truePath, err := exec.LookPath("true")
+	if err != nil {
+		return err
+	}
+	lower := filepath.Join(tree, "lower")
+	if err := os.Mkdir(lower, 0o755); err != nil {
+		return err
+	}
+	cmd := exec.Command(mountShell)
+	cmd.Args = mountArgv(tree, truePath, []string{"true"}, []overlay{{Source: lower, Target: lower, Scratch: filepath.Join(tree, "scratch")}})
+	cmd.SysProcAttr = &syscall.SysProcAttr{Unshareflags: syscall.CLONE_NEWNS}
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("%v: %s", err, strings.TrimSpace(string(out)))
+	}
+	return nil
 }
 
 // Start records the attempt and queues it for admission; a payload that
@@ -200,8 +260,9 @@ func (e *Executor) endLocked(at *attempt, t transition) {
 	if err := writeJSON(at.dir, stateFile, st); err != nil {
 		e.log.Error("record attempt end", "attempt", at.id, "err", err)
 	}
-	e.emitLocked(at, st)
-	e.finishLocked(at)
+	if e.emitLocked(at, st) {
+		e.finishLocked(at)
+	}
 }
 
 // Stop asks the attempt to end (see the package doc). Unknown and ended
@@ -242,6 +303,12 @@ func (e *Executor) requestStop(at *attempt, grace time.Duration) error {
 		return fmt.Errorf("stop %s: %w", at.id, err)
 	}
 	if !at.handed {
+		e.mu.Lock()
+		cancel := at.cancelStage
+		e.mu.Unlock()
+		if cancel != nil {
+			cancel() // its staging ends it
+		}
 		return nil
 	}
 	st, err := readStatus(at.dir)

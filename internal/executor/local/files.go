@@ -48,6 +48,8 @@ type status struct {
 	BootID     string       `json:"boot_id,omitempty"`
 	Hosts      []hostProc   `json:"hosts,omitempty"`
 	History    []transition `json:"history"`
+	// Data is what the after phase did, once it is done.
+	Data *dataOutcome `json:"data,omitempty"`
 }
 
 func (s *status) last() (transition, bool) {

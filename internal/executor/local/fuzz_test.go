@@ -54,11 +54,6 @@ func FuzzParseJob(f *testing.F) {
 		if hps := j.HyperParameters.Strings(); len(hps) != len(j.HyperParameters) {
 			t.Fatalf("hyperparameters %v of %v", hps, j.HyperParameters)
 		}
-		for name, dir := range channels(j) {
-			if dir == "" {
-				t.Fatalf("channel %q has no directory", name)
-			}
-		}
 		grace, err := graceOverride(j)
 		_, hasGrace := j.Environment[graceEnv]
 		switch {
@@ -88,7 +83,7 @@ func FuzzParseJob(f *testing.F) {
 				n = *rc.InstanceCount
 			}
 			if n >= 1 && n <= 64 {
-				if got := hostTypes(executor.Attempt{}, j); len(got) != n {
+				if got := hostsOf(executor.Attempt{}, j); len(got) != n {
 					t.Fatalf("%d hosts for InstanceCount %d", len(got), n)
 				}
 			}

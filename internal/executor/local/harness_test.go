@@ -18,8 +18,8 @@ import (
 // TestMain lets the test binary act as the supervisor, as the sharq binary
 // does: the executor starts it again with SupervisorArg.
 func TestMain(m *testing.M) {
-	if len(os.Args) > 1 && os.Args[1] == SupervisorArg {
-		os.Exit(SupervisorMain(os.Args[2:]))
+	if code, ok := HiddenMain(os.Args[1:]); ok {
+		os.Exit(code)
 	}
 	if len(os.Args) > 1 && os.Args[1] == attemptSupervisorArg {
 		os.Exit(attemptSupervisorMain(os.Args[2:]))
@@ -122,6 +122,12 @@ func (h *harness) stop(id string, grace time.Duration) {
 
 // await waits for the attempt's update with state want and returns it.
 func (h *harness) await(id string, want executor.State) executor.Update {
+	h.tb.Helper()
+	return h.awaitWithin(id, want, waitTimeout)
+}
+
+// awaitWithin is await with a bound of its own.
+func (h *harness) awaitWithin(id string, want executor.State, waitTimeout time.Duration) executor.Update {
 	h.tb.Helper()
 	deadline := time.After(waitTimeout)
 	for {
@@ -256,13 +262,18 @@ func survivors(sids map[int]bool) []int {
 
 // job builds a CreateTrainingJob payload.
 type job struct {
+	Image      string
 	Entrypoint []string
 	Args       []string
 	Env        map[string]string
 	HPs        map[string]any
 	Channels   map[string]string
 	Checkpoint string
-	MaxRuntime int
+	// CheckpointURI and OutputPath are CheckpointConfig.S3Uri and
+	// OutputDataConfig.S3OutputPath.
+	CheckpointURI string
+	OutputPath    string
+	MaxRuntime    int
 }
 
 func sh(script string) job { return job{Entrypoint: []string{"sh", "-c", script}} }
@@ -280,7 +291,7 @@ func (j job) withEnv(kv ...string) job {
 func (j job) payload() []byte {
 	p := map[string]any{
 		"TrainingJobName":        "tj",
-		"AlgorithmSpecification": map[string]any{"ContainerEntrypoint": j.Entrypoint, "ContainerArguments": j.Args, "TrainingInputMode": "File"},
+		"AlgorithmSpecification": map[string]any{"TrainingImage": j.Image, "ContainerEntrypoint": j.Entrypoint, "ContainerArguments": j.Args, "TrainingInputMode": "File"},
 		"Environment":            j.Env,
 		"HyperParameters":        j.HPs,
 		"ResourceConfig":         map[string]any{"InstanceType": "ml.m5.large", "InstanceCount": 1, "VolumeSizeInGB": 10},
@@ -290,8 +301,11 @@ func (j job) payload() []byte {
 		chans = append(chans, map[string]any{"ChannelName": name, "DataSource": map[string]any{"S3DataSource": map[string]any{"S3Uri": uri, "S3DataType": "S3Prefix"}}})
 	}
 	p["InputDataConfig"] = chans
-	if j.Checkpoint != "" {
-		p["CheckpointConfig"] = map[string]any{"LocalPath": j.Checkpoint, "S3Uri": "s3://b/ckpt"}
+	if j.Checkpoint != "" || j.CheckpointURI != "" {
+		p["CheckpointConfig"] = map[string]any{"LocalPath": j.Checkpoint, "S3Uri": j.CheckpointURI}
+	}
+	if j.OutputPath != "" {
+		p["OutputDataConfig"] = map[string]any{"S3OutputPath": j.OutputPath}
 	}
 	if j.MaxRuntime > 0 {
 		p["StoppingCondition"] = map[string]any{"MaxRuntimeInSeconds": j.MaxRuntime}
@@ -305,4 +319,22 @@ func (j job) payload() []byte {
 
 func attemptOf(id, jobID string, j job) executor.Attempt {
 	return executor.Attempt{ID: id, JobID: jobID, JobName: "name-" + jobID, Payload: j.payload()}
+}
+
+// treePath is where a host of an attempt sees rel of its /opt/ml tree.
+func (h *harness) treePath(attempt, host, rel string) string {
+	if h.e.mountNS {
+		return "/opt/ml/" + rel
+	}
+	return filepath.Join(h.attemptDir(attempt), "hosts", host, rel)
+}
+
+// attemptIDs lists the attempts the harness started.
+func (h *harness) attemptIDs() []string {
+	ents, _ := os.ReadDir(filepath.Join(h.dir, "attempts"))
+	var ids []string
+	for _, e := range ents {
+		ids = append(ids, e.Name())
+	}
+	return ids
 }

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sharq-dev/sharq/internal/container"
+	"github.com/sharq-dev/sharq/internal/s3data"
 	"github.com/sharq-dev/sharq/internal/trainingjob"
 )
 
@@ -47,10 +49,37 @@ type Options struct {
 	Retention time.Duration
 	// Logger receives the executor's own diagnostics. Default: discarded.
 	Logger *slog.Logger
+	// Data moves jobs' channels, models and checkpoints: S3 and local
+	// paths. Nil makes one for AWS's S3 with the usual credential chain.
+	Data *s3data.Store
+	// JobEnv is added to every job's environment before its payload's
+	// Environment: where S3 is, say, for the job's own S3 calls.
+	JobEnv []string
+	// NoS3, when set, says why this server reaches no S3: jobs that read
+	// or write s3:// URIs are refused with it at submission.
+	NoS3 string
+	// Runtime, when set, runs a payload's TrainingImage as a container per
+	// host; a payload without an image still runs as processes.
+	Runtime *container.Runtime
+	// ImageMap rewrites image names before they are run.
+	ImageMap container.ImageMap
+	// InstanceLimits are the CPU and memory of a container of each
+	// instance type; a type not listed has no limits.
+	InstanceLimits map[string]InstanceLimits
+	// NoMountNamespace runs every instance with its tree at its own path
+	// (the SM_* variables say where), as it does anyway without the
+	// privilege to make mount namespaces.
+	NoMountNamespace bool
 	// Held, when set, tells whether this server may still act: it leads
 	// on a store shared with others. Queued attempts are launched only
 	// while it does; another server, leading now, adopts them.
 	Held func() bool
+}
+
+// InstanceLimits are the resources of one instance's container.
+type InstanceLimits struct {
+	CPUs        float64
+	MemoryBytes int64
 }
 
 // DefaultGPUsPerInstance is the GPU count of the SageMaker instance types
@@ -100,6 +129,13 @@ func (o Options) withDefaults() (Options, error) {
 		perInst[k] = v
 	}
 	o.GPUsPerInstance = perInst
+	if o.Data == nil {
+		d, err := s3data.New(context.Background(), s3data.Config{CacheDir: filepath.Join(o.DataDir, "cache")})
+		if err != nil {
+			return o, err
+		}
+		o.Data = d
+	}
 	if o.GPUs == nil {
 		gpus, err := detectGPUs()
 		if err != nil {

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -26,29 +25,42 @@ func cannotStart(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", errCannotStart, fmt.Sprintf(format, args...))
 }
 
-// parseJob reads the attempt's payload; it runs a command, so it must have
-// an entrypoint.
+// parseJob reads the payload of an attempt run as processes: it runs a
+// command, so it must have an entrypoint.
 func parseJob(payload []byte) (*trainingjob.Request, error) {
 	j, err := trainingjob.Parse(payload)
 	if err != nil {
 		return nil, cannotStart("%v", err)
 	}
 	if len(j.AlgorithmSpecification.ContainerEntrypoint) == 0 {
-		return nil, cannotStart("no AlgorithmSpecification.ContainerEntrypoint in the payload (the local executor runs commands, not images)")
+		return nil, cannotStart("%s", noCommand(false))
 	}
 	return j, nil
 }
 
-// CheckSubmit refuses a payload whose command does not exist where this
-// executor would look for it: an absolute path that is not an executable
-// file, or a name on none of the job's PATH (the server's, or the
-// payload's Environment.PATH). A relative path depends on the directory
-// the attempt runs in, and a payload the engine refuses anyway (or one
-// without a command) is left to the engine and to Start.
+// CheckSubmit refuses a payload that can never run here: one without a
+// command (this executor runs commands, not images), one that names S3
+// where this server has none, and one whose command does not exist where
+// this executor would look for it: an absolute path that is not an
+// executable file, or a name on none of the job's PATH (the server's, or
+// the payload's Environment.PATH). A relative path depends on the
+// directory the attempt runs in, and a payload the engine refuses anyway
+// is left to the engine.
 func (e *Executor) CheckSubmit(payload []byte) error {
 	j, err := trainingjob.Parse(payload)
-	if err != nil || len(j.AlgorithmSpecification.ContainerEntrypoint) == 0 {
+	if err != nil {
 		return nil
+	}
+	if e.opts.NoS3 != "" {
+		if field := s3Field(j); field != "" {
+			return fmt.Errorf("%s is in S3, and %s", field, e.opts.NoS3)
+		}
+	}
+	if e.opts.Runtime != nil && j.AlgorithmSpecification.TrainingImage != "" {
+		return nil // the image's own command, or its entrypoint in the image
+	}
+	if len(j.AlgorithmSpecification.ContainerEntrypoint) == 0 {
+		return errors.New(noCommand(e.opts.Runtime != nil))
 	}
 	cmd := j.AlgorithmSpecification.ContainerEntrypoint[0]
 	if !filepath.IsAbs(cmd) && strings.Contains(cmd, "/") {
@@ -68,34 +80,20 @@ func (e *Executor) CheckSubmit(payload []byte) error {
 	return nil
 }
 
-// channels maps channel names to local directories: file:// URIs, plain
-// absolute paths and file-system data sources. S3 channels have no local
-// path and get no variable.
-func channels(j *trainingjob.Request) map[string]string {
-	ch := map[string]string{}
-	for _, c := range j.InputDataConfig {
-		ds := c.DataSource
-		switch {
-		case ds.FileSystemDataSource != nil && ds.FileSystemDataSource.DirectoryPath != "":
-			ch[c.ChannelName] = ds.FileSystemDataSource.DirectoryPath
-		case ds.S3DataSource != nil:
-			if p, ok := localPath(ds.S3DataSource.S3Uri); ok {
-				ch[c.ChannelName] = p
-			}
+// s3Field names the first field of the request that is an s3:// URI.
+func s3Field(j *trainingjob.Request) string {
+	for i, c := range j.InputDataConfig {
+		if s := c.DataSource.S3DataSource; s != nil && strings.HasPrefix(s.S3Uri, "s3://") {
+			return fmt.Sprintf("InputDataConfig[%d].DataSource.S3DataSource.S3Uri (channel %s)", i, c.ChannelName)
 		}
 	}
-	return ch
-}
-
-func localPath(uri string) (string, bool) {
-	if strings.HasPrefix(uri, "/") {
-		return uri, true
+	if strings.HasPrefix(j.OutputDataConfig.S3OutputPath, "s3://") {
+		return "OutputDataConfig.S3OutputPath"
 	}
-	u, err := url.Parse(uri)
-	if err != nil || u.Scheme != "file" || u.Path == "" {
-		return "", false
+	if strings.HasPrefix(j.CheckpointConfig.S3Uri, "s3://") {
+		return "CheckpointConfig.S3Uri"
 	}
-	return u.Path, true
+	return ""
 }
 
 // graceOverride returns the payload's grace override, if any.

@@ -3,29 +3,7 @@ package local
 import (
 	"testing"
 	"time"
-
-	"github.com/google/go-cmp/cmp"
 )
-
-// Ensure channels map file:// URIs, absolute paths and file-system data
-// sources to local directories, and leave S3 channels out.
-func TestChannels(t *testing.T) {
-	j, err := parseJob([]byte(`{
-		"AlgorithmSpecification": {"ContainerEntrypoint": ["true"]},
-		"InputDataConfig": [
-			{"ChannelName": "train", "DataSource": {"S3DataSource": {"S3Uri": "file:///data/train"}}},
-			{"ChannelName": "plain", "DataSource": {"S3DataSource": {"S3Uri": "/data/plain"}}},
-			{"ChannelName": "fsx", "DataSource": {"FileSystemDataSource": {"FileSystemId": "fs-1", "FileSystemType": "FSxLustre", "DirectoryPath": "/fsx/data"}}},
-			{"ChannelName": "remote", "DataSource": {"S3DataSource": {"S3Uri": "s3://bucket/prefix"}}}
-		]}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := map[string]string{"train": "/data/train", "plain": "/data/plain", "fsx": "/fsx/data"}
-	if diff := cmp.Diff(want, channels(j)); diff != "" {
-		t.Errorf("channels (-want +got):\n%s", diff)
-	}
-}
 
 // Ensure the timeout is the shorter of the attempt's and the payload's.
 func TestTimeoutChoice(t *testing.T) {

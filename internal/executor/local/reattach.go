@@ -47,10 +47,22 @@ func (e *Executor) load(id string) {
 		os.RemoveAll(dir)
 		return
 	}
+	if len(st.History) > 0 {
+		at.spec = readSpec(dir) // handed over: the after phase needs it
+	}
 	e.mu.Lock()
 	e.attempts[id] = at
 	e.mu.Unlock()
 	switch {
+	case awaitsOutputs(at.spec, st):
+		// It ended while no executor listened, its outputs unsent: it
+		// holds its GPUs until they are, and reports the end then.
+		e.reserveGPUs(at, at.spec)
+		at.reported, at.last = len(st.History)-1, transition{}
+		if n := len(st.History); n >= 2 {
+			at.last = st.History[n-2]
+		}
+		e.emitLocked(at, st)
 	case st.ended():
 		at.phase = ended
 	case alive:
@@ -58,6 +70,7 @@ func (e *Executor) load(id string) {
 	case len(st.History) == 0:
 		e.enqueueLocked(at, rec.Attempt)
 	default:
+		e.reserveGPUs(at, at.spec) // until its after phase is done
 		e.loseLocked(at, st, e.sup.exitStatus(st.Supervisor, 0))
 	}
 }
@@ -85,22 +98,40 @@ func (e *Executor) adopt(at *attempt) {
 	if err := readJSON(filepath.Join(at.dir, launchFile), &spec); err != nil {
 		e.log.Warn("read launch spec", "attempt", at.id, "err", err)
 	}
+	at.spec = &spec
 	at.grace, at.handed = spec.GraceOverride, true
+	e.reserveGPUs(at, &spec)
+	e.watchLocked(at)
+	// A transition between the read above and the watch has no event.
+	st, _ := readStatus(at.dir)
+	if e.emitLocked(at, st) {
+		e.finishLocked(at)
+	}
+}
+
+// reserveGPUs takes back the GPUs the attempt's hosts were given.
+func (e *Executor) reserveGPUs(at *attempt, spec *launchSpec) {
+	if spec == nil {
+		return
+	}
 	e.mu.Lock()
+	defer e.mu.Unlock()
 	for _, h := range spec.Hosts {
 		for _, g := range h.GPUs {
 			e.gpuOwner[g] = at.id
 			at.gpus = append(at.gpus, g)
 		}
 	}
-	e.mu.Unlock()
-	e.watchLocked(at)
-	// A transition between the read above and the watch has no event.
-	st, _ := readStatus(at.dir)
-	e.emitLocked(at, st)
-	if st.ended() {
-		e.finishLocked(at)
+}
+
+// readSpec reads an attempt's launch spec, nil when it was not handed
+// over.
+func readSpec(dir string) *launchSpec {
+	var spec launchSpec
+	if readJSON(filepath.Join(dir, launchFile), &spec) != nil {
+		return nil
 	}
+	return &spec
 }
 
 func (e *Executor) expired(at time.Time) bool {

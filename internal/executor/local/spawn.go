@@ -65,11 +65,17 @@ func (p *procTable) forkLoop() {
 		p.mu.Lock()
 		// NB: syscall.ForkExec, not os.StartProcess, whose first use forks
 		// an extra process to probe for pidfd support.
+		sys := &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+		if req.hs.MountNS {
+			// The child's mounts are made private, so that the binds
+			// mountScript makes reach nobody else.
+			sys.Unshareflags = syscall.CLONE_NEWNS
+		}
 		pid, err := syscall.ForkExec(req.hs.Path, req.hs.Args, &syscall.ProcAttr{
 			Dir:   req.hs.Dir,
 			Env:   req.hs.Env,
 			Files: []uintptr{p.devNull.Fd(), req.stdout.Fd(), req.stderr.Fd()},
-			Sys:   &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL},
+			Sys:   sys,
 		})
 		if err == nil {
 			p.byPID[pid] = req.r
@@ -147,12 +153,30 @@ func (p *procTable) killStrays(id string, running func(string) bool) int {
 		if ps, err := readProcStat(pid); err != nil || ps.State == 'Z' {
 			continue
 		}
+		if runtimeDaemon(pid) {
+			continue
+		}
 		if owner := attemptOfProcess(pid); owner == id || !running(owner) {
 			syscall.Kill(pid, syscall.SIGKILL)
 			n++
 		}
 	}
 	return n
+}
+
+// runtimeDaemons are the programs a container runtime leaves running
+// beside a container: its monitor (conmon), which goes when its container
+// is removed, and the network's name server, which serves every attempt's
+// network. They are orphaned to the supervisor like a job's strays, but
+// are the runtime's, not the job's.
+var runtimeDaemons = map[string]bool{
+	"conmon": true, "aardvark-dns": true, "dnsmasq": true, // rootful podman's, with netavark or CNI
+	"catatonit": true, "slirp4netns": true, "pasta": true, "rootlessport": true, // rootless podman's
+}
+
+func runtimeDaemon(pid int) bool {
+	exe, err := os.Readlink("/proc/" + strconv.Itoa(pid) + "/exe")
+	return err == nil && runtimeDaemons[filepath.Base(exe)]
 }
 
 // orphans lists the children this process adopted as a subreaper. The

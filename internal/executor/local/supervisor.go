@@ -28,8 +28,9 @@ const (
 const prSetChildSubreaper = 36
 
 // protocolVersion is what the supervisor and the executor speak; a server
-// refuses a supervisor of another version rather than misread it.
-const protocolVersion = 1
+// refuses a supervisor of another version rather than misread it. 2: a
+// host may be forked in a mount namespace (hostSpec.MountNS).
+const protocolVersion = 2
 
 // startIdle is how long a new supervisor waits for its first client before
 // it exits, when the server that started it went away at once.
@@ -43,6 +44,16 @@ type message struct {
 	Attempt string `json:"attempt,omitempty"`
 	PID     int    `json:"pid,omitempty"`
 	Version int    `json:"version,omitempty"`
+}
+
+// HiddenMain runs the hidden command of a program that serves as the
+// supervisor, SupervisorArg; ok is false when args (os.Args less the
+// program) do not name it.
+func HiddenMain(args []string) (code int, ok bool) {
+	if len(args) > 0 && args[0] == SupervisorArg {
+		return SupervisorMain(args[1:]), true
+	}
+	return 0, false
 }
 
 // SupervisorMain runs the supervisor of the executor data dir args[0] and

@@ -35,9 +35,11 @@ func (e *Executor) check(at *attempt, dead bool) {
 			return
 		}
 	}
-	e.emitLocked(at, st)
+	reported := e.emitLocked(at, st)
 	if st.ended() {
-		e.finishLocked(at)
+		if reported {
+			e.finishLocked(at)
+		}
 		return
 	}
 	if dead {
@@ -59,19 +61,41 @@ func (e *Executor) loseLocked(at *attempt, st status, exitErr error) {
 }
 
 // emitLocked sends the transitions not reported yet, in order, with the
-// times they happened.
-func (e *Executor) emitLocked(at *attempt, st status) {
-	for ; at.reported < len(st.History); at.reported++ {
+// times they happened. An end whose outputs are still to be sent is held
+// back, and the after phase started: it reports the end once they are
+// sent. It tells whether the attempt's end is reported now.
+func (e *Executor) emitLocked(at *attempt, st status) bool {
+	n := len(st.History)
+	held := awaitsOutputs(at.spec, st)
+	if held {
+		n--
+	}
+	for ; at.reported < n; at.reported++ {
 		t := st.History[at.reported]
 		e.out.Put(executor.Update{AttemptID: at.id, JobID: at.jobID, State: t.State, Reason: t.Reason, ExitCode: t.ExitCode, At: t.At})
 	}
-	if t, ok := st.last(); ok {
-		at.last = t
+	if n > 0 {
+		at.last = st.History[n-1]
 	}
+	if held && !at.finishing {
+		e.mu.Lock()
+		closed := e.closed
+		if !closed {
+			e.wg.Add(1) // under e.mu, not closed: Close waits for it
+		}
+		e.mu.Unlock()
+		if !closed {
+			at.finishing = true
+			go func() {
+				defer e.wg.Done()
+				e.finishOutputs(at, at.spec)
+			}()
+		}
+	}
+	return st.ended() && !held
 }
 
-// finishLocked marks the attempt ended, frees its GPUs and admits what was
-// waiting for them or for it.
+// finishLocked releases what an attempt whose end is reported held.
 func (e *Executor) finishLocked(at *attempt) {
 	e.mu.Lock()
 	at.phase = ended

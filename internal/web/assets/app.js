@@ -517,6 +517,8 @@
     const reason = d.reason || j.statusReason;
     if (reason) kv.push([j.status === 'RUNNABLE' ? 'waiting because' : 'reason', el('span', { class: d.misconfigured ? 'msg err' : '', text: reasonText(reason) })]);
     if (d.holding) kv.push(['runs on', el('span', { id: 'job-holding' }, holdingCell(d.holding), ' ', el('span', { class: 'muted', text: holdingTitle(d.holding) }))]);
+    if (d.model) kv.push(['model', el('span', { id: 'job-model', class: 'mono', text: d.model })]);
+    if (d.checkpoints) kv.push(['checkpoints', el('span', { id: 'job-checkpoints', class: 'mono', text: d.checkpoints })]);
     box.replaceChildren(
       el('div', { class: 'job-head' }, el('h2', { class: 'job-title', text: j.jobName }, el('span', { class: 'short-id', text: ' (' + shortID(j.jobId) + ')' })),
         el('span', { id: 'job-status' }, statusBadge(j.status)),

@@ -1,0 +1,5 @@
+"""A module of the code channel beside train.py."""
+
+
+def mean(values):
+    return sum(values) / len(values)
