@@ -130,8 +130,14 @@ func TestLocalGraceKill(t *testing.T) {
 	if start := s.startedAt(t, attemptID(t, u.LatestAttempt.ServiceResourceId)); start.Before(end.At) {
 		t.Errorf("urgent started at %v, before stubborn's processes were killed at %v", start, end.At)
 	}
-	if got := time.Duration(aws.ToInt64(u.StartedAt)-aws.ToInt64(d.Attempts[0].StoppedAt)) * time.Millisecond; got < 2*time.Second {
-		t.Errorf("urgent started %v after stubborn was preempted, want at least the 2s grace period", got)
+	// stubborn's attempt stopped when its processes were gone, the grace
+	// period after urgent came; urgent started after that.
+	stopped := aws.ToInt64(d.Attempts[0].StoppedAt)
+	if got := time.Duration(stopped-aws.ToInt64(u.CreatedAt)) * time.Millisecond; got < 2*time.Second {
+		t.Errorf("stubborn's preempted attempt stopped %v after urgent was submitted, want at least the 2s grace period", got)
+	}
+	if aws.ToInt64(u.StartedAt) < stopped {
+		t.Errorf("urgent started at %d, before stubborn's attempt stopped at %d", aws.ToInt64(u.StartedAt), stopped)
 	}
 
 	s.endAll(t, c, stubborn, urgent, qs2)

@@ -4,6 +4,7 @@
 //	sharq serve [flags]      run the server (the AWS Batch API on --listen)
 //	sharq submit|jobs|...    client verbs against a server (package cli)
 //	sharq help               list the commands
+//	sharq version            print the version (also --version)
 package main
 
 import (
@@ -57,6 +58,7 @@ func commands() []command {
 		{"top", "watch shares and jobs live", cli.Top},
 		{"events", "show or follow job state changes", cli.Events},
 		{"admin", "manage access keys (admin keys create|list|disable|enable|delete)", runAdmin},
+		{"version", "print sharq's version and the revision it was built from (also --version)", runVersion},
 	}
 }
 
@@ -64,6 +66,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
 		usage(stdout)
 		return 0
+	}
+	if args[0] == "--version" || args[0] == "-version" {
+		args[0] = "version"
 	}
 	for _, c := range commands() {
 		if c.name == args[0] {

@@ -219,6 +219,7 @@ func steps(n string, ended, endedMany, endedConsole, changed string) []step {
 		{"GET /jobs/{job}", "GET", "/jobs/" + changed, "", "", ""},
 		{"GET /assets/", "GET", "/assets/app.js", "", "", ""},
 		{"/sharq/v1/", "GET", "/sharq/v1/nothing", "", "", ""},
+		{"GET /sharq/v1/whoami", "GET", "/sharq/v1/whoami", "", "sharq:GetCallerIdentity", "*"},
 		{"GET /metrics", "GET", "/metrics", "", "sharq:GetMetrics", "*"},
 		// send names the operation: X-Amz-Target SageMaker.ListTrainingJobs.
 		{"POST /{$}", "POST", "/", "{}", "sagemaker:ListTrainingJobs", "*"},

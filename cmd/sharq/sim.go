@@ -42,7 +42,12 @@ A trace is CSV with a header row, or JSON lines, one event each:
   20,priority,train-1,,4,,,
   90,cancel,train-1,,,,,
 'at' and 'runtime' are seconds or Go durations (1m30s); optional columns:
-queue, class, name, preemption_retries. 'sharq trace export' writes one.
+queue, class, name, preemption_retries, and instance_groups for a job of
+several instance groups (ResourceConfig.InstanceGroups), instead of
+instance_type and instance_count (in JSON lines, the same string):
+  at,event,job,share,priority,runtime,instance_groups
+  0,submit,hetero,QS1,0,600,ml.g5.xlarge:2+ml.p4d.24xlarge:1
+'sharq trace export' writes one.
 
 Flags:
 `

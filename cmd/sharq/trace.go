@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -14,12 +15,14 @@ import (
 	"github.com/sharq-dev/sharq/internal/store/sqlite"
 )
 
-const traceUsage = `usage: sharq trace export (--endpoint URL | --data-dir DIR) [-o FILE] [--format csv|jsonl]
+const traceUsage = `usage: sharq trace export [--endpoint URL | --data-dir DIR] [-o FILE] [--format csv|jsonl]
 
 Writes a server's job history as a trace that 'sharq sim --trace' replays:
 each job submitted at its createdAt with its share, priority and capacity,
 running as long as it ran (or its MaxRuntimeInSeconds), cancelled when it
-was terminated.
+was terminated. Without --data-dir it reads the server at --endpoint
+(default $SHARQ_ENDPOINT, else $AWS_ENDPOINT_URL_BATCH, else
+http://127.0.0.1:8080, as for the other verbs).
 
 Flags:
 `
@@ -32,12 +35,15 @@ func runTrace(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs := flag.NewFlagSet("trace export", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() { fmt.Fprint(stderr, traceUsage); fs.PrintDefaults() }
-	endpoint := fs.String("endpoint", "", "URL of a running sharq server, e.g. http://127.0.0.1:8080")
+	endpoint := fs.String("endpoint", "", "URL of a running sharq server, e.g. http://127.0.0.1:8080 (default $SHARQ_ENDPOINT, else $AWS_ENDPOINT_URL_BATCH)")
 	dataDir := fs.String("data-dir", "", "a server's data directory, to read its database directly")
 	out := fs.String("o", "", "file to write (default standard output)")
 	format := fs.String("format", "csv", "csv or jsonl")
 	if err := fs.Parse(args[1:]); err != nil {
 		return 2
+	}
+	if *endpoint == "" && *dataDir == "" {
+		*endpoint = cmp.Or(os.Getenv("SHARQ_ENDPOINT"), os.Getenv("AWS_ENDPOINT_URL_BATCH"), "http://127.0.0.1:8080")
 	}
 	if (*endpoint == "") == (*dataDir == "") || (*format != "csv" && *format != "jsonl") || fs.NArg() > 0 {
 		fs.Usage()

@@ -40,6 +40,7 @@ package access
 //	POST /sharq/v1/jobs/positions          sharq:GetJobPositions           *
 //	GET /sharq/v1/estimates                sharq:GetStartEstimates         *
 //	GET /sharq/v1/jobs/match               sharq:GetJobMatches             *
+//	GET /sharq/v1/whoami                   sharq:GetCallerIdentity         *
 //	GET /sharq/v1/jobs/{job}/events        sharq:GetJobEvents              the job's ARN
 //	GET /sharq/v1/jobs/{job}/logs          sharq:GetLogs                   the job's ARN
 //	GET /sharq/v1/events                   sharq:GetEvents                 the job's ARN with ?job=, else the share's with ?queue=&share=, the queue's with ?queue=, else *
@@ -83,6 +84,7 @@ const (
 	ActionGetJobPositions        = "sharq:GetJobPositions"
 	ActionGetStartEstimates      = "sharq:GetStartEstimates"
 	ActionGetJobMatches          = "sharq:GetJobMatches"
+	ActionGetCallerIdentity      = "sharq:GetCallerIdentity"
 	ActionGetJobEvents           = "sharq:GetJobEvents"
 	ActionGetLogs                = "sharq:GetLogs"
 	ActionGetEvents              = "sharq:GetEvents"

@@ -39,8 +39,9 @@ func (c change) String() string {
 
 // applyResult is apply's -o json output.
 type applyResult struct {
-	Changes []change `json:"changes"`
-	Applied bool     `json:"applied"`
+	Changes  []change `json:"changes"`
+	Applied  bool     `json:"applied"`
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // Apply is `sharq apply -f FILE`: it makes the server's scheduling
@@ -76,20 +77,24 @@ func apply(ctx context.Context, v *verb, file string, dryRun bool) error {
 	if err != nil {
 		return err
 	}
+	warnings := configWarnings(cfg, p.cur)
 	if !v.json() {
 		for _, ch := range p.changes {
 			fmt.Fprintln(v.stdout, ch)
 		}
+		for _, w := range warnings {
+			fmt.Fprintln(v.stdout, w)
+		}
 	}
 	if len(p.changes) == 0 || dryRun {
-		return reportApply(v, p.changes, false, dryRun, file)
+		return reportApply(v, p.changes, warnings, false, dryRun, file)
 	}
 	for _, ch := range p.changes {
 		if err := ch.do(ctx); err != nil {
 			return fmt.Errorf("%s %s %s: %w", ch.Action, ch.Kind, ch.Name, err)
 		}
 	}
-	return reportApply(v, p.changes, true, dryRun, file)
+	return reportApply(v, p.changes, warnings, true, dryRun, file)
 }
 
 func loadConfig(file string) (*clusterconfig.Config, error) {
@@ -106,12 +111,12 @@ func loadConfig(file string) (*clusterconfig.Config, error) {
 	return cfg, nil
 }
 
-func reportApply(v *verb, changes []change, applied, dryRun bool, file string) error {
+func reportApply(v *verb, changes []change, warnings []string, applied, dryRun bool, file string) error {
 	if v.json() {
 		if changes == nil {
 			changes = []change{}
 		}
-		return printJSON(v.stdout, applyResult{Changes: changes, Applied: applied})
+		return printJSON(v.stdout, applyResult{Changes: changes, Applied: applied, Warnings: warnings})
 	}
 	switch {
 	case len(changes) == 0:

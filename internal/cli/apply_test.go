@@ -118,3 +118,22 @@ func TestApplyErrors(t *testing.T) {
 		t.Errorf("a bad apply created %d queues", len(qs))
 	}
 }
+
+// TestApplyOversizedLimit: a share's limit above its environment's capacity
+// is applied, as AWS applies it, with a warning in the plan and under the
+// shares table.
+func TestApplyOversizedLimit(t *testing.T) {
+	s := newServer(t, false)
+	b, err := os.ReadFile(announcement)
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := strings.Replace(string(b), "{capacityUnit: ml.g5.xlarge, maxCapacity: 1}", "{capacityUnit: ml.g5.xlarge, maxCapacity: 5}", 1)
+	file := filepath.Join(t.TempDir(), "oversized.yaml")
+	if err := os.WriteFile(file, []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "apply_oversized_dry_run", s.ok(Apply, "-f", file, "--dry-run"))
+	s.ok(Apply, "-f", file)
+	golden(t, "shares_oversized", s.ok(Shares))
+}

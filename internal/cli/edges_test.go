@@ -222,7 +222,7 @@ func TestLogsFollowHeaders(t *testing.T) {
 	s.ok(Apply, "-f", announcement)
 	// Each attempt prints, then ends once go exists: the test creates it
 	// when logs -f has shown the first attempt, which may not have ended
-	// before logs started (logs -f starts at the latest attempt).
+	// before logs started.
 	release := filepath.Join(t.TempDir(), "go")
 	s.ok(Submit, "--share", "QS1", "--name", "flaky", "--retries", "1", "--", "sh", "-c",
 		"echo out; while [ ! -e "+release+" ]; do sleep 0.05; done; exit 1")

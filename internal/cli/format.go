@@ -116,8 +116,8 @@ func truncate(s string, n int) string {
 }
 
 // nameWidth is how much of a job name a table row shows: with it, a row's
-// columns up to its age fit in about 80 columns (up to its place when the
-// CAPACITY column shows). describe shows the whole name.
+// columns up to its age, but for CAPACITY, fit in about 80 columns.
+// describe shows the whole name.
 const nameWidth = 20
 
 // squeeze cuts s to n runes by taking out its middle, as names made of

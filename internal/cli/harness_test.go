@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/sharq-dev/sharq/internal/access"
+	"github.com/sharq-dev/sharq/internal/access/sigv4"
 	"github.com/sharq-dev/sharq/internal/batchapi"
 	"github.com/sharq-dev/sharq/internal/engine"
 	"github.com/sharq-dev/sharq/internal/executor"
@@ -111,6 +112,27 @@ type server struct {
 // one when localExec is true.
 func newServer(t *testing.T, localExec bool) *server {
 	t.Helper()
+	return startServer(t, localExec, nil)
+}
+
+// newKeyedServer starts a server on the simulated executor that checks
+// signatures with its access keys (unsigned requests come in as the
+// anonymous caller); ring issues them.
+func newKeyedServer(t *testing.T) (s *server, ring *access.Keyring) {
+	t.Helper()
+	s = startServer(t, false, func(h http.Handler, keys access.KeyStore) http.Handler {
+		var err error
+		if ring, err = access.NewKeyring(keys, make([]byte, access.ServerKeySize), "000000000000"); err != nil {
+			t.Fatal(err)
+		}
+		return access.Middleware(h, sigv4.New(sigv4.Options{Credentials: ring, AllowUnsigned: true}), batchapi.New(nil, batchapi.Options{}).WriteError)
+	})
+	return s, ring
+}
+
+// startServer starts a server, its handler wrapped by wrap when not nil.
+func startServer(t *testing.T, localExec bool, wrap func(http.Handler, access.KeyStore) http.Handler) *server {
+	t.Helper()
 	dir := t.TempDir()
 	st, err := sqlite.Open(filepath.Join(dir, "sharq.db"))
 	if err != nil {
@@ -142,7 +164,11 @@ func newServer(t *testing.T, localExec bool) *server {
 	mux := http.NewServeMux()
 	mux.Handle("/v1/", batchapi.New(eng, batchapi.Options{}))
 	mux.Handle("/sharq/v1/", sapi)
-	srv := httptest.NewServer(mux)
+	var h http.Handler = mux
+	if wrap != nil {
+		h = wrap(mux, st.Keys())
+	}
+	srv := httptest.NewServer(h)
 	t.Cleanup(func() {
 		sapi.Close()
 		srv.Close()

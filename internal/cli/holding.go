@@ -21,14 +21,10 @@ const capacityHeader = "CAPACITY"
 // share name is cut in the middle.
 const capacityWidth = 16
 
-// withCapacityColumn adds the CAPACITY column after STATUS when some job
-// borrows capacity; it returns the column's index, or -1. When every
-// running job is on its own share's capacity the column would say only
-// "own", and the table keeps its columns to AGE within 80.
-func withCapacityColumn(header []string, rows []jobRow) ([]string, int) {
-	if !slices.ContainsFunc(rows, func(r jobRow) bool { return r.Holding != nil && len(r.Holding.Borrowed) > 0 }) {
-		return header, -1
-	}
+// withCapacityColumn adds the CAPACITY column after STATUS and returns
+// its index. It is always there, "-" for jobs that hold nothing, so that
+// the table keeps its columns from one call to the next whoever borrows.
+func withCapacityColumn(header []string) ([]string, int) {
 	i := slices.Index(header, "STATUS") + 1
 	return slices.Insert(header, i, capacityHeader), i
 }

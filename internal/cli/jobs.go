@@ -52,7 +52,7 @@ type capacity struct {
 }
 
 type jobsFlags struct {
-	queue, share, status string
+	queue, share, status, owner string
 }
 
 // Jobs is `sharq jobs`: a table of jobs with where each waiting one stands
@@ -63,6 +63,7 @@ func Jobs(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	v.fs.StringVar(&f.queue, "queue", "", "only this job queue")
 	v.fs.StringVar(&f.share, "share", "", "only this quota share")
 	v.fs.StringVar(&f.status, "status", "", "only these statuses, comma-separated, or 'all' (default: all but SUCCEEDED and FAILED)")
+	v.fs.StringVar(&f.owner, "owner", "", "only the jobs this principal submitted: 'me' (the key the request is signed with), an ARN or a user name")
 	if _, err := v.parse(args, 0, 0); err != nil {
 		return v.exit(err)
 	}
@@ -78,18 +79,45 @@ func jobs(ctx context.Context, v *verb, f jobsFlags) error {
 	if err != nil {
 		return err
 	}
+	owner, err := c.resolveOwner(ctx, f.owner)
+	if err != nil {
+		return err
+	}
 	rows, err := c.jobRows(ctx, f.queue, f.share, statuses)
 	if err != nil {
 		return err
 	}
+	if owner != "" {
+		rows = slices.DeleteFunc(rows, func(r jobRow) bool { return r.Owner != owner && userName(r.Owner) != owner })
+	}
 	if v.json() {
 		return printJSON(v.stdout, rows)
+	}
+	if len(rows) == 0 && owner != "" {
+		fmt.Fprintf(v.stdout, "no jobs of %s\n", owner)
+		return nil
 	}
 	if len(rows) == 0 && f.status == "" {
 		fmt.Fprintln(v.stdout, "no unfinished jobs ('sharq jobs --status all' shows the ended ones too)")
 		return nil
 	}
 	return writeJobs(v.stdout, rows)
+}
+
+// resolveOwner is the principal (or user name) --owner names; "me" asks
+// the server whom it takes the caller for.
+func (c *client) resolveOwner(ctx context.Context, owner string) (string, error) {
+	if owner != "me" {
+		return owner, nil
+	}
+	var who sharqapi.Caller
+	if err := c.getJSON(ctx, sharqapi.WhoAmIPath, nil, &who); err != nil {
+		return "", err
+	}
+	if who.Anonymous {
+		return "", usagef("--owner me: the server does not know who you are (the request is not signed with one of its access keys), and records no owner for your jobs")
+	}
+	return who.Principal, nil
 }
 
 func parseStatuses(s string) ([]string, error) {
@@ -219,6 +247,11 @@ func placeKey(r jobRow) int {
 	return r.Place
 }
 
+// reasonWidth is where the REASON column is cut: wide enough for every
+// waiting reason in full (a misconfiguration's code and its explanation),
+// while a failure's stderr tail is cut.
+const reasonWidth = 200
+
 func writeJobs(w io.Writer, rows []jobRow) error {
 	if len(rows) == 0 {
 		fmt.Fprintln(w, "no jobs")
@@ -241,7 +274,7 @@ func writeJobs(w io.Writer, rows []jobRow) error {
 	if len(queues) > 1 {
 		header = append([]string{"QUEUE"}, header...)
 	}
-	header, capCol := withCapacityColumn(header, rows)
+	header, capCol := withCapacityColumn(header)
 	names := map[string]string{}
 	for _, r := range rows {
 		names[r.ID] = r.Name
@@ -249,7 +282,7 @@ func writeJobs(w io.Writer, rows []jobRow) error {
 	t := newTable(w, header...)
 	for _, r := range rows {
 		cells := []string{squeeze(r.Name, nameWidth), shortID(r.ID), orDash(r.Share), r.Status, strconv.Itoa(r.Priority), place(r.Place),
-			instances(r.Capacity), age(r.CreatedAt), truncate(nameJobs(rowReason(r), names), 100)}
+			instances(r.Capacity), age(r.CreatedAt), truncate(nameJobs(rowReason(r), names), reasonWidth)}
 		if eta {
 			cells[0] = squeeze(r.Name, width)
 			cells = slices.Insert(cells, 6, etaCell(r.ETA))
@@ -260,9 +293,7 @@ func writeJobs(w io.Writer, rows []jobRow) error {
 		if len(queues) > 1 {
 			cells = append([]string{r.Queue}, cells...)
 		}
-		if capCol >= 0 {
-			cells = slices.Insert(cells, capCol, capacityCell(r.Holding))
-		}
+		cells = slices.Insert(cells, capCol, capacityCell(r.Holding))
 		t.row(cells...)
 	}
 	return t.flush()
@@ -285,6 +316,9 @@ func rowReason(r jobRow) string {
 		return r.StatusReason
 	case stage(r.Status) == 0:
 		var notes []string
+		if r.Status == "SCHEDULED" && r.StatusReason != "" {
+			notes = append(notes, r.StatusReason) // what its start waits for
+		}
 		if n := reclaimNote(r.Holding); n != "" {
 			notes = append(notes, n)
 		}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sharq-dev/sharq/internal/access"
 	"github.com/sharq-dev/sharq/internal/batchapi"
 	"github.com/sharq-dev/sharq/internal/sharqapi"
 )
@@ -159,6 +160,85 @@ func TestPriorityAndCancel(t *testing.T) {
 		t.Errorf("cancelling an ended job: %q", out)
 	}
 	expect(t, s.run(Cancel), ExitUsage, "name the jobs to cancel, or give --share")
+}
+
+// TestJobsNeverRunnable: a job that can never run says in the table what the
+// service environment lacks, in full: an instance type it has none of, or
+// more instances than its limit.
+func TestJobsNeverRunnable(t *testing.T) {
+	s := newServer(t, false)
+	s.ok(Apply, "-f", announcement)
+	s.ok(Submit, "--share", "QS1", "--name", "huge", "--instance-type", "ml.g9.huge", "--", "train")
+	s.ok(Submit, "--share", "QS2", "--name", "fifty", "--count", "50", "--", "train")
+	s.waitStatus(jobID(1), "RUNNABLE")
+	s.waitStatus(jobID(2), "RUNNABLE")
+	s.waitEstimates()
+	golden(t, "jobs_never_runnable", s.ok(Jobs))
+}
+
+// TestJobsWhileVictimStops: while a preempted job that ignores SIGTERM gets
+// its grace period, the preemptor says what its start waits for, and the
+// victim's attempt that it is stopping; then that it stopped.
+func TestJobsWhileVictimStops(t *testing.T) {
+	s := newServer(t, true)
+	s.ok(Apply, "-f", announcement)
+	s.ok(Submit, "--share", "QS1", "--name", "a1", "--", "sleep", "30")
+	s.waitStatus(jobID(1), "RUNNING")
+	// a2 borrows QS2's idle instance; d1 takes it back.
+	s.ok(Submit, "--share", "QS1", "--name", "a2", "--env", "SHARQ_STOP_GRACE_SECONDS=2", "--", "sh", "-c", `trap "" TERM; while :; do sleep 0.05; done`)
+	s.waitStatus(jobID(2), "RUNNING")
+	s.ok(Submit, "--share", "QS2", "--name", "d1", "--", "sleep", "30")
+	s.waitStatus(jobID(3), "SCHEDULED")
+	golden(t, "jobs_victim_stopping", s.ok(Jobs, "--status", "scheduled"))
+	attempt := func() string {
+		j, err := s.eng.DescribeServiceJob(t.Context(), jobID(2))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return j.Attempts[0].StatusReason
+	}
+	preempted := "Preempted: cross-share preemption (capacity reclaimed by quota share QS2 for job " + jobID(3) + ")"
+	if want := preempted + "; stopping since 2025-03-04T05:06:07Z, up to 2s grace period"; attempt() != want {
+		t.Errorf("a2's attempt says %q while it stops, want %q", attempt(), want)
+	}
+	s.waitStatus(jobID(3), "RUNNING")
+	eventually(t, "a2's attempt stopped", func() bool { return attempt() == preempted+"; killed with SIGKILL after 2s grace period" })
+}
+
+// TestJobsOwner: with a server that checks signatures, `jobs --owner me`
+// lists the jobs the caller's key submitted, `--owner NAME` another's; on a
+// server that knows no one, --owner me says so.
+func TestJobsOwner(t *testing.T) {
+	s, ring := newKeyedServer(t)
+	ctx := t.Context()
+	alice, err := ring.Create(ctx, "alice", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bob, err := ring.Create(ctx, "bob", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	as := func(k access.NewKey) {
+		t.Setenv("AWS_ACCESS_KEY_ID", k.ID)
+		t.Setenv("AWS_SECRET_ACCESS_KEY", k.Secret)
+	}
+	as(alice)
+	s.ok(Apply, "-f", announcement)
+	s.ok(Submit, "--share", "QS1", "--name", "alices", "--", "train")
+	as(bob)
+	s.ok(Submit, "--share", "QS2", "--name", "bobs", "--", "train")
+	s.waitStatus(jobID(2), "RUNNING")
+	s.waitEstimates()
+
+	golden(t, "jobs_owner_me", s.ok(Jobs, "--owner", "me"))
+	golden(t, "jobs_owner_alice", s.ok(Jobs, "--owner", "alice"))
+	if out := s.ok(Jobs, "--owner", "arn:aws:iam::000000000000:user/bob"); !strings.Contains(out, "bobs") || strings.Contains(out, "alices") {
+		t.Errorf("--owner ARN:\n%s", out)
+	}
+	// A server without access keys knows no one, and records no owners.
+	open := newServer(t, false)
+	expect(t, open.run(Jobs, "--owner", "me"), ExitUsage, "the server does not know who you are")
 }
 
 // Ensure describe says where a succeeded job's model went, and that the

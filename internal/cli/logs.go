@@ -38,13 +38,14 @@ type logHead struct {
 }
 
 // Logs is `sharq logs JOB [-f]`: a job's output, its stdout to stdout and
-// its stderr to stderr. With -f it follows the output, on to later
-// attempts when the job is preempted or retried, until the job ends.
+// its stderr to stderr, every attempt's in turn under a header (or the one
+// --attempt names). With -f it follows the output, on to later attempts
+// when the job is preempted or retried, until the job ends.
 func Logs(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	v := newVerb("logs", "JOB", "Print a job's output (the latest attempt's, from the local executor).", stdout, stderr, false)
+	v := newVerb("logs", "JOB", "Print a job's output, every attempt's under a header (from the local executor).", stdout, stderr, false)
 	var f logsFlags
 	v.fs.BoolVar(&f.follow, "f", false, "follow the output until the job ends")
-	v.fs.IntVar(&f.attempt, "attempt", 0, "attempt to show, 1 for the first (default: the latest)")
+	v.fs.IntVar(&f.attempt, "attempt", 0, "the one attempt to show, 1 for the first (default: all of them)")
 	v.fs.StringVar(&f.host, "host", "algo-1", "instance of a multi-instance job: algo-1, algo-2, ...")
 	v.fs.StringVar(&f.stream, "stream", "both", "stdout, stderr or both")
 	pos, err := v.parse(args, 1, 1)
@@ -81,6 +82,12 @@ func logs(ctx context.Context, v *verb, ref string, f logsFlags) error {
 		return err
 	}
 	t := &logTail{c: c, id: id, host: f.host, streams: streams, cur: f.attempt, stderr: v.stderr}
+	if f.attempt == 0 {
+		// All attempts: from the first, once there is one.
+		if t.cur, err = t.first(ctx); err != nil {
+			return err
+		}
+	}
 	return t.run(ctx, f.follow, f.attempt == 0)
 }
 
@@ -120,14 +127,16 @@ func (t *logTail) run(ctx context.Context, follow, onward bool) error {
 		switch {
 		case !follow:
 			if t.cur > 0 && head.attempts > 1 {
-				t.announce(head.attempts) // an attempt with no output yet
+				t.announce(head.attempts) // an attempt with no output
+			}
+			if onward && t.cur > 0 && head.attempts > t.cur {
+				t.next()
+				continue
 			}
 			return nil
 		case onward && t.cur > 0 && head.attempts > t.cur:
-			t.cur++
-			for _, s := range t.streams {
-				s.offset = 0
-			}
+			t.announce(head.attempts) // an attempt with no output
+			t.next()
 			continue
 		case ended(types.ServiceJobStatus(head.status)):
 			return nil
@@ -137,6 +146,29 @@ func (t *logTail) run(ctx context.Context, follow, onward bool) error {
 			return nil // following ends when the person stops it
 		case <-time.After(pollInterval):
 		}
+	}
+}
+
+// first is 1 when the job has an attempt, else 0: it asks for the latest
+// attempt's log and reads only what the server says of the job.
+func (t *logTail) first(ctx context.Context) (int, error) {
+	q := url.Values{"host": {t.host}, "stream": {t.streams[0].name}}
+	resp, err := t.c.sharqGet(ctx, "/sharq/v1/jobs/"+url.PathEscape(t.id)+"/logs", q)
+	if err != nil {
+		return 0, err
+	}
+	resp.Body.Close()
+	if n, _ := strconv.Atoi(resp.Header.Get(sharqapi.HeaderAttempts)); n > 0 {
+		return 1, nil
+	}
+	return 0, nil
+}
+
+// next goes on to the next attempt, from its start.
+func (t *logTail) next() {
+	t.cur++
+	for _, s := range t.streams {
+		s.offset = 0
 	}
 }
 

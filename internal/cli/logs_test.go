@@ -26,15 +26,16 @@ func TestLogs(t *testing.T) {
 		t.Errorf("--stream stderr: %+v", r)
 	}
 
-	// Two attempts: the retry's output is shown, the first on request.
+	// Two attempts: both are shown, each under its header; one on request.
 	s.ok(Submit, "--share", "QS2", "--name", "flaky", "--retries", "1", "--", "sh", "-c", "echo try; exit 1")
 	expect(t, s.run(Wait, "flaky"), ExitFailure, "")
-	r = s.run(Logs, "flaky")
-	if r.stdout != "try\n" || !strings.Contains(r.stderr, "==> attempt 2 of 2 <==") {
-		t.Errorf("latest attempt: %+v", r)
+	var both strings.Builder // stdout and stderr in the order they were written
+	if code := Logs(t.Context(), []string{"--endpoint", s.url, "--stream", "stdout", "flaky"}, &both, &both); code != ExitOK {
+		t.Fatalf("logs flaky: exit %d: %s", code, both.String())
 	}
+	golden(t, "logs_attempts", both.String())
 	r = s.run(Logs, "flaky", "--attempt", "1", "--stream", "stdout")
-	if r.stdout != "try\n" || r.code != 0 {
+	if r.stdout != "try\n" || r.stderr != "==> attempt 1 of 2 <==\n" || r.code != 0 {
 		t.Errorf("--attempt 1: %+v", r)
 	}
 	expect(t, s.run(Logs, "flaky", "--attempt", "3"), ExitNotFound, "has 2 attempts, not 3")

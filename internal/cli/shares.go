@@ -98,6 +98,9 @@ func writeUsage(w io.Writer, u sharqapi.Usage) error {
 		if err := t.flush(); err != nil {
 			return err
 		}
+		for _, warning := range usageWarnings(q) {
+			fmt.Fprintln(w, warning)
+		}
 	}
 	fmt.Fprintf(w, "\n%s own  %s lent  %s idle  +%s borrowed\n", cellOwn, cellLent, cellIdle, cellBorrowed)
 	return nil

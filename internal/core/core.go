@@ -280,12 +280,8 @@ func (c *Core) deleteQueue(ev DeleteQueue) error {
 	if !q.disabled {
 		return fmt.Errorf("%w: job queue %s must be DISABLED before it is deleted", ErrConflict, q.name)
 	}
-	code := ReasonQueueDeleted
-	if q.quota {
-		code = ReasonShareDeleted
-	}
 	for _, s := range q.shares {
-		c.failAll(s, code)
+		c.failAll(s, ReasonQueueDeleted)
 	}
 	e := q.env
 	e.queues = slices.DeleteFunc(e.queues, func(x *queue) bool { return x == q })

@@ -79,7 +79,7 @@ func (c *Core) reportInfeasible() []Decision {
 		if j.state != infeasible || (i > 0 && js[i-1] == j) || c.lookup(j.id) != j {
 			continue
 		}
-		out = append(out, Decision{Kind: Wait, Job: j.id, Queue: j.sh.q.name, Share: j.sh.name, Reason: Reason{Code: j.why}})
+		out = append(out, Decision{Kind: Wait, Job: j.id, Queue: j.sh.q.name, Share: j.sh.name, Reason: c.infeasibleReason(j)})
 	}
 	return out
 }

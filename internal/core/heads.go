@@ -9,9 +9,9 @@ package core
 // Place is where a RUNNABLE job waits.
 type Place struct {
 	Queue, Share string
-	// Infeasible is why the job can never run as configured; ReasonNone
-	// for a job in its share's order.
-	Infeasible ReasonCode
+	// Infeasible is why the job can never run as configured; its Code is
+	// ReasonNone for a job in its share's order.
+	Infeasible Reason
 }
 
 // WaitPlace tells where a job waits; ok is false for a job that is
@@ -22,7 +22,11 @@ func (c *Core) WaitPlace(id string) (Place, bool) {
 	if j == nil || (j.state != runnable && j.state != infeasible) {
 		return Place{}, false
 	}
-	return Place{Queue: j.sh.q.name, Share: j.sh.name, Infeasible: j.why}, true
+	p := Place{Queue: j.sh.q.name, Share: j.sh.name}
+	if j.state == infeasible {
+		p.Infeasible = c.infeasibleReason(j)
+	}
+	return p, true
 }
 
 // Head is a share's first feasible waiting job and why it waits; Job is

@@ -37,7 +37,10 @@ type job struct {
 	retries   int32  // preemptionRetriesBeforeTermination; -1 unset
 	preempted int32
 	slot      uint32 // where it lies in Core.slabs
-	_         [12]byte
+	// whyLimit is, for ReasonEnvMaxResource, the environment's limit of
+	// the unit the job needs more of; a change of it is reported again.
+	whyLimit int32
+	_        [8]byte
 }
 
 // Handle names a live job by where it lies in the core, so that the caller

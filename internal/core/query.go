@@ -167,7 +167,7 @@ func (c *Core) reasonOf(j *job) Reason {
 	case runnable:
 		return c.waitReason(j)
 	case infeasible:
-		return Reason{Code: j.why}
+		return c.infeasibleReason(j)
 	}
 	return Reason{}
 }

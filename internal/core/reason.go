@@ -23,7 +23,7 @@ const (
 	ReasonEnvDisabled
 	ReasonQueueDisabled
 	// Preemption.
-	ReasonPreemptedCrossShare // capacity reclaimed by Share
+	ReasonPreemptedCrossShare // capacity reclaimed by Share for Job
 	ReasonPreemptedInShare    // for higher-priority Job
 	// Failure.
 	ReasonRetriesExhausted
@@ -36,6 +36,7 @@ const (
 type Reason struct {
 	Code  ReasonCode
 	Job   string // the blocking head, or the preemptor
+	Env   string // the service environment that lacks Need of Unit (ReasonEnvMaxResource)
 	Share string
 	Unit  string
 	Limit int
@@ -67,7 +68,15 @@ func (r Reason) String() string {
 	case ReasonNone:
 		return ""
 	case ReasonEnvMaxResource:
-		return "MISCONFIGURATION:SERVICE_ENVIRONMENT_MAX_RESOURCE - Service environment(s) associated with the job queue cannot meet the capacity requirement of the job."
+		// Clients match the code before " - "; the words after it are ours.
+		const code = "MISCONFIGURATION:SERVICE_ENVIRONMENT_MAX_RESOURCE - "
+		switch {
+		case r.Unit == "":
+			return code + "Service environment(s) associated with the job queue cannot meet the capacity requirement of the job."
+		case r.Limit == 0:
+			return code + fmt.Sprintf("instance type %s is not in the capacity limits of service environment %s", r.Unit, r.Env)
+		}
+		return code + fmt.Sprintf("the job needs %d %s; service environment %s has at most %d", r.Need, r.Unit, r.Env, r.Limit)
 	case ReasonShareLimit:
 		return "MISCONFIGURATION:QUOTA_MANAGEMENT_LIMIT_EXCEEDED - Job requirements exceed quota share capacity limits."
 	case ReasonShareBorrowLimit:
@@ -120,7 +129,10 @@ func (r Reason) String() string {
 	case ReasonQueueDisabled:
 		return "job queue is DISABLED"
 	case ReasonPreemptedCrossShare:
-		return fmt.Sprintf("Preempted: cross-share preemption (capacity reclaimed by quota share %s)", r.Share)
+		if r.Job == "" {
+			return fmt.Sprintf("Preempted: cross-share preemption (capacity reclaimed by quota share %s)", r.Share)
+		}
+		return fmt.Sprintf("Preempted: cross-share preemption (capacity reclaimed by quota share %s for job %s)", r.Share, r.Job)
 	case ReasonPreemptedInShare:
 		return fmt.Sprintf("Preempted: in-share preemption (higher priority job %s)", r.Job)
 	case ReasonRetriesExhausted:

@@ -138,12 +138,8 @@ func (r *refCore) deleteQueue(ev core.DeleteQueue) error {
 	if !q.disabled {
 		return core.ErrConflict
 	}
-	code := core.ReasonQueueDeleted
-	if q.quota {
-		code = core.ReasonShareDeleted
-	}
 	for _, s := range r.sharesOf(q.name) {
-		r.failAll(s, code)
+		r.failAll(s, core.ReasonQueueDeleted)
 		r.shares = slices.DeleteFunc(r.shares, func(x *refShare) bool { return x == s })
 	}
 	r.queues = slices.DeleteFunc(r.queues, func(x *refQueue) bool { return x == q })
@@ -286,7 +282,17 @@ func (r *refCore) statuses(s *refShare) map[string]core.JobStatus {
 // feasible is the share's feasible RUNNABLE jobs in order.
 func (r *refCore) reason(j *refJob, feasible []*refJob) core.Reason {
 	if code := r.infeasible(j); code != core.ReasonNone {
-		return core.Reason{Code: code}
+		why := core.Reason{Code: code}
+		if code == core.ReasonEnvMaxResource {
+			e := r.envOf(r.shareOf(j))
+			for _, u := range j.units {
+				if j.demand[u] > e.limits[u] {
+					why.Env, why.Unit, why.Need, why.Limit = e.name, u, j.demand[u], e.limits[u]
+					break
+				}
+			}
+		}
+		return why
 	}
 	s := r.shareOf(j)
 	if h := feasible[0]; h != j {

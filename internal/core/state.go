@@ -49,7 +49,12 @@ func (c *Core) release(j *job) {
 func (c *Core) enqueue(j *job) {
 	s := j.sh
 	if why := c.infeasibility(s, j); why != ReasonNone {
-		j.state, j.why = infeasible, why
+		j.state, j.why, j.whyLimit = infeasible, why, 0
+		if why == ReasonEnvMaxResource {
+			if d, ok := c.envShortfall(j); ok {
+				j.whyLimit = int32(s.q.env.limit[d.u])
+			}
+		}
 		s.infeasible.Insert(j)
 		c.newInfeas = append(c.newInfeas, j)
 		return
@@ -100,6 +105,39 @@ func (c *Core) infeasibility(s *share, j *job) ReasonCode {
 		}
 	}
 	return ReasonNone
+}
+
+// envShortfall is the first need of j (by unit name) beyond its
+// environment's limit.
+func (c *Core) envShortfall(j *job) (need, bool) {
+	e := j.sh.q.env
+	for _, d := range j.needs() {
+		if int(d.n) > e.limit[d.u] {
+			return d, true
+		}
+	}
+	return need{}, false
+}
+
+// envLimitChanged tells whether the limit that infeasible j was reported
+// against has changed, so that its reason is reported anew.
+func (c *Core) envLimitChanged(j *job) bool {
+	d, ok := c.envShortfall(j)
+	return ok && int32(j.sh.q.env.limit[d.u]) != j.whyLimit
+}
+
+// infeasibleReason is why infeasible j can never run, with what the
+// environment lacks.
+func (c *Core) infeasibleReason(j *job) Reason {
+	r := Reason{Code: j.why}
+	if j.why != ReasonEnvMaxResource {
+		return r
+	}
+	if d, ok := c.envShortfall(j); ok {
+		e := j.sh.q.env
+		r.Env, r.Unit, r.Need, r.Limit = e.name, c.units[d.u], int(d.n), e.limit[d.u]
+	}
+	return r
 }
 
 // maxBorrowable is the most of u that other shares could ever lend to s:
@@ -157,7 +195,8 @@ func (c *Core) sumShare(e *env, s *share) {
 func (c *Core) recheckFeasible(s *share) {
 	var moves []*job
 	collect := func(j *job) bool {
-		if (c.infeasibility(s, j) == ReasonNone) != (j.state == runnable) || (j.state == infeasible && c.infeasibility(s, j) != j.why) {
+		if (c.infeasibility(s, j) == ReasonNone) != (j.state == runnable) || (j.state == infeasible && c.infeasibility(s, j) != j.why) ||
+			(j.state == infeasible && j.why == ReasonEnvMaxResource && c.envLimitChanged(j)) {
 			moves = append(moves, j)
 		}
 		return true

@@ -3,6 +3,7 @@ package engine
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -24,6 +25,7 @@ func (e *Engine) applyDecisions(ds core.Decisions, now time.Time) {
 	// hold is the longest grace period among them.
 	waitFor := map[string][]string{}
 	hold := map[string]time.Duration{}
+	victims := map[string][]string{} // "JOB in share SHARE" of each victim waited for
 	for _, d := range ds.List {
 		j := e.jobs[d.Job]
 		if j == nil {
@@ -32,12 +34,18 @@ func (e *Engine) applyDecisions(ds core.Decisions, now time.Time) {
 		switch d.Kind {
 		case core.Dispatch:
 			e.dispatched(j, d, waitFor[d.Job], hold[d.Job], now)
-		case core.Preempt:
-			if a := j.AttemptID; a != "" && e.stopAttempt(j) {
-				waitFor[d.For] = append(waitFor[d.For], a)
-				hold[d.For] = max(hold[d.For], e.graceOf(j))
+			if vs := victims[d.Job]; len(vs) > 0 {
+				j.StatusReason = waitingForVictims(vs, hold[d.Job])
 			}
-			e.preempted(j, d, now)
+		case core.Preempt:
+			var stopping time.Duration
+			if a := j.AttemptID; a != "" && e.stopAttempt(j) {
+				stopping = e.graceOf(j)
+				waitFor[d.For] = append(waitFor[d.For], a)
+				hold[d.For] = max(hold[d.For], stopping)
+				victims[d.For] = append(victims[d.For], j.JobID+" in share "+j.QuotaShareName)
+			}
+			e.preempted(j, d, stopping, now)
 		case core.Fail:
 			e.fail(j, d.Reason.String(), now)
 		case core.Wait:
@@ -132,9 +140,36 @@ func (e *Engine) endAttempt(j *record.Job, reason string, now time.Time) {
 	}
 }
 
-func (e *Engine) preempted(j *record.Job, d core.Decision, now time.Time) {
+// waitingPreempted begins the statusReason of a preemptor whose start waits
+// for its victims' processes to stop.
+const waitingPreempted = "waiting for the preempted job"
+
+// stoppingSince marks the reason of a preempted attempt whose processes
+// are still stopping; it is cut off when the executor reports them gone.
+const stoppingSince = "; stopping since "
+
+// waitingForVictims is a preemptor's statusReason while its start waits
+// for its victims: "waiting for the preempted job X in share QS2 to stop:
+// up to 40s".
+func waitingForVictims(victims []string, grace time.Duration) string {
+	s := ""
+	if len(victims) > 1 {
+		s = "s"
+	}
+	return fmt.Sprintf("%s%s %s to stop: up to %s", waitingPreempted, s, strings.Join(victims, ", "), inSeconds(grace))
+}
+
+// inSeconds says a grace period as the executors do: "40s", "120s".
+func inSeconds(d time.Duration) string { return fmt.Sprintf("%gs", d.Seconds()) }
+
+// preempted closes the job's attempt; stopping is the grace period its
+// processes get when they have to be stopped, 0 when there are none.
+func (e *Engine) preempted(j *record.Job, d core.Decision, stopping time.Duration, now time.Time) {
 	reason := d.Reason.String()
 	e.endAttempt(j, reason, now)
+	if a := j.CurrentAttempt(); a != nil && stopping > 0 && a.StatusReason == reason {
+		a.StatusReason += stoppingSince + now.UTC().Format(time.RFC3339) + ", up to " + inSeconds(stopping) + " grace period"
+	}
 	ps := j.PreemptionSummary
 	if ps == nil {
 		ps = &record.PreemptionSummary{}
@@ -228,7 +263,7 @@ func (e *Engine) handleUpdate(u executor.Update, now time.Time) {
 	la, ok := e.attempts[u.AttemptID]
 	j := e.jobs[la.job]
 	if !ok || j == nil || j.AttemptID != u.AttemptID {
-		e.closedAttemptEnded(u) // an attempt the engine already closed (preempted, terminated)
+		e.closedAttemptEnded(u, now) // an attempt the engine already closed (preempted, terminated)
 		return
 	}
 	at := now
@@ -242,6 +277,7 @@ func (e *Engine) handleUpdate(u executor.Update, now time.Time) {
 			e.setReason(j, u.Reason)
 		}
 		if j.Status == StatusScheduled {
+			clearWaitingPreempted(j)
 			e.setStatus(j, StatusStarting, at)
 		}
 	case executor.Running:
@@ -251,6 +287,7 @@ func (e *Engine) handleUpdate(u executor.Update, now time.Time) {
 			e.setReason(j, u.Reason)
 		}
 		if j.Status != StatusRunning {
+			clearWaitingPreempted(j)
 			j.StartedAt = ms(at)
 			if a := j.CurrentAttempt(); a != nil {
 				a.StartedAt = ms(at)
@@ -271,7 +308,7 @@ func (e *Engine) handleUpdate(u executor.Update, now time.Time) {
 	case executor.Failed, executor.Stopped:
 		reason := u.Reason
 		if reason == "" {
-			reason = "record.Attempt " + strings.ToLower(string(u.State))
+			reason = "Attempt " + strings.ToLower(string(u.State))
 		}
 		e.endAttempt(j, reason, at)
 		if e.retry(j, reason) {
@@ -285,6 +322,14 @@ func (e *Engine) handleUpdate(u executor.Update, now time.Time) {
 	}
 }
 
+// clearWaitingPreempted drops a preemptor's reason for waiting once it
+// starts.
+func clearWaitingPreempted(j *record.Job) {
+	if strings.HasPrefix(j.StatusReason, waitingPreempted) {
+		j.StatusReason = ""
+	}
+}
+
 // setReason sets a live job's statusReason from its executor's report.
 func (e *Engine) setReason(j *record.Job, reason string) {
 	if j.StatusReason != reason {
@@ -293,22 +338,41 @@ func (e *Engine) setReason(j *record.Job, reason string) {
 	}
 }
 
-// closedAttemptEnded adds to the record of an attempt the engine had
-// already closed how its processes ended when that was not the plain stop
-// it asked for: e.g. "killed with SIGKILL after 120s grace period" for a job
-// that ignored SIGTERM.
-func (e *Engine) closedAttemptEnded(u executor.Update) {
+// closedAttemptEnded completes the record of an attempt the engine had
+// already closed once its processes are gone: a preempted attempt that was
+// stopping is stopped at the time the executor reports, and its reason
+// says so no longer; and how the processes ended, when that was not the
+// plain stop asked for: e.g. "killed with SIGKILL after 120s grace period"
+// for a job that ignored SIGTERM.
+func (e *Engine) closedAttemptEnded(u executor.Update, now time.Time) {
 	j := e.jobs[u.JobID]
-	if j == nil || u.State != executor.Stopped || u.Reason == "" || u.Reason == "Stopped" {
+	if j == nil || !u.State.Terminal() {
 		return
 	}
-	more := strings.TrimPrefix(u.Reason, "Stopped: ")
+	at := now
+	if !u.At.IsZero() {
+		at = u.At
+	}
+	more := ""
+	if u.State == executor.Stopped && u.Reason != "" && u.Reason != "Stopped" {
+		more = strings.TrimPrefix(u.Reason, "Stopped: ")
+	}
 	amend := func(as []record.Attempt) bool {
 		changed := false
 		for i := range as {
 			a := &as[i]
-			if strings.HasSuffix(a.ServiceResourceID.Value, "/"+u.AttemptID) && a.StoppedAt != 0 && !strings.Contains(a.StatusReason, more) {
-				a.StatusReason += "; " + more
+			if !strings.HasSuffix(a.ServiceResourceID.Value, "/"+u.AttemptID) || a.StoppedAt == 0 {
+				continue
+			}
+			reason, stopped := a.StatusReason, a.StoppedAt
+			if k := strings.Index(reason, stoppingSince); k >= 0 {
+				reason, stopped = reason[:k], max(stopped, ms(at))
+			}
+			if more != "" && !strings.Contains(reason, more) {
+				reason += "; " + more
+			}
+			if reason != a.StatusReason || stopped != a.StoppedAt {
+				a.StatusReason, a.StoppedAt = reason, stopped
 				changed = true
 			}
 		}

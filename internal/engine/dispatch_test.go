@@ -209,3 +209,59 @@ func TestVictimGracePeriod(t *testing.T) {
 	h.waitStatus(high, "RUNNING")
 	g.releaseStops(t)
 }
+
+// Ensure that while a victim's processes get their grace period the records
+// say so: the victim's attempt is stopping (since when, for how long), the
+// preemptor says what it waits for; once the executor reports the victim
+// gone, its attempt is stopped at that time and the preemptor starts.
+func TestVictimStoppingIsTold(t *testing.T) {
+	var g *gatedExecutor
+	h := startEngineWith(t, t.TempDir(), func(ex executor.Executor) executor.Executor { g = newGated(ex); return g },
+		engine.Options{StopGrace: 40 * time.Second})
+	h.setupWalkthrough()
+	low := h.submit("low", "QS1", 1)
+	h.waitStatus(low, "RUNNING")
+	<-g.started
+	busy := h.submit("busy", "QS2", 1)
+	h.waitStatus(busy, "RUNNING")
+	<-g.started
+
+	g.mu.Lock()
+	g.holdStops = true
+	g.mu.Unlock()
+	high := h.submit("high", "QS1", 9) // preempts low in-share
+	victim := h.waitStatus(low, "RUNNABLE")
+	preemptor := h.waitStatus(high, "SCHEDULED")
+	preemption := "Preempted: in-share preemption (higher priority job " + high + ")"
+	a := victim.Attempts[0]
+	if !strings.HasPrefix(a.StatusReason, preemption+"; stopping since ") || !strings.HasSuffix(a.StatusReason, ", up to 40s grace period") {
+		t.Errorf("the stopping victim's attempt says %q", a.StatusReason)
+	}
+	if want := "waiting for the preempted job " + low + " in share QS1 to stop: up to 40s"; preemptor.StatusReason != want {
+		t.Errorf("the preemptor says %q, want %q", preemptor.StatusReason, want)
+	}
+
+	time.Sleep(20 * time.Millisecond) // the processes take a while to go
+	gone := time.Now().UnixMilli()
+	g.releaseStops(t)
+	preemptor = h.waitStatus(high, "RUNNING")
+	if preemptor.StatusReason != "" {
+		t.Errorf("the running preemptor says %q", preemptor.StatusReason)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		j, err := h.e.DescribeServiceJob(context.Background(), low)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, r := j.Attempts[0], j.PreemptionSummary.RecentPreemptedAttempts[0]
+		if a.StatusReason == preemption && r.StatusReason == preemption && a.StoppedAt >= gone && r.StoppedAt == a.StoppedAt {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the stopped victim's attempt says %q, stopped at %d, and %q, %d among recent preempted attempts; want %q, stopped at %d or later",
+				a.StatusReason, a.StoppedAt, r.StatusReason, r.StoppedAt, preemption, gone)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}

@@ -153,12 +153,12 @@ func TestWalkthrough(t *testing.T) {
 	h.waitStatus(low, "RUNNABLE")
 
 	qs2 := h.submit("qs2_job_1", "QS2", 1)
-	h.waitStatus(qs2, dispatched...)
+	h.waitStatus(qs2, "RUNNING") // it starts once med's processes are gone
 	m := h.waitStatus(med, "RUNNABLE")
 	if m.PreemptionSummary == nil || m.PreemptionSummary.PreemptedAttemptCount != 1 || len(m.PreemptionSummary.RecentPreemptedAttempts) != 1 {
 		t.Fatalf("med preemption summary = %+v", m.PreemptionSummary)
 	}
-	if got, want := m.PreemptionSummary.RecentPreemptedAttempts[0].StatusReason, "Preempted: cross-share preemption (capacity reclaimed by quota share QS2)"; got != want {
+	if got, want := m.PreemptionSummary.RecentPreemptedAttempts[0].StatusReason, "Preempted: cross-share preemption (capacity reclaimed by quota share QS2 for job "+qs2+")"; got != want {
 		t.Errorf("reason %q, want %q", got, want)
 	}
 

@@ -169,6 +169,10 @@ func (e *Engine) loadResource(r store.Resource) error {
 			return err
 		}
 		q := &queueRec{JobQueue: *doc, shares: map[string]*shareRec{}}
+		if q.StatusReason == "record.JobQueue Healthy" {
+			// Stored by releases that misspelt it.
+			q.StatusReason = queueHealthy
+		}
 		if len(q.ServiceEnvironmentOrder) > 0 {
 			q.env = resourceName(q.ServiceEnvironmentOrder[0].ServiceEnvironment, "service-environment")
 		}

@@ -85,8 +85,8 @@ func (r *reads) describe(id string) (record.Job, bool) {
 // gives it.
 func (rj *readJob) reason(h *core.Head) (core.Reason, bool) {
 	switch {
-	case rj.place.Infeasible != core.ReasonNone:
-		return core.Reason{Code: rj.place.Infeasible}, true
+	case rj.place.Infeasible.Code != core.ReasonNone:
+		return rj.place.Infeasible, true
 	case h == nil || h.Job == "":
 		return core.Reason{}, false // a waiting job's share has a head: see reads.headless
 	case h.Job == rj.job.JobID:

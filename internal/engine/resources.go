@@ -298,6 +298,9 @@ func (e *Engine) policyKind(arn string) (quota bool, err error) {
 	return p.QuotaSharePolicy != nil, nil
 }
 
+// queueHealthy is a valid job queue's statusReason, as AWS words it.
+const queueHealthy = "JobQueue Healthy"
+
 func (e *Engine) CreateJobQueue(ctx context.Context, in CreateJobQueueInput) (record.JobQueue, error) {
 	var out record.JobQueue
 	err := e.do(ctx, func(time.Time) error {
@@ -321,7 +324,7 @@ func (e *Engine) CreateJobQueue(ctx context.Context, in CreateJobQueueInput) (re
 		}
 		q.JobQueue = record.JobQueue{
 			JobQueueName: in.Name, JobQueueArn: e.base().JobQueue(in.Name), State: orDefault(in.State, stateEnabled),
-			SchedulingPolicyArn: in.SchedulingPolicyArn, Status: statusValid, StatusReason: "record.JobQueue Healthy",
+			SchedulingPolicyArn: in.SchedulingPolicyArn, Status: statusValid, StatusReason: queueHealthy,
 			Priority: in.Priority, ComputeEnvironmentOrder: []json.RawMessage{},
 			ServiceEnvironmentOrder: []record.ServiceEnvironmentOrder{{Order: in.ServiceEnvironmentOrder[0].Order, ServiceEnvironment: se.ServiceEnvironmentArn}},
 			JobQueueType:            in.Type, Tags: nonNilTags(in.Tags),

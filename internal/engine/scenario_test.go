@@ -237,11 +237,20 @@ func (w *world) jobs() string {
 			b.WriteString(" executor=running")
 		}
 		if j.StatusReason != "" {
-			fmt.Fprintf(&b, " reason=%q", j.StatusReason)
+			fmt.Fprintf(&b, " reason=%q", w.named(j.StatusReason))
 		}
 		b.WriteByte('\n')
 	}
 	return b.String()
+}
+
+// named replaces the job IDs in a reason by the jobs' names, which do not
+// change from run to run.
+func (w *world) named(reason string) string {
+	for name, id := range w.ids {
+		reason = strings.ReplaceAll(reason, id, name)
+	}
+	return reason
 }
 
 // estimates estimates start times now and lists every RUNNABLE job's

@@ -67,10 +67,10 @@ func TestPreemptedAttemptKilledAfterGrace(t *testing.T) {
 	med := h.submit("med", "QS1", 2)
 	h.submit("high", "QS1", 3)
 	h.waitStatus(med, dispatched...)
-	h.submit("qs2", "QS2", 1)
+	qs2 := h.submit("qs2", "QS2", 1)
 	h.waitStatus(med, "RUNNABLE")
 
-	const want = "Preempted: cross-share preemption (capacity reclaimed by quota share QS2); killed with SIGKILL after 2s grace period"
+	want := "Preempted: cross-share preemption (capacity reclaimed by quota share QS2 for job " + qs2 + "); killed with SIGKILL after 2s grace period"
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		j, err := e.DescribeServiceJob(context.Background(), med)

@@ -13,6 +13,7 @@
 //	GET  /sharq/v1/jobs/{job}/logs        raw log bytes (see the Header* constants)
 //	GET  /sharq/v1/events                 JSON lines of batchapi.Event
 //	POST /sharq/v1/dryrun                 SubmitRequest -> engine.DryRun (errors in AWS's shape)
+//	GET  /sharq/v1/whoami                 Caller: the principal the caller's jobs record as owner
 //	GET  /sharq/v1/access/policies        []AccessPolicy
 //	PUT  /sharq/v1/access/policies/{name} access.PolicyDocument -> AccessPolicy
 //	GET  /sharq/v1/audit                  JSON lines of access.AuditEntry
@@ -132,6 +133,7 @@ func (h *Handler) Mount(mux Mux) {
 	mux.HandleFunc("GET /sharq/v1/jobs/{job}/logs", h.logs)
 	mux.HandleFunc("GET /sharq/v1/events", h.events)
 	mux.HandleFunc("POST "+DryRunPath, h.dryRun)
+	mux.HandleFunc("GET "+WhoAmIPath, h.whoami)
 	if h.opts.Keyring != nil {
 		h.mountKeys(mux)
 	}

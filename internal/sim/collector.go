@@ -21,9 +21,18 @@ type jobStat struct {
 	dispatched bool // at least once
 	pool       *pool
 	share      *poolShare
+	// more are the pools of a job's instance groups after its first.
+	more []groupStat
 	// waitFrom is when the job's current wait began: its submission or
 	// its last requeue; waited sums its waits that a dispatch ended.
 	waitFrom, waited time.Duration
+}
+
+// groupStat is where one more instance group's capacity counts.
+type groupStat struct {
+	pool  *pool
+	share *poolShare
+	count int
 }
 
 // collector hears every committed cycle of the engine and keeps the
@@ -52,16 +61,21 @@ func newCollector(s *Sim) *collector {
 	c.ts = newTimeSeries(horizon, s.opts.Buckets)
 	c.firstWaits = make([]float64, 0, len(s.w.Jobs))
 	for i := range s.w.Jobs {
-		c.jobs[i].pool, c.jobs[i].share = c.find(&s.w.Jobs[i])
+		j := &s.w.Jobs[i]
+		c.jobs[i].pool, c.jobs[i].share = c.find(j.Queue, j.Share, j.InstanceType)
+		for _, g := range j.Groups[min(1, len(j.Groups)):] {
+			p, sh := c.find(j.Queue, j.Share, g.Type)
+			c.jobs[i].more = append(c.jobs[i].more, groupStat{p, sh, g.Count})
+		}
 	}
 	return c
 }
 
-// find returns the pool and share a job's capacity counts against.
-func (c *collector) find(j *Job) (*pool, *poolShare) {
+// find returns the pool and share capacity of unit counts against.
+func (c *collector) find(queue, share, unit string) (*pool, *poolShare) {
 	for _, p := range c.pools {
-		if p.queue == j.Queue && p.unit == j.InstanceType {
-			return p, p.share(j.Share)
+		if p.queue == queue && p.unit == unit {
+			return p, p.share(share)
 		}
 	}
 	return nil, nil
@@ -114,32 +128,42 @@ func (c *collector) transition(i int32, t *engine.Transition, di *engine.Dispatc
 	case engine.StatusScheduled:
 		st.phase = phaseDispatched
 		if was != phaseDispatched {
-			c.use(st, int(c.s.w.Jobs[i].Count))
+			c.useJob(i, 1)
 			c.dispatched(i, di)
 		}
 	case engine.StatusRunnable:
 		st.phase = phaseWaiting
 		if was == phaseDispatched {
 			st.waitFrom = c.s.now
-			c.use(st, -int(c.s.w.Jobs[i].Count))
+			c.useJob(i, -1)
 			c.preempted(i, t.Reason)
 		}
 	case engine.StatusSucceeded, engine.StatusFailed:
 		st.phase = phaseEnded
 		if was == phaseDispatched {
-			c.use(st, -int(c.s.w.Jobs[i].Count))
+			c.useJob(i, -1)
 		}
 		c.ended(i, t)
 	}
 }
 
 // use changes a share's instances in use, integrating what went before.
-func (c *collector) use(st *jobStat, delta int) {
-	if st.pool == nil || st.share == nil {
+// useJob counts job i's instances in (sign 1) or out (-1), each group's
+// in its own pool.
+func (c *collector) useJob(i int32, sign int) {
+	st := &c.jobs[i]
+	c.use(st.pool, st.share, sign*c.s.w.Jobs[i].Count)
+	for _, g := range st.more {
+		c.use(g.pool, g.share, sign*g.count)
+	}
+}
+
+func (c *collector) use(p *pool, sh *poolShare, delta int) {
+	if p == nil || sh == nil {
 		return
 	}
-	st.pool.flush(c.s.now, c.ts)
-	st.share.use += delta
+	p.flush(c.s.now, c.ts)
+	sh.use += delta
 }
 
 func (c *collector) dispatched(i int32, di *engine.DispatchInfo) {
@@ -198,6 +222,11 @@ func (c *collector) lose(i int32, reason string) {
 		return // stopped for another cause (cancelled): not a preemption's loss
 	}
 	ps.lost += work.Seconds() * float64(c.s.w.Jobs[i].Count)
+	for _, g := range c.jobs[i].more {
+		if g.share != nil {
+			g.share.lost += work.Seconds() * float64(g.count)
+		}
+	}
 }
 
 func (c *collector) ended(i int32, t *engine.Transition) {

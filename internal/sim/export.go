@@ -25,9 +25,10 @@ const DefaultRuntime = time.Hour
 // FromJobs turns a server's job records into a workload: each job is
 // submitted at its createdAt (relative to the first), with its share,
 // priority and capacity; it runs as long as its last attempt ran when it
-// succeeded, else for the payload's MaxRuntimeInSeconds, else for
-// DefaultRuntime; a terminated job is cancelled when it stopped. guessed
-// counts the jobs whose runtime is DefaultRuntime.
+// ended (succeeded or failed), else for the payload's MaxRuntimeInSeconds,
+// else for DefaultRuntime; a terminated job, and a failed one that never
+// ran, is cancelled when it stopped. guessed counts the jobs not ended
+// whose runtime is DefaultRuntime.
 func FromJobs(jobs []batchapi.ServiceJob) (w *Workload, guessed int) {
 	w = &Workload{Name: "exported"}
 	if len(jobs) == 0 {
@@ -43,14 +44,26 @@ func FromJobs(jobs []batchapi.ServiceJob) (w *Workload, guessed int) {
 			Share: sj.QuotaShareName, Priority: sj.SchedulingPriority,
 			InstanceType: sj.CapacityUsage[0].CapacityUnit, Count: int(sj.CapacityUsage[0].Quantity),
 		}
-		var ok bool
-		if j.Runtime, ok = runtimeOf(sj); !ok {
-			guessed++
+		if len(sj.CapacityUsage) > 1 { // instance groups of several types
+			for _, u := range sj.CapacityUsage {
+				j.Groups = append(j.Groups, InstanceGroup{Type: u.CapacityUnit, Count: int(u.Quantity)})
+			}
+		}
+		ended := sj.Status == record.StatusSucceeded || sj.Status == record.StatusFailed
+		ran, measured := ranFor(sj)
+		switch {
+		case ended && measured:
+			j.Runtime = ran
+		default:
+			var ok bool
+			if j.Runtime, ok = declaredRuntime(sj); !ok && !ended {
+				guessed++
+			}
 		}
 		if pc := sj.PreemptionConfiguration; pc != nil {
 			j.PreemptionRetries = pc.PreemptionRetriesBeforeTermination
 		}
-		if sj.IsTerminated && sj.StoppedAt > 0 {
+		if (sj.IsTerminated || (ended && !measured && sj.Status == record.StatusFailed)) && sj.StoppedAt > 0 {
 			j.Changes = append(j.Changes, Change{At: ms(max(sj.StoppedAt, sj.CreatedAt) - first), Cancel: true})
 		}
 		w.Jobs = append(w.Jobs, j)
@@ -68,14 +81,22 @@ func lastPart(arn, sep string) string {
 	return arn
 }
 
-// runtimeOf tells how long a job runs; ok is false when it is a guess.
-func runtimeOf(sj batchapi.ServiceJob) (time.Duration, bool) {
-	if sj.Status == record.StatusSucceeded && len(sj.Attempts) > 0 {
-		a := sj.Attempts[len(sj.Attempts)-1]
-		if a.StartedAt > 0 && a.StoppedAt >= a.StartedAt {
-			return ms(a.StoppedAt - a.StartedAt), true
-		}
+// ranFor is how long the job's last attempt ran; ok is false when it did
+// not start or has not stopped.
+func ranFor(sj batchapi.ServiceJob) (time.Duration, bool) {
+	if len(sj.Attempts) == 0 {
+		return 0, false
 	}
+	a := sj.Attempts[len(sj.Attempts)-1]
+	if a.StartedAt > 0 && a.StoppedAt >= a.StartedAt {
+		return ms(a.StoppedAt - a.StartedAt), true
+	}
+	return 0, false
+}
+
+// declaredRuntime is the payload's MaxRuntimeInSeconds; ok is false when
+// it sets none, and the runtime is DefaultRuntime.
+func declaredRuntime(sj batchapi.ServiceJob) (time.Duration, bool) {
 	// A runtime too long for a time.Duration would wrap around.
 	if p, err := trainingjob.Parse([]byte(sj.ServiceRequestPayload)); err == nil {
 		if n := p.StoppingCondition.MaxRuntimeInSeconds; n > 0 && n <= math.MaxInt64/int64(time.Second) {

@@ -34,11 +34,12 @@ func (c *fixedClock) Now() time.Time { return c.t }
 
 // Ensure a server's history exports as the trace that would replay it,
 // through the API and from the store alike: one job that ran 90 s, one
-// still running (its runtime a guess), one cancelled while it waited.
+// still running (its runtime a guess), one cancelled while it waited, one
+// that failed after 6 s (ended: its runtime is no guess).
 func TestExport(t *testing.T) {
 	ctx := context.Background()
 	clk := &fixedClock{t: sim.Epoch}
-	ids := []string{"done", "running", "cancelled"}
+	ids := []string{"done", "running", "cancelled", "failed"}
 	n := 0
 	rec := &recorder{started: map[string]string{}}
 	st := memstore.New()
@@ -72,7 +73,11 @@ func TestExport(t *testing.T) {
 	deliver("running", executor.Running)
 	clk.t = clk.t.Add(20 * time.Second)
 	submit("QS3", 2, 2) // more than QS3's limit: waits
-	clk.t = clk.t.Add(70 * time.Second)
+	submit("QS3", 0, 1)
+	deliver("failed", executor.Running)
+	clk.t = clk.t.Add(6 * time.Second)
+	deliver("failed", executor.Failed)
+	clk.t = clk.t.Add(64 * time.Second)
 	deliver("done", executor.Succeeded)
 	if err := eng.TerminateServiceJob(ctx, "cancelled", "no longer needed"); err != nil {
 		t.Fatal(err)
@@ -82,6 +87,7 @@ func TestExport(t *testing.T) {
 		{ID: "running", Name: "n", At: 10 * time.Second, Queue: "my-sm-training-qm-jq", Share: "QS2", Priority: 1, InstanceType: "ml.g5.xlarge", Count: 1, Runtime: sim.DefaultRuntime},
 		{ID: "cancelled", Name: "n", At: 30 * time.Second, Queue: "my-sm-training-qm-jq", Share: "QS3", Priority: 2, InstanceType: "ml.g5.xlarge", Count: 2,
 			Runtime: sim.DefaultRuntime, Changes: []sim.Change{{At: 100 * time.Second, Cancel: true}}},
+		{ID: "failed", Name: "n", At: 30 * time.Second, Queue: "my-sm-training-qm-jq", Share: "QS3", Priority: 0, InstanceType: "ml.g5.xlarge", Count: 1, Runtime: 6 * time.Second},
 	}
 	srv := httptest.NewServer(batchapi.New(eng, batchapi.Options{}))
 	defer srv.Close()
@@ -95,8 +101,8 @@ func TestExport(t *testing.T) {
 	}
 	for name, jobs := range map[string][]batchapi.ServiceJob{"api": fromAPI, "store": fromStore} {
 		w, guessed := sim.FromJobs(jobs)
-		if diff := cmp.Diff(want, w.Jobs); diff != "" || guessed != 2 {
-			t.Errorf("%s: %d guessed runtimes, want 2; jobs (-want +got):\n%s", name, guessed, diff)
+		if diff := cmp.Diff(want, w.Jobs); diff != "" || guessed != 1 {
+			t.Errorf("%s: %d guessed runtimes, want 1 (the running job's); jobs (-want +got):\n%s", name, guessed, diff)
 		}
 	}
 }

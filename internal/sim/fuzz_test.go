@@ -12,7 +12,7 @@ import (
 )
 
 // FuzzRuntimeOf feeds arbitrary payloads of a job that has not succeeded
-// to runtimeOf: its runtime is exactly the payload's MaxRuntimeInSeconds
+// to declaredRuntime: its runtime is exactly the payload's MaxRuntimeInSeconds
 // when that is positive and fits a time.Duration, else DefaultRuntime as a
 // guess.
 func FuzzRuntimeOf(f *testing.F) {
@@ -29,7 +29,7 @@ func FuzzRuntimeOf(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, payload string) {
-		d, ok := runtimeOf(batchapi.ServiceJob{Status: record.StatusRunning, ServiceRequestPayload: payload})
+		d, ok := declaredRuntime(batchapi.ServiceJob{Status: record.StatusRunning, ServiceRequestPayload: payload})
 		if !ok {
 			if d != DefaultRuntime {
 				t.Fatalf("a guess of %s, not DefaultRuntime", d)

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strconv"
 	"time"
+
+	"github.com/sharq-dev/sharq/internal/core"
 )
 
 // Report is what a simulation found. Times are in seconds; capacity in
@@ -16,6 +18,9 @@ type Report struct {
 	Workload           string  `json:"workload"`
 	CheckpointInterval float64 `json:"checkpointIntervalSeconds"`
 	Jobs               Counts  `json:"jobs"`
+	// NeverRanJobs are the first of the jobs that never ran, in workload
+	// order (at most MaxNeverRanShown), with why they wait.
+	NeverRanJobs []WaitingJob `json:"neverRanJobs,omitempty"`
 	// Makespan runs from the first submission to the last job's end.
 	Makespan float64 `json:"makespanSeconds"`
 	// Utilisation is the capacity in use over the makespan, all pools
@@ -43,6 +48,15 @@ type Counts struct {
 	// NeverRan are jobs still RUNNABLE at the end: they could never be
 	// placed with this configuration.
 	NeverRan int `json:"neverRan"`
+}
+
+// MaxNeverRanShown is how many of the jobs that never ran a report names.
+const MaxNeverRanShown = 10
+
+// WaitingJob is a job still RUNNABLE at the end and why it waits.
+type WaitingJob struct {
+	Job    string `json:"job"`
+	Reason string `json:"reason"`
 }
 
 // PoolReport is one capacity unit of one queue's service environment.
@@ -254,9 +268,18 @@ func (c *collector) report() *Report {
 	span := (end - c.first).Seconds()
 	r := &Report{Workload: c.s.w.Name, CheckpointInterval: c.s.opts.CheckpointInterval.Seconds(), Makespan: round(span), Timeline: c.line}
 	r.Jobs = Counts{Total: len(c.jobs), Succeeded: c.counts["succeeded"], Failed: c.counts["failed"], Cancelled: c.counts["cancelled"], Rejected: c.counts["rejected"]}
-	for _, st := range c.jobs {
-		if st.phase == phaseWaiting {
-			r.Jobs.NeverRan++
+	for i, st := range c.jobs {
+		if st.phase != phaseWaiting {
+			continue
+		}
+		r.Jobs.NeverRan++
+		if len(r.NeverRanJobs) < MaxNeverRanShown {
+			id := c.s.w.Jobs[i].ID
+			why := "waiting"
+			if p, ok := c.s.eng.JobPosition(id); ok && p.Reason.Code != core.ReasonNone {
+				why = p.Reason.String()
+			}
+			r.NeverRanJobs = append(r.NeverRanJobs, WaitingJob{Job: id, Reason: why})
 		}
 	}
 	c.poolReports(r, span)

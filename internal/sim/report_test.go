@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -87,7 +88,7 @@ func TestWaitAfterPreemption(t *testing.T) {
 	}
 	wantLine := []string{
 		"0s dispatched big QS1: borrowed",
-		"1.0m preempted big QS1: Preempted: cross-share preemption (capacity reclaimed by quota share QS2)",
+		"1.0m preempted big QS1: Preempted: cross-share preemption (capacity reclaimed by quota share QS2 for job reclaim)",
 		"1.0m dispatched reclaim QS2: own, reclaim",
 		"11.0m succeeded reclaim QS2: Training job completed",
 		"11.0m dispatched big QS1: borrowed",
@@ -147,5 +148,37 @@ func TestHoursByInstanceType(t *testing.T) {
 	}
 	if text := b.String(); strings.Contains(text, "GPU") || !strings.Contains(text, "instance-hours") {
 		t.Errorf("a report of ml.m5.large only speaks of GPUs, or not of instance-hours:\n%s", text)
+	}
+}
+
+// TestNeverRanNamed: the report names the jobs that never ran, up to ten,
+// with why they wait, and counts the rest.
+func TestNeverRanNamed(t *testing.T) {
+	trace := "at,event,job,share,priority,instance_type,instance_count,runtime\n0,submit,ok,QS1,1,ml.g5.xlarge,1,60\n"
+	for i := range 12 {
+		trace += fmt.Sprintf("0,submit,huge%02d,QS2,1,ml.g5.xlarge,9,60\n", i)
+	}
+	w, err := sim.ReadTrace(bufio.NewReader(strings.NewReader(trace)), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := mustRun(t, w, mustConfig(t, "../../examples/announcement.yaml"), sim.Options{})
+	var b bytes.Buffer
+	if err := r.WriteText(&b); err != nil {
+		t.Fatal(err)
+	}
+	text := b.String()
+	for _, want := range []string{
+		"12 never ran\n",
+		"  never ran: huge00: MISCONFIGURATION:SERVICE_ENVIRONMENT_MAX_RESOURCE - the job needs 9 ml.g5.xlarge; service environment my-sm-training-qm-se has at most 3\n",
+		"  never ran: huge09: ",
+		"  and 2 more that never ran\n",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the report lacks %q:\n%s", want, text)
+		}
+	}
+	if strings.Contains(text, "huge10") || len(r.NeverRanJobs) != sim.MaxNeverRanShown {
+		t.Errorf("the report names %d jobs that never ran, want %d:\n%s", len(r.NeverRanJobs), sim.MaxNeverRanShown, text)
 	}
 }

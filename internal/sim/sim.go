@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/sharq-dev/sharq/internal/clusterconfig"
@@ -298,7 +299,7 @@ func (s *Sim) apply(ctx context.Context, in engine.Instant, first int) error {
 func (s *Sim) submitInput(j *Job) engine.SubmitServiceJobInput {
 	in := engine.SubmitServiceJobInput{
 		JobName: j.Name, JobQueue: j.Queue, ServiceJobType: "SAGEMAKER_TRAINING", QuotaShareName: j.Share,
-		ServiceRequestPayload: s.payload(j.InstanceType, j.Count), SchedulingPriority: &j.Priority,
+		ServiceRequestPayload: s.payload(j), SchedulingPriority: &j.Priority,
 	}
 	if in.JobName == "" {
 		in.JobName = j.ID
@@ -311,12 +312,23 @@ func (s *Sim) submitInput(j *Job) engine.SubmitServiceJobInput {
 
 // payload is the smallest CreateTrainingJob request that says what the job
 // needs; jobs that need the same share one string.
-func (s *Sim) payload(unit string, count int) string {
-	k := payloadKey{unit, count}
+func (s *Sim) payload(j *Job) string {
+	k := payloadKey{j.InstanceType, j.Count, ""}
+	if len(j.Groups) > 0 {
+		k.groups = formatGroups(j.Groups)
+	}
 	if p, ok := s.payloads[k]; ok {
 		return p
 	}
-	b, err := trainingjob.New(unit, count).Marshal()
+	r := trainingjob.New(j.InstanceType, j.Count)
+	if len(j.Groups) > 0 {
+		r.ResourceConfig = &trainingjob.ResourceConfig{}
+		for i, g := range j.Groups {
+			r.ResourceConfig.InstanceGroups = append(r.ResourceConfig.InstanceGroups,
+				trainingjob.InstanceGroup{InstanceType: g.Type, InstanceCount: g.Count, InstanceGroupName: "group-" + strconv.Itoa(i+1)})
+		}
+	}
+	b, err := r.Marshal()
 	if err != nil {
 		panic(err) // only hyperparameters that are not JSON fail to marshal
 	}
@@ -328,8 +340,9 @@ func (s *Sim) payload(unit string, count int) string {
 }
 
 type payloadKey struct {
-	unit  string
-	count int
+	unit   string
+	count  int
+	groups string // formatGroups of a job of several groups
 }
 
 // more tells whether anything is still to come: an event, a submission or

@@ -20,6 +20,12 @@ func (r *Report) WriteText(w io.Writer) error {
 	b := &strings.Builder{}
 	fmt.Fprintf(b, "workload %s: %d jobs, %d succeeded, %d failed, %d cancelled, %d rejected, %d never ran\n",
 		r.Workload, r.Jobs.Total, r.Jobs.Succeeded, r.Jobs.Failed, r.Jobs.Cancelled, r.Jobs.Rejected, r.Jobs.NeverRan)
+	for _, j := range r.NeverRanJobs {
+		fmt.Fprintf(b, "  never ran: %s: %s\n", j.Job, j.Reason)
+	}
+	if more := r.Jobs.NeverRan - len(r.NeverRanJobs); more > 0 {
+		fmt.Fprintf(b, "  and %d more that never ran\n", more)
+	}
 	fmt.Fprintf(b, "makespan %s, utilisation %s, average share usage %s\n\n", secs(r.Makespan), pct(r.Utilisation), pct(r.AverageShareUsage))
 	r.writePools(b)
 	r.writeWaits(b)

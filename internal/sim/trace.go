@@ -33,11 +33,15 @@ import (
 //	class            a label to group wait times by (submit; optional)
 //	name             jobName (submit; default the ID)
 //	preemption_retries  preemptionRetriesBeforeTermination (submit; optional)
+//	instance_groups  the instance groups of a job of several, instead of
+//	                 instance_type and instance_count: TYPE:COUNT joined by
+//	                 '+' (ml.g5.xlarge:2+ml.p4d.24xlarge:1) (submit; optional)
 //
 // A priority or cancel event refers to a job submitted earlier in time.
 
 // traceColumns are the fields, in the order WriteCSV writes them.
-var traceColumns = [numColumns]string{"at", "event", "job", "share", "priority", "instance_type", "instance_count", "runtime", "queue", "class", "name", "preemption_retries"}
+// WriteCSV writes instance_groups only when a job has several.
+var traceColumns = [numColumns]string{"at", "event", "job", "share", "priority", "instance_type", "instance_count", "runtime", "queue", "class", "name", "preemption_retries", "instance_groups"}
 
 // The columns' indexes in traceColumns, in its order.
 const (
@@ -53,6 +57,7 @@ const (
 	colClass
 	colName
 	colPreemptionRetries
+	colInstanceGroups
 	numColumns
 )
 
@@ -299,6 +304,19 @@ func (b *traceBuilder) submit(id string, at time.Duration, row *fields) error {
 		}
 		j.PreemptionRetries = &n
 	}
+	if v := row.v[colInstanceGroups]; v != "" {
+		if j.InstanceType != "" || row.v[colInstanceCount] != "" {
+			return errors.New("give instance_groups or instance_type and instance_count, not both")
+		}
+		gs, err := parseGroups(v, b.intern)
+		if err != nil {
+			return err
+		}
+		j.InstanceType, j.Count = gs[0].Type, gs[0].Count
+		if len(gs) > 1 {
+			j.Groups = gs
+		}
+	}
 	if b.n%chunkSize == 0 {
 		b.chunks = append(b.chunks, make([]Job, 0, chunkSize))
 	}
@@ -354,6 +372,29 @@ func (b *traceBuilder) finish() (*Workload, error) {
 	return b.w, nil
 }
 
+// parseGroups reads instance_groups: TYPE:COUNT joined by '+'.
+func parseGroups(s string, intern func(string) string) ([]InstanceGroup, error) {
+	var out []InstanceGroup
+	for _, part := range strings.Split(s, "+") {
+		typ, count, ok := strings.Cut(strings.TrimSpace(part), ":")
+		n, err := strconv.Atoi(count)
+		if !ok || typ == "" || err != nil || n < 1 {
+			return nil, fmt.Errorf("instance_groups %q: want TYPE:COUNT joined by '+', e.g. ml.g5.xlarge:2+ml.p4d.24xlarge:1", s)
+		}
+		out = append(out, InstanceGroup{Type: intern(typ), Count: n})
+	}
+	return out, nil
+}
+
+// formatGroups writes instance_groups.
+func formatGroups(gs []InstanceGroup) string {
+	parts := make([]string, len(gs))
+	for i, g := range gs {
+		parts[i] = g.Type + ":" + strconv.Itoa(g.Count)
+	}
+	return strings.Join(parts, "+")
+}
+
 func parseInt(s, field string, def int) (int, error) {
 	if s == "" {
 		return def, nil
@@ -390,12 +431,16 @@ func formatSeconds(d time.Duration) string {
 // WriteCSV writes a workload as a CSV trace that ReadTrace reads back.
 func WriteCSV(out io.Writer, w *Workload) error {
 	cw := csv.NewWriter(out)
-	if err := cw.Write(traceColumns[:]); err != nil {
+	cols := traceColumns[:colInstanceGroups]
+	if slices.ContainsFunc(w.Jobs, func(j Job) bool { return len(j.Groups) > 0 }) {
+		cols = traceColumns[:] // readers of traces without groups need not know the column
+	}
+	if err := cw.Write(cols); err != nil {
 		return err
 	}
 	for _, row := range traceRows(w) {
-		rec := make([]string, len(traceColumns))
-		for i, c := range traceColumns {
+		rec := make([]string, len(cols))
+		for i, c := range cols {
 			rec[i] = row[c]
 		}
 		if err := cw.Write(rec); err != nil {
@@ -466,6 +511,11 @@ func submitRow(j Job) traceRow {
 	}
 	if j.PreemptionRetries != nil {
 		row["preemption_retries"] = strconv.Itoa(*j.PreemptionRetries)
+	}
+	if len(j.Groups) > 0 {
+		delete(row, "instance_type")
+		delete(row, "instance_count")
+		row["instance_groups"] = formatGroups(j.Groups)
 	}
 	return row
 }

@@ -50,7 +50,7 @@ func TestWalkthrough(t *testing.T) {
 	want := []string{
 		"        0s  dispatched qs1_job_high QS1: own",
 		"        1s  dispatched qs1_job_med QS1: borrowed",
-		"       10s  preempted  qs1_job_med QS1: Preempted: cross-share preemption (capacity reclaimed by quota share QS2)",
+		"       10s  preempted  qs1_job_med QS1: Preempted: cross-share preemption (capacity reclaimed by quota share QS2 for job qs2_job_1)",
 		"       10s  dispatched qs2_job_1 QS2: own, reclaim",
 		"       20s  preempted  qs1_job_high QS1: Preempted: in-share preemption (higher priority job qs1_job_low)",
 		"       20s  dispatched qs1_job_low QS1: own, in-share",

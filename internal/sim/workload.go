@@ -31,12 +31,22 @@ type Job struct {
 	Priority     int
 	InstanceType string
 	Count        int
+	// Groups are the instance groups of a job of several
+	// (ResourceConfig.InstanceGroups), the first of them InstanceType ×
+	// Count; nil for a job of one InstanceType.
+	Groups []InstanceGroup
 	// Runtime is how long the job runs once RUNNING, without preemption.
 	Runtime time.Duration
 	// PreemptionRetries is preemptionRetriesBeforeTermination; nil: unset.
 	PreemptionRetries *int
 	// Changes are later priority changes and a cancellation, by time.
 	Changes []Change
+}
+
+// InstanceGroup is Count instances of Type, one group of a job's.
+type InstanceGroup struct {
+	Type  string
+	Count int
 }
 
 // Change is a later action on a job: a new priority or a cancellation.
@@ -74,6 +84,13 @@ func (w *Workload) check(seen map[string]bool) error {
 			return fmt.Errorf("job %s: instance count %d is below 1", j.ID, j.Count)
 		case j.Runtime < 0 || j.At < 0:
 			return fmt.Errorf("job %s: negative time", j.ID)
+		case len(j.Groups) > 0 && (j.Groups[0].Type != j.InstanceType || j.Groups[0].Count != j.Count):
+			return fmt.Errorf("job %s: its instance type and count are not its first instance group's", j.ID)
+		}
+		for _, g := range j.Groups {
+			if g.Type == "" || g.Count < 1 {
+				return fmt.Errorf("job %s: instance group %s:%d needs a type and a count of 1 or more", j.ID, g.Type, g.Count)
+			}
 		}
 		if seen != nil {
 			seen[j.ID] = true

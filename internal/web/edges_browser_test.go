@@ -1,10 +1,20 @@
 package web_test
 
 import (
+	"context"
+	"net/http"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/sharq-dev/sharq/internal/access"
+	"github.com/sharq-dev/sharq/internal/engine"
+	"github.com/sharq-dev/sharq/internal/executor"
+	"github.com/sharq-dev/sharq/internal/record"
+	"github.com/sharq-dev/sharq/internal/web"
 )
 
 // longName is a job name of AWS's maximum length with no break in it.
@@ -71,4 +81,85 @@ func TestConsoleEdges(t *testing.T) {
 	if text := eval[string](t, ctx, `document.querySelector('#job-head').textContent`); !strings.Contains(text, "does not exist") {
 		t.Errorf("the page says %q", text)
 	}
+}
+
+// TestConsoleOversizedLimit: a share whose limit is above its environment's
+// capacity carries a warning badge that says so, within its card; the
+// others carry none.
+func TestConsoleOversizedLimit(t *testing.T) {
+	s := start(t)
+	s.setupWalkthrough()
+	if _, err := s.eng.UpdateQuotaShare(t.Context(), engine.UpdateQuotaShareInput{QuotaShareArn: "arn:aws:batch:us-east-1:000000000000:job-queue/" + queue + "/quota-share/QS1",
+		CapacityLimits: []record.CapacityLimit{{CapacityUnit: "ml.g5.xlarge", MaxCapacity: 5}}}); err != nil {
+		t.Fatal(err)
+	}
+	ctx := browser(t)
+	do(t, ctx, "load the console", chromedp.Navigate(s.url+"/"))
+	waitFor(t, ctx, "the shares", `document.querySelector('tr[data-share-row="QS3"]') !== null`)
+	screenshot(t, ctx, "console-oversized-limit")
+	want := "limit of 5 ml.g5.xlarge above the 3 of service environment my-sm-training-qm-se: it can never hold more than 3"
+	if got := eval[string](t, ctx, `(() => { const b = document.querySelector('tr[data-share-row="QS1"] .badge.warn'); return b ? b.title : ''; })()`); got != want {
+		t.Errorf("QS1's warning %q, want %q", got, want)
+	}
+	if n := eval[int](t, ctx, `document.querySelectorAll('tr[data-share-row="QS2"] .badge.warn, tr[data-share-row="QS3"] .badge.warn').length`); n != 0 {
+		t.Errorf("%d warnings on QS2 and QS3", n)
+	}
+	if !eval[bool](t, ctx, `(() => { const b = document.querySelector('tr[data-share-row="QS1"] .badge.warn').getBoundingClientRect(),
+		c = document.querySelector('tr[data-share-row="QS1"]').closest('section').getBoundingClientRect();
+		return b.left >= c.left && b.right <= c.right; })()`) {
+		t.Error("QS1's warning sticks out of its card")
+	}
+}
+
+// heldStops is an executor whose stops take effect only when released: a
+// victim's processes that take their grace period.
+type heldStops struct {
+	executor.Executor
+	mu   sync.Mutex
+	held []string
+}
+
+func (h *heldStops) Stop(_ context.Context, id string, _ time.Duration) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.held = append(h.held, id)
+	return nil
+}
+
+func (h *heldStops) release(t *testing.T) {
+	h.mu.Lock()
+	ids := h.held
+	h.held = nil
+	h.mu.Unlock()
+	for _, id := range ids {
+		if err := h.Executor.Stop(context.Background(), id, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestConsoleWaitingForVictim: while a preempted job's processes stop,
+// the preemptor's row among the jobs holding capacity says what it waits
+// for; once it runs, it says nothing.
+func TestConsoleWaitingForVictim(t *testing.T) {
+	var held *heldStops
+	s := startExecutor(t, web.Options{}, access.AuthenticatorFunc(func(*http.Request) (access.Identity, error) { return tester, nil }),
+		func(ex executor.Executor) executor.Executor { held = &heldStops{Executor: ex}; return held })
+	s.setupWalkthrough()
+	s.wait(s.submit("a1", "QS1", 1), "RUNNING")
+	a2 := s.submit("a2", "QS1", 1) // borrows QS2's idle instance
+	s.wait(a2, "RUNNING")
+	d1 := s.submit("d1", "QS2", 1) // takes it back
+	s.wait(d1, "SCHEDULED")
+	ctx := browser(t)
+
+	do(t, ctx, "load the console", chromedp.Navigate(s.url+"/"))
+	want := "waiting for the preempted job a2 (" + a2[len(a2)-8:] + ") in share QS1 to stop: up to 120s"
+	waitFor(t, ctx, "d1 waiting for a2", `(() => { const w = document.querySelector('tr[data-job="`+d1+`"] .waiting-for');
+		return w !== null && w.textContent === '`+want+`'; })()`)
+	screenshot(t, ctx, "console-waiting-for-victim")
+	held.release(t)
+	s.wait(d1, "RUNNING")
+	waitFor(t, ctx, "d1 running, waiting for nothing", `(() => { const r = document.querySelector('tr[data-job="`+d1+`"]');
+		return r !== null && r.textContent.includes('RUNNING') && r.querySelector('.waiting-for') === null; })()`)
 }

@@ -13,9 +13,11 @@ import (
 	"github.com/sharq-dev/sharq/internal/access"
 	"github.com/sharq-dev/sharq/internal/batchapi"
 	"github.com/sharq-dev/sharq/internal/engine"
+	"github.com/sharq-dev/sharq/internal/executor"
 	"github.com/sharq-dev/sharq/internal/executor/simulated"
 	"github.com/sharq-dev/sharq/internal/metrics"
 	"github.com/sharq-dev/sharq/internal/record"
+	"github.com/sharq-dev/sharq/internal/sharqapi"
 	"github.com/sharq-dev/sharq/internal/store/sqlite"
 	"github.com/sharq-dev/sharq/internal/web"
 )
@@ -54,14 +56,25 @@ func startWith(t *testing.T, opts web.Options) *server {
 // startAuth is startWith behind authn instead of the tester's.
 func startAuth(t *testing.T, opts web.Options, authn access.Authenticator) *server {
 	t.Helper()
+	return startExecutor(t, opts, authn, nil)
+}
+
+// startExecutor is startAuth with the simulated executor seen through wrap
+// when it is not nil.
+func startExecutor(t *testing.T, opts web.Options, authn access.Authenticator, wrap func(executor.Executor) executor.Executor) *server {
+	t.Helper()
 	st, err := sqlite.Open(filepath.Join(t.TempDir(), "sharq.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	ex := simulated.New()
+	var run executor.Executor = ex
+	if wrap != nil {
+		run = wrap(ex)
+	}
 	met := metrics.New()
 	console := web.New(opts)
-	eng, err := engine.New(context.Background(), engine.Options{Store: st, Executor: ex,
+	eng, err := engine.New(context.Background(), engine.Options{Store: st, Executor: run,
 		Observers: []engine.Observer{met, console}})
 	if err != nil {
 		t.Fatal(err)
@@ -75,6 +88,7 @@ func startAuth(t *testing.T, opts web.Options, authn access.Authenticator) *serv
 	mux.Handle("/v1/", met.API(api))
 	met.Watch(eng)
 	mux.Handle("GET /metrics", met.Handler())
+	sharqapi.New(eng, sharqapi.Options{Region: region, AccountID: acct, Authorizer: opts.Authorizer}).Mount(mux)
 	console.Mount(mux, eng, api)
 	srv := httptest.NewServer(access.Middleware(mux, authn, api.WriteError))
 	t.Cleanup(func() {

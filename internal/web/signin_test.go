@@ -11,6 +11,7 @@ import (
 	"github.com/sharq-dev/sharq/internal/access"
 	"github.com/sharq-dev/sharq/internal/access/accesstest"
 	"github.com/sharq-dev/sharq/internal/access/sigv4"
+	"github.com/sharq-dev/sharq/internal/engine"
 	"github.com/sharq-dev/sharq/internal/web"
 )
 
@@ -53,6 +54,14 @@ func TestConsoleSignIn(t *testing.T) {
 	do(t, ctx, "load the console", chromedp.Navigate(s.url+"/"))
 	waitFor(t, ctx, "the sign-in form", `document.querySelector('#login-id') !== null`)
 	screenshot(t, ctx, "console-sign-in")
+	// Every field lies within the form's card.
+	for _, id := range []string{"login-id", "login-secret", "login-region"} {
+		if !eval[bool](t, ctx, fmt.Sprintf(`(() => {
+			const f = document.querySelector('#%s').getBoundingClientRect(), c = document.querySelector('#login').getBoundingClientRect();
+			return f.left >= c.left && f.right <= c.right && f.top >= c.top && f.bottom <= c.bottom; })()`, id)) {
+			t.Errorf("#%s sticks out of the sign-in card", id)
+		}
+	}
 	eval[bool](t, ctx, fmt.Sprintf(`(() => { document.querySelector('#login-id').value = %q;
 		document.querySelector('#login-secret').value = %q; return true; })()`, k.ID, k.Secret))
 	do(t, ctx, "sign in", chromedp.Click(chromedp.CSS(`#login-submit`)))
@@ -83,4 +92,50 @@ func setPriority(t *testing.T, ctx context.Context, v string) {
 	eval[bool](t, ctx, `(() => { const i = document.querySelector('#priority-input'); i.value = '`+v+`';
 		i.dispatchEvent(new Event('input', {bubbles: true})); return true; })()`)
 	do(t, ctx, "set the priority", chromedp.Click(chromedp.CSS(`#priority-set`)))
+}
+
+// TestConsoleMyJobs: signed in, "my jobs" hides the waiting and running
+// jobs that another principal submitted.
+func TestConsoleMyJobs(t *testing.T) {
+	keys := &accesstest.Keys{}
+	ring, err := access.NewKeyring(keys, make([]byte, access.ServerKeySize), acct)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := ring.Create(t.Context(), "alice", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := startAuth(t, web.Options{Region: region, AccountID: acct}, sigv4.New(sigv4.Options{Credentials: ring, Region: region, AllowUnsigned: true}))
+	s.setupWalkthrough()
+	submit := func(name, share, owner string) string {
+		t.Helper()
+		prio := 0
+		j, err := s.eng.SubmitServiceJob(t.Context(), engine.SubmitServiceJobInput{JobName: name, JobQueue: queue, ServiceJobType: "SAGEMAKER_TRAINING",
+			ServiceRequestPayload: `{"ResourceConfig":{"InstanceType":"ml.g5.xlarge","InstanceCount":1}}`, QuotaShareName: share, SchedulingPriority: &prio, Owner: owner})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return j.JobID
+	}
+	mine := submit("mine", "QS3", "arn:aws:iam::"+acct+":user/alice")
+	theirs := submit("theirs", "QS2", "arn:aws:iam::"+acct+":user/bob")
+	s.wait(mine, "RUNNING")
+	s.wait(theirs, "RUNNING")
+	ctx := browser(t)
+
+	// The server lets anyone read; signing in is the reader's choice.
+	do(t, ctx, "load the console", chromedp.Navigate(s.url+"/"))
+	eval[bool](t, ctx, fmt.Sprintf(`(() => { sharqSigV4.signIn(%q, %q, %q); return true; })()`, k.ID, k.Secret, region))
+	do(t, ctx, "load it signed in", chromedp.Navigate(s.url+"/"))
+	waitFor(t, ctx, "the my-jobs switch", `document.querySelector('#my-jobs') !== null`)
+	visible := func(id string) string {
+		return `(() => { const r = document.querySelector('tr[data-job="` + id + `"]'); return r !== null && !r.hidden; })()`
+	}
+	waitFor(t, ctx, "both running jobs", visible(mine)+` && `+visible(theirs))
+	do(t, ctx, "tick my jobs", chromedp.Click(chromedp.CSS(`#my-jobs`)))
+	waitFor(t, ctx, "only mine", visible(mine)+` && !`+visible(theirs))
+	screenshot(t, ctx, "console-my-jobs")
+	do(t, ctx, "untick my jobs", chromedp.Click(chromedp.CSS(`#my-jobs`)))
+	waitFor(t, ctx, "both again", visible(mine)+` && `+visible(theirs))
 }

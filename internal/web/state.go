@@ -2,6 +2,7 @@ package web
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"sort"
 	"strings"
@@ -54,6 +55,9 @@ type Share struct {
 	// here, so Front holds only the head.
 	Front        []JobLine `json:"front"`
 	FrontPartial bool      `json:"frontPartial,omitempty"`
+	// Warnings say what is accepted but cannot be: a limit above the
+	// service environment's capacity.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // The capacity shapes are sharq's API's own (internal/sharqapi).
@@ -72,6 +76,9 @@ type JobLine struct {
 	Share    string `json:"share,omitempty"`
 	Status   string `json:"status"`
 	Priority int    `json:"priority"`
+	// Owner is the principal that submitted the job, when the server
+	// checks signatures.
+	Owner string `json:"owner,omitempty"`
 	// Holding is whose capacity a running job of a quota share holds.
 	Holding *Holding `json:"holding,omitempty"`
 	// Position is the 1-based place in the share's waiting order; 0 for a
@@ -139,9 +146,31 @@ func (c *Console) buildQueue(ctx context.Context, q record.JobQueue, shares []en
 		out.Quota = out.Quota || s.Share != ""
 		out.Shares = append(out.Shares, c.buildShare(ctx, q, s))
 	}
+	if len(out.Environments) > 0 {
+		warnOversized(out.Shares, out.Environments[0])
+	}
 	out.Dispatched = c.dispatched(ctx, q.JobQueueName)
 	c.addHoldings(out.Dispatched)
 	return out
+}
+
+// warnOversized warns of the shares whose limit of a unit is above the
+// environment's capacity: AWS accepts it, but the share can never hold
+// more than the environment has.
+func warnOversized(shares []Share, env Env) {
+	capacity := map[string]int{}
+	for _, u := range env.Units {
+		capacity[u.Unit] = u.Limit
+	}
+	for i := range shares {
+		sh := &shares[i]
+		for _, u := range sh.Units {
+			if c := capacity[u.Unit]; sh.Name != "" && u.Limit > c {
+				sh.Warnings = append(sh.Warnings, fmt.Sprintf("limit of %d %s above the %d of service environment %s: it can never hold more than %d",
+					u.Limit, u.Unit, c, env.Name, c))
+			}
+		}
+	}
 }
 
 func (c *Console) buildShare(ctx context.Context, q record.JobQueue, s engine.ShareState) Share {
@@ -212,7 +241,11 @@ func (c *Console) dispatched(ctx context.Context, queue string) []JobLine {
 	for _, status := range []string{engine.StatusRunning, engine.StatusStarting, engine.StatusScheduled} {
 		jobs, _ := c.list(ctx, engine.ListServiceJobsInput{JobQueue: queue, JobStatus: status}, 100)
 		for _, j := range jobs {
-			out = append(out, line(j))
+			l := line(j)
+			if j.Status == engine.StatusScheduled {
+				l.Reason = j.StatusReason // what its start waits for, if anything
+			}
+			out = append(out, l)
 		}
 	}
 	sort.SliceStable(out, func(i, k int) bool {
@@ -246,7 +279,7 @@ func (c *Console) list(ctx context.Context, in engine.ListServiceJobsInput, limi
 
 func line(j record.Job) JobLine {
 	l := JobLine{ID: j.JobID, Name: j.JobName, Share: j.QuotaShareName, Status: j.Status, Priority: j.SchedulingPriority,
-		CreatedAt: j.CreatedAt, StartedAt: j.StartedAt}
+		Owner: j.Owner, CreatedAt: j.CreatedAt, StartedAt: j.StartedAt}
 	if j.PreemptionSummary != nil {
 		l.Preemptions = j.PreemptionSummary.PreemptedAttemptCount
 	}

@@ -176,8 +176,18 @@
   function authControl() {
     const key = sharqSigV4.key();
     if (!key) return;
-    document.querySelector('header.top').append(el('span', { class: 'auth', id: 'auth' }, key.id + ' ',
+    const mine = el('input', { type: 'checkbox', id: 'my-jobs', onchange: () => { myJobsOnly = mine.checked; filterOwners(); } });
+    document.querySelector('header.top').append(el('span', { class: 'auth', id: 'auth' },
+      el('label', { title: 'show only the jobs submitted with this key' }, mine, ' my jobs'), ' ', key.id + ' ',
       el('button', { id: 'sign-out', text: 'sign out', onclick: () => { sharqSigV4.signOut(); location.reload(); } })));
+    // The principal the server records as the owner of this key's jobs.
+    api('GET', '/sharq/v1/whoami').then((who) => { me = (who && who.principal) || ''; filterOwners(); }).catch(() => {});
+  }
+
+  // "my jobs": the waiting and running jobs of others are hidden.
+  let me = '', myJobsOnly = false;
+  function filterOwners() {
+    for (const row of document.querySelectorAll('[data-owner]')) row.hidden = myJobsOnly && row.dataset.owner !== me;
   }
 
   // ---- start estimates: when a waiting job is expected to start, from the
@@ -324,6 +334,7 @@
     if (sh.strategy === 'LEND_AND_BORROW') out.push(el('span', { class: 'badge', text: 'borrow ' + (sh.borrowLimit < 0 ? 'unlimited' : sh.borrowLimit + '%') }));
     if (sh.inSharePreemption) out.push(el('span', { class: 'badge', text: 'in-share preemption' }));
     if (sh.state && sh.state !== 'ENABLED') out.push(el('span', { class: 'badge off', text: sh.state }));
+    for (const w of sh.warnings || []) out.push(el('span', { class: 'badge warn', title: w, text: '⚠ ' + w }));
     return out;
   }
 
@@ -359,7 +370,7 @@
   function front(q, sh) {
     const list = el('ol', {});
     for (const j of sh.front) {
-      list.append(el('li', { 'data-job': j.id },
+      list.append(el('li', { 'data-job': j.id, 'data-owner': j.owner || '' },
         el('span', { class: 'pos', text: '#' + j.position }),
         el('span', {}, jobLink(j.id, j.name)),
         el('span', { class: 'prio', text: 'priority ' + j.priority + (j.preemptions ? ' · preempted ' + j.preemptions + '×' : '') }),
@@ -377,8 +388,9 @@
     if (!q.dispatched.length) return el('p', { class: 'muted', text: 'No job holds capacity.' });
     return el('table', { class: 'holding' },
       el('thead', {}, el('tr', {}, ['job', 'share', 'status', 'capacity', 'priority', 'preempted', 'started'].map((h) => el('th', { text: h })))),
-      el('tbody', {}, q.dispatched.map((j) => el('tr', { 'data-job': j.id },
-        el('td', {}, jobLink(j.id, j.name)), el('td', { text: j.share || '' }), el('td', {}, statusBadge(j.status)),
+      el('tbody', {}, q.dispatched.map((j) => el('tr', { 'data-job': j.id, 'data-owner': j.owner || '' },
+        el('td', {}, jobLink(j.id, j.name)), el('td', { text: j.share || '' }),
+        el('td', {}, statusBadge(j.status), j.reason ? el('div', { class: 'muted waiting-for', text: reasonText(j.reason) }) : null),
         el('td', { class: 'holding-cell' }, holdingCell(j.holding)),
         el('td', { class: 'num', text: j.priority }), el('td', { class: 'num', text: j.preemptions || '' }),
         el('td', { class: 'muted', text: ago(j.startedAt) })))));
@@ -439,6 +451,7 @@
       setCounts(st.counts);
       queues.replaceChildren(...(st.queues.length ? st.queues.map(queuePanel)
         : [el('section', { class: 'panel' }, el('p', { class: 'muted', text: 'No job queues yet. Create them through the AWS Batch API.' }))]));
+      filterOwners();
       queues.dataset.version = String(++seen);
     }, (ev) => {
       // The server sends the latest events before the first state; only
