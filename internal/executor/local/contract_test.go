@@ -272,3 +272,25 @@ func TestContractChannelWritesStayPrivate(t *testing.T) {
 		}
 	}
 }
+
+// Ensure a job that uses the SageMaker contract sees its tree at /opt/ml,
+// and a bare command runs without a mount namespace, its tree at its own
+// path.
+func TestContractOrBareCommand(t *testing.T) {
+	h := newHarness(t, Options{})
+	if !h.e.mountNS {
+		t.Skip("mount namespaces cannot be made here (not root)")
+	}
+	contract := sh(`cat /opt/ml/input/config/hyperparameters.json`)
+	contract.HPs = map[string]any{"epochs": "3"}
+	h.start(attemptOf("contract", "j1", contract))
+	h.await("contract", executor.Succeeded)
+	if got := h.log("contract", "algo-1", "stdout"); got != `{"epochs":"3"}` {
+		t.Errorf("the contract job read %q", got)
+	}
+	h.start(attemptOf("bare", "j2", sh(`echo "$SM_MODEL_DIR"`)))
+	h.await("bare", executor.Succeeded)
+	if got, want := strings.TrimSpace(h.log("bare", "algo-1", "stdout")), filepath.Join(h.attemptDir("bare"), "hosts", "algo-1", "model"); got != want {
+		t.Errorf("the bare command's model directory is %q, want %q", got, want)
+	}
+}

@@ -13,8 +13,9 @@
 // processes, it runs AlgorithmSpecification.ContainerEntrypoint followed by
 // ContainerArguments in its own process group, with the server's
 // environment, the payload's Environment and the contract's variables; as
-// root, in a mount namespace of its own where its tree is at /opt/ml
-// (mountScript), else with its tree at its own path. In a container
+// root, and when the job uses the contract (usesContract), in a mount
+// namespace of its own where its tree is at /opt/ml (mountScript), else
+// with its tree at its own path. In a container
 // (Options.Runtime), the runtime's foreground `run` is the host's process,
 // with the tree, the local channels and the checkpoint directory bound in
 // and the hosts on a network of the attempt's own. The attempt succeeds

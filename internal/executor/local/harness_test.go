@@ -321,9 +321,10 @@ func attemptOf(id, jobID string, j job) executor.Attempt {
 	return executor.Attempt{ID: id, JobID: jobID, JobName: "name-" + jobID, Payload: j.payload()}
 }
 
-// treePath is where a host of an attempt sees rel of its /opt/ml tree.
+// treePath is where a host of an attempt sees rel of its /opt/ml tree: at
+// /opt/ml when it was started in a mount namespace.
 func (h *harness) treePath(attempt, host, rel string) string {
-	if h.e.mountNS {
+	if spec := readSpec(h.attemptDir(attempt)); spec != nil && len(spec.Hosts) > 0 && spec.Hosts[0].MountNS {
 		return "/opt/ml/" + rel
 	}
 	return filepath.Join(h.attemptDir(attempt), "hosts", host, rel)

@@ -170,10 +170,11 @@ func (e *Executor) prepare(a executor.Attempt, dir string) (*plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	p.linked = e.mountNS && overlayablePath(dir)
+	ns := e.mountNS && usesContract(j)
+	p.linked = ns && overlayablePath(dir)
 	for i := range hosts {
-		h, env := p.host(dir, i, base, job, e.mountNS)
-		if e.mountNS {
+		h, env := p.host(dir, i, base, job, ns)
+		if ns {
 			var overlays []overlay
 			for _, c := range p.stagedChannels() {
 				overlays = append(overlays, overlay{
@@ -190,6 +191,18 @@ func (e *Executor) prepare(a executor.Attempt, dir string) (*plan, error) {
 		p.env = append(p.env, env)
 	}
 	return p, nil
+}
+
+// usesContract tells whether a job run as processes looks for the
+// SageMaker contract at /opt/ml: it names a training image, input channels,
+// an output path, a checkpoint configuration or hyperparameters, as every
+// job the SageMaker SDK builds does. A bare command (sharq submit --
+// CMD) gets its tree at its own path, which the SM_* variables give, and
+// does not pay for a mount namespace: a few milliseconds of CPU at each
+// start, which bound how many short jobs a second a machine runs.
+func usesContract(j *trainingjob.Request) bool {
+	return j.AlgorithmSpecification.TrainingImage != "" || len(j.InputDataConfig) > 0 || j.OutputDataConfig != (trainingjob.OutputDataConfig{}) ||
+		j.CheckpointConfig != (trainingjob.CheckpointConfig{}) || len(j.HyperParameters) > 0
 }
 
 // stagedChannels are the channels whose objects are linked from the cache
