@@ -95,8 +95,11 @@ func (s *localServer) leftovers() map[int]string {
 	out := map[int]string{}
 	sups := supervisorsOf(s.dataDir)
 	for _, pid := range processesUnder(s.dataDir, s.cmd.Process.Pid) {
-		if !slices.Contains(sups, pid) {
-			out[pid] = cmdline(pid)
+		// A process whose command line reads empty is exiting (its memory
+		// is gone; it is not yet a zombie): the supervisor, as often as not,
+		// which supervisorsOf could no longer tell by its command line.
+		if args := cmdline(pid); !slices.Contains(sups, pid) && args != "" {
+			out[pid] = args
 		}
 	}
 	for _, pid := range marked(s.mark + "/") {

@@ -29,6 +29,14 @@ func (r *Runtime) RemoveNetwork(ctx context.Context, name string) error {
 	return err
 }
 
+// TermArgv is the command line that sends SIGTERM to the container's PID
+// 1 through the runtime. The run's own signal proxy is not to be relied
+// on: podman 4.3's dropped a SIGTERM now and then, with the container
+// already running.
+func (r *Runtime) TermArgv(name string) []string {
+	return r.argv("kill", "--signal", "TERM", name)
+}
+
 // Stop sends SIGTERM to the container's PID 1 and SIGKILL after grace
 // (rounded up to whole seconds, as the runtimes count it). A container that
 // is gone is stopped.

@@ -56,6 +56,10 @@ type hostSpec struct {
 	// MountNS forks the process in a mount namespace of its own, where
 	// Args (mountArgv's command line) binds Dir at /opt/ml.
 	MountNS bool `json:"mount_ns,omitempty"`
+	// Term, when set, is the command that delivers SIGTERM to the host in
+	// place of the signal to its process group: a container's, through
+	// its runtime.
+	Term []string `json:"term,omitempty"`
 }
 
 // dataSpec is what moves in and out of an attempt's trees.
@@ -276,6 +280,7 @@ func (e *Executor) prepareContainers(p *plan, a executor.Attempt, dir string, jo
 		// and the attempt's name, by which the supervisor knows what it
 		// started.
 		h.Env = append(slices.Clip(e.opts.Env), "TRAINING_JOB_NAME="+a.ID)
+		h.Term = p.rt.TermArgv(ctr.Name)
 		// What the runtime would refuse is refused now, before the image
 		// is pulled and the data staged.
 		if _, err := p.rt.RunArgv(ctr); err != nil {

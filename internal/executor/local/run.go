@@ -222,7 +222,13 @@ func (r *run) beginEnd(e *ending) {
 
 func (r *run) signalLive(sig syscall.Signal) {
 	for _, h := range r.hosts {
-		if !h.done {
+		switch {
+		case h.done:
+		case sig == syscall.SIGTERM && len(h.spec.Term) > 0:
+			if err := r.d.procs.detached(h.spec.Term, h.spec.Env); err != nil {
+				r.d.log.Warn("signal the host", "attempt", r.id, "host", h.spec.Name, "err", err)
+			}
+		default:
 			syscall.Kill(-h.pid, sig)
 		}
 	}

@@ -113,6 +113,14 @@ func (p *procTable) spawn(r *run, hs hostSpec) (int, error) {
 	return res.pid, nil
 }
 
+// detached starts argv, with its output discarded, and leaves it: the
+// reaper collects it with the others, as a child of no run.
+func (p *procTable) detached(argv, env []string) error {
+	req := forkReq{hs: hostSpec{Path: argv[0], Args: argv, Env: env, Dir: "/"}, stdout: p.devNull, stderr: p.devNull, done: make(chan forkResult, 1)}
+	p.forks <- req
+	return (<-req.done).err
+}
+
 // reap collects the children that have exited, instances and orphaned
 // descendants alike (the supervisor is their subreaper), and hands each
 // instance's exit to its run.
