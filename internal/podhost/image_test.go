@@ -112,7 +112,7 @@ func TestImageStagesAndRunsInContainers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := untar(t, model); got["w.bin"] != "weights\n" {
+	if got := s3test.Untar(t, model); got["w.bin"] != "weights\n" {
 		t.Errorf("model.tar.gz holds %v, want w.bin", got)
 	}
 }

@@ -1,9 +1,7 @@
 package podhost
 
 import (
-	"archive/tar"
 	"bytes"
-	"compress/gzip"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -94,30 +92,6 @@ func (w *world) get(key string) ([]byte, error) {
 	}
 	defer out.Body.Close()
 	return io.ReadAll(out.Body)
-}
-
-// untar reads a tar.gz as path -> content.
-func untar(t *testing.T, b []byte) map[string]string {
-	t.Helper()
-	zr, err := gzip.NewReader(bytes.NewReader(b))
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr := tar.NewReader(zr)
-	got := map[string]string{}
-	for {
-		h, err := tr.Next()
-		if err == io.EOF {
-			return got
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		if h.Typeflag == tar.TypeReg {
-			body, _ := io.ReadAll(tr)
-			got[strings.TrimPrefix(h.Name, "./")] = string(body)
-		}
-	}
 }
 
 func read(t *testing.T, path string) string {
@@ -214,14 +188,14 @@ func TestRunUploadsAndTheNextStageRestores(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := untar(t, model); got["w.bin"] != "weights\n" {
+	if got := s3test.Untar(t, model); got["w.bin"] != "weights\n" {
 		t.Errorf("model.tar.gz holds %v, want w.bin", got)
 	}
 	output, err := w.get("out/job-1/output/output.tar.gz")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := untar(t, output); got["metrics"] != "m\n" {
+	if got := s3test.Untar(t, output); got["metrics"] != "m\n" {
 		t.Errorf("output.tar.gz holds %v, want metrics", got)
 	}
 	if b, err := w.get("ckpt/ckpt"); err != nil || string(b) != "step7\n" {
@@ -371,14 +345,14 @@ func TestRunMergesTheHosts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := untar(t, model), map[string]string{"a": "a\n", "b": "b\n", "same": "two\n"}; fmt.Sprint(got) != fmt.Sprint(want) {
+	if got, want := s3test.Untar(t, model), map[string]string{"a": "a\n", "b": "b\n", "same": "two\n"}; fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("model.tar.gz holds %v, want %v", got, want)
 	}
 	output, err := w.get("out/job-1/output/output.tar.gz")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := untar(t, output); got["m1"] != "1\n" || got["m2"] != "2\n" {
+	if got := s3test.Untar(t, output); got["m1"] != "1\n" || got["m2"] != "2\n" {
 		t.Errorf("output.tar.gz holds %v, want both hosts' files", got)
 	}
 	prefix := "out/job-1/output/hosts/"

@@ -1,9 +1,6 @@
 package local
 
 import (
-	"archive/tar"
-	"bytes"
-	"compress/gzip"
 	"encoding/json"
 	"io"
 	"os"
@@ -78,31 +75,7 @@ func untarFile(t *testing.T, path string) map[string]string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return untar(t, b)
-}
-
-// untar reads a tar.gz into a map of file names to contents.
-func untar(t *testing.T, b []byte) map[string]string {
-	t.Helper()
-	zr, err := gzip.NewReader(bytes.NewReader(b))
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr := tar.NewReader(zr)
-	files := map[string]string{}
-	for {
-		hd, err := tr.Next()
-		if err == io.EOF {
-			return files
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		if hd.Typeflag == tar.TypeReg {
-			body, _ := io.ReadAll(tr)
-			files[strings.TrimPrefix(hd.Name, "./")] = string(body)
-		}
-	}
+	return s3test.Untar(t, b)
 }
 
 // Ensure a job gets the SageMaker contract: its S3 channel staged under
@@ -128,7 +101,7 @@ echo loss=0.1 > output/data/metrics.txt`)
 	h.start(a)
 	h.await("tj-1", executor.Succeeded)
 
-	model := untar(t, h.get(t, "out/tj-1/output/model.tar.gz"))
+	model := s3test.Untar(t, h.get(t, "out/tj-1/output/model.tar.gz"))
 	if got := model["data.csv"]; got != "1,2\n3,4\n" {
 		t.Errorf("staged channel = %q", got)
 	}
@@ -148,7 +121,7 @@ echo loss=0.1 > output/data/metrics.txt`)
 	if got := model["env.txt"]; got != wantEnv {
 		t.Errorf("environment = %q, want %q", got, wantEnv)
 	}
-	if out := untar(t, h.get(t, "out/tj-1/output/output.tar.gz")); out["metrics.txt"] != "loss=0.1\n" {
+	if out := s3test.Untar(t, h.get(t, "out/tj-1/output/output.tar.gz")); out["metrics.txt"] != "loss=0.1\n" {
 		t.Errorf("output.tar.gz = %v", out)
 	}
 	var staging []string

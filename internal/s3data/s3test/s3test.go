@@ -6,7 +6,9 @@
 package s3test
 
 import (
+	"archive/tar"
 	"bytes"
+	"compress/gzip"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -258,5 +260,33 @@ func Bucket(t testing.TB, c *s3.Client, bucket string) {
 	t.Helper()
 	if _, err := c.CreateBucket(context.Background(), &s3.CreateBucketInput{Bucket: &bucket}); err != nil {
 		t.Fatalf("create bucket %s: %v", bucket, err)
+	}
+}
+
+// Untar reads a tar.gz, such as a model.tar.gz, into its regular files'
+// names (without a leading "./") and contents.
+func Untar(t testing.TB, b []byte) map[string]string {
+	t.Helper()
+	zr, err := gzip.NewReader(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := tar.NewReader(zr)
+	files := map[string]string{}
+	for {
+		hd, err := tr.Next()
+		if err == io.EOF {
+			return files
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if hd.Typeflag == tar.TypeReg {
+			body, err := io.ReadAll(tr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			files[strings.TrimPrefix(hd.Name, "./")] = string(body)
+		}
 	}
 }
