@@ -168,7 +168,10 @@ func probeMountNS() error {
 	}
 	cmd := exec.Command(mountShell)
 	cmd.Args = mountArgv(tree, truePath, []string{"true"}, []overlay{{Source: lower, Target: lower, Scratch: filepath.Join(tree, "scratch")}})
-	cmd.SysProcAttr = &syscall.SysProcAttr{Unshareflags: syscall.CLONE_NEWNS}
+	// It dies with the server, and runs outside the server's directory,
+	// so that a server killed while it probes leaves nothing behind.
+	cmd.Dir = tree
+	cmd.SysProcAttr = &syscall.SysProcAttr{Unshareflags: syscall.CLONE_NEWNS, Pdeathsig: syscall.SIGKILL}
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("%v: %s", err, strings.TrimSpace(string(out)))
 	}
