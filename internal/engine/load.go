@@ -7,6 +7,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/sharq-dev/sharq/internal/core"
 	"github.com/sharq-dev/sharq/internal/executor"
@@ -292,7 +293,7 @@ func (e *Engine) reconcile(ctx context.Context, jobs []*record.Job) error {
 		}
 	}
 	for _, u := range pending {
-		apply := func(now timeT) error { e.handleUpdate(u, now); return nil }
+		apply := func(now time.Time) error { e.handleUpdate(u, now); return nil }
 		if e.opts.Synchronous {
 			e.post(apply)
 		} else {

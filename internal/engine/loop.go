@@ -9,6 +9,7 @@ import (
 	"maps"
 	"runtime/debug"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -55,7 +56,6 @@ type Engine struct {
 	ended     []endMark      // ended jobs in the order they ended, for purging
 	tx        *tx
 	spare     *tx // the last cycle's, emptied, for the next (recycle)
-	cycles    uint64
 	// wantEvents and wantTransitions: what setStatus records; timed:
 	// whether cycles are timed (listeners).
 	wantEvents, wantTransitions, timed bool
@@ -396,7 +396,6 @@ func (e *Engine) decide(ctx context.Context, batch []*op) (t *tx, err error) {
 	e.publishReads()
 	t = e.tx
 	e.tx = nil
-	e.cycles++
 	return t, nil
 }
 
@@ -547,22 +546,13 @@ func coreErr(err error) error {
 	msg := err.Error()
 	switch {
 	case errors.Is(err, core.ErrNotFound):
-		return &Error{Code: NotFound, Message: trimPrefix(msg, "not found: ") + " does not exist"}
+		return &Error{Code: NotFound, Message: strings.TrimPrefix(msg, "not found: ") + " does not exist"}
 	case errors.Is(err, core.ErrConflict):
-		return &Error{Code: Conflict, Message: trimPrefix(msg, "conflict: ")}
+		return &Error{Code: Conflict, Message: strings.TrimPrefix(msg, "conflict: ")}
 	case errors.Is(err, core.ErrInvalid):
-		return &Error{Code: Invalid, Message: trimPrefix(msg, "invalid: ")}
+		return &Error{Code: Invalid, Message: strings.TrimPrefix(msg, "invalid: ")}
 	}
 	return err
 }
-
-func trimPrefix(s, p string) string {
-	if len(s) >= len(p) && s[:len(p)] == p {
-		return s[len(p):]
-	}
-	return s
-}
-
-type timeT = time.Time
 
 func secs(n int) time.Duration { return time.Duration(n) * time.Second }
