@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -174,6 +175,26 @@ func waitReason(t *testing.T, k *kubeServer, job string, status types.ServiceJob
 	})
 }
 
+// wantPhases waits until the console shows the job's only attempt on
+// pods of these phases, by host.
+func wantPhases(t *testing.T, k *kubeServer, job string, phases map[string]string) {
+	t.Helper()
+	eventually(t, 30*time.Second, func() error {
+		d := consoleDetail(t, k.server, job)
+		if len(d.Instances) != 1 {
+			return notYet("the console shows instances of %d attempts", len(d.Instances))
+		}
+		got := map[string]string{}
+		for _, in := range d.Instances[0] {
+			got[in.Host] = in.Phase
+		}
+		if !maps.Equal(got, phases) {
+			return notYet("the console shows pods %v, want %v", got, phases)
+		}
+		return nil
+	})
+}
+
 // wantOneAttempt checks that the job ended as it should in its first
 // attempt, to which its pods belong.
 func wantOneAttempt(t *testing.T, k *kubeServer, job string, pods []corev1.Pod) {
@@ -299,16 +320,10 @@ func TestKubeKill9WhileUploading(t *testing.T) {
 	waitReason(t, k, two, types.ServiceJobStatusRunning, "")
 	waitReason(t, k, one, types.ServiceJobStatusRunning, "")
 	hosts := byHost(twoPods)
-	// algo-2 handed its part to algo-1, which merges and uploads.
+	// algo-2 handed its part to algo-1, which merges and uploads: sharq
+	// has seen it so, as its console shows.
 	kubelet(t, k.cs, hosts["algo-2"], uploaded)
-	eventually(t, 10*time.Second, func() error {
-		for _, p := range k.pods(t, two) {
-			if p.Labels["sharq.dev/host"] == "algo-2" && p.Status.Phase != corev1.PodSucceeded {
-				return notYet("algo-2 is %s", p.Status.Phase)
-			}
-		}
-		return nil
-	})
+	wantPhases(t, k, two, map[string]string{"algo-1": "Running", "algo-2": "Succeeded"})
 	if d := describe(t, c, two); d.Status != types.ServiceJobStatusRunning {
 		t.Fatalf("two is %s (%q) while algo-1 uploads, want RUNNING", d.Status, aws.ToString(d.StatusReason))
 	}
@@ -318,7 +333,8 @@ func TestKubeKill9WhileUploading(t *testing.T) {
 	k2 := startServer(t, serverOptions{dataDir: k.dataDir, executor: "kube", args: k.args})
 	k.server = k2
 	wantOneAttempt(t, k, one, onePods)
-	// algo-1 is still uploading: its job runs on.
+	// algo-1 is still uploading: its job runs on, on the same pods.
+	wantPhases(t, k, two, map[string]string{"algo-1": "Running", "algo-2": "Succeeded"})
 	if d := describe(t, k2.client(), two); d.Status != types.ServiceJobStatusRunning {
 		t.Errorf("after the restart, two is %s (%q) while algo-1 uploads, want RUNNING", d.Status, aws.ToString(d.StatusReason))
 	}
