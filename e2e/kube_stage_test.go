@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -341,4 +342,23 @@ func TestKubeKill9WhileUploading(t *testing.T) {
 	kubelet(t, k.cs, hosts["algo-1"], uploaded)
 	wantOneAttempt(t, k, two, twoPods)
 	k2.stop()
+}
+
+// The stage's progress in a pod (its log's last line, which kwok serves
+// for KWOK_STAGE pods as .ci/kube/up writes it) is the job's STARTING
+// reason in describe and sharq describe; the job then runs and succeeds.
+func TestKubeStageProgressInDescribe(t *testing.T) {
+	t.Parallel()
+	k := startKube(t, "--stop-grace", "2s")
+	c := k.client()
+	setUpWalkthrough(t, c, 3)
+	job := submit(t, c, jobSpec{name: "staging", share: "QS1", priority: 1, env: map[string]string{"KWOK_STAGE": "8s", "KWOK_RUN": "1s"}})
+	const progress = "Downloading input data: channel train for algo-1, 1.5 GiB of 4.0 GiB"
+	waitReason(t, k, job, types.ServiceJobStatusStarting, progress)
+	out, err := exec.Command(sharqBin, "describe", "--endpoint", k.url, job[strings.LastIndex(job, "/")+1:]).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), progress) {
+		t.Errorf("sharq describe (%v) does not show %q:\n%s", err, progress, out)
+	}
+	waitReason(t, k, job, types.ServiceJobStatusSucceeded, "Training job completed")
+	k.stop()
 }
