@@ -18,8 +18,8 @@ type ShareState struct {
 	// MinimumRuntime is sharq's minimum runtime before preemption (0: none).
 	MinimumRuntime time.Duration
 	State          string
-	Units             []core.UnitUsage
-	Runnable          int // RUNNABLE jobs (including those that cannot run as configured)
+	Units          []core.UnitUsage
+	Runnable       int // RUNNABLE jobs (including those that cannot run as configured)
 }
 
 // Shares reports every queue's shares, by queue then share name.
