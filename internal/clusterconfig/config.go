@@ -136,6 +136,21 @@ type PreemptionConfiguration struct {
 	InSharePreemption string `yaml:"inSharePreemption,omitempty" json:"inSharePreemption,omitempty"`
 }
 
+// SetMinimumRuntime gives every quota share the minimum runtime before
+// preemption d (whole seconds; 0: none), as `sharq sim --min-runtime` does
+// to compare minimums on one workload.
+func (c *Config) SetMinimumRuntime(d time.Duration) {
+	for i := range c.JobQueues {
+		for k := range c.JobQueues[i].QuotaShares {
+			s := &c.JobQueues[i].QuotaShares[k]
+			if s.Sharq == nil {
+				s.Sharq = &ShareSettings{}
+			}
+			s.Sharq.MinimumRuntimeSeconds = int(d / time.Second)
+		}
+	}
+}
+
 // MaxShares is the largest number of quota shares of any queue, which the
 // engine's MaxSharesPerQueue must allow.
 func (c *Config) MaxShares() int {
