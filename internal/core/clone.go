@@ -2,6 +2,7 @@ package core
 
 import (
 	"cmp"
+	"container/heap"
 	"maps"
 	"slices"
 )
@@ -66,9 +67,10 @@ func (c *Core) Copy() *Copy {
 	for _, w := range c.wakes {
 		if n.slabs[w.slot/jobSlab] != nil { // else its job has ended
 			w.j = n.at(w.slot)
-			n.wakes = append(n.wakes, w) // a heap still: the order is kept
+			n.wakes = append(n.wakes, w)
 		}
 	}
+	heap.Init(&n.wakes) // leaving some out may have broken the order
 	for _, j := range c.newInfeas {
 		if c.lookup(j.id) == j { // others are skipped when reported
 			n.newInfeas = append(n.newInfeas, n.at(j.slot))
