@@ -152,8 +152,8 @@ func (c *Core) inShareVictims(h *job) ([]*job, bool) {
 	s := h.sh
 	var own []*job
 	for !c.ownFit(h) && !c.placeBorrow(h) {
-		v := c.firstVictim(s)
-		if v == nil || v.prio >= h.prio {
+		v := c.firstVictim(s, h.prio)
+		if v == nil {
 			c.putBackAll(own)
 			return nil, false
 		}
@@ -182,18 +182,18 @@ func (c *Core) inShareVictims(h *job) ([]*job, bool) {
 	return vs, len(vs) > 0
 }
 
-// firstVictim is the first in victim order of the dispatched jobs of s not
-// taken out and not protected by its minimum runtime: among those that tie
-// with the last such in dispatch order on priority and dispatch time, the
-// one with the smallest ID.
-func (c *Core) firstVictim(s *share) *job {
+// firstVictim is the first in victim order of the dispatched jobs of s
+// with a priority below prio, not taken out and not protected by its
+// minimum runtime: among those that tie with the last such in dispatch
+// order on priority and dispatch time, the one with the smallest ID.
+func (c *Core) firstVictim(s *share, prio int32) *job {
 	var found *job
 	s.dispatched.EachReverse(func(j *job) bool {
 		if j.removed {
 			return true
 		}
-		if found != nil && !sameTie(j, found) {
-			return false
+		if j.prio >= prio || (found != nil && !sameTie(j, found)) {
+			return false // victim order: the rest rank no lower
 		}
 		if found == nil && c.protected(j) {
 			c.noteProtected(j)
