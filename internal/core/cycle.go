@@ -19,6 +19,7 @@ func (c *Core) Step(now time.Time) Decisions {
 		c.now = t
 		c.instant++
 	}
+	c.expireProtections()
 	c.unitOut = c.unitOut[:0]
 	ds := Decisions{List: c.out[:0]}
 	defer func() {

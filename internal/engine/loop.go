@@ -59,6 +59,10 @@ type Engine struct {
 	// wantEvents and wantTransitions: what setStatus records; timed:
 	// whether cycles are timed (listeners).
 	wantEvents, wantTransitions, timed bool
+	// wakeAt is when the last cycle's core wants a cycle without any
+	// change: a minimum runtime that held a preemption back ends (zero:
+	// never). The loop writes it.
+	wakeAt time.Time
 }
 
 // waitMark records since when a job waits for a misconfiguration reason.
@@ -247,6 +251,9 @@ func (e *Engine) Run(ctx context.Context) error {
 	}
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
+	wake := time.NewTimer(time.Hour)
+	wake.Stop()
+	defer wake.Stop()
 	var leaseDone <-chan struct{}
 	if e.opts.Lease != nil {
 		leaseDone = e.opts.Lease.Done()
@@ -270,6 +277,8 @@ func (e *Engine) Run(ctx context.Context) error {
 			batch = append(batch, &op{fn: func(now time.Time) error { e.handleUpdate(u, now); return nil }})
 		case <-tick.C:
 			batch = append(batch, &op{fn: e.housekeeping})
+		case <-wake.C:
+			batch = append(batch, &op{fn: func(time.Time) error { return nil }}) // a cycle, for the core
 		}
 		batch = e.drain(batch, updates)
 		// A cycle that has begun finishes: its changes are committed even
@@ -287,7 +296,20 @@ func (e *Engine) Run(ctx context.Context) error {
 			e.log.Error("cycle failed; stopping", "err", err)
 			return err
 		}
+		if !e.wakeAt.IsZero() {
+			wake.Reset(max(0, e.wakeAt.Sub(e.opts.Clock.Now())))
+		}
 	}
+}
+
+// NextWake is when the engine wants a cycle though nothing changes: a
+// minimum runtime that held a preemption back ends then. ok is false when
+// nothing waits for one. Run keeps a timer for it; a synchronous engine's
+// caller runs a cycle (ApplyInstant) at that time.
+func (e *Engine) NextWake() (time.Time, bool) {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	return e.wakeAt, !e.wakeAt.IsZero()
 }
 
 // drain adds whatever else is already waiting, so one commit covers many
@@ -393,6 +415,7 @@ func (e *Engine) decide(ctx context.Context, batch []*op) (t *tx, err error) {
 		o.err = o.fn(now)
 	}
 	e.step(now)
+	e.wakeAt, _ = e.core.NextWake()
 	e.publishReads()
 	t = e.tx
 	e.tx = nil
