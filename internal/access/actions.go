@@ -41,6 +41,8 @@ package access
 //	GET /sharq/v1/estimates                sharq:GetStartEstimates         *
 //	GET /sharq/v1/jobs/match               sharq:GetJobMatches             *
 //	GET /sharq/v1/whoami                   sharq:GetCallerIdentity         *
+//	PUT /sharq/v1/queues/{queue}/shares/{share}/settings
+//	                                       sharq:UpdateQuotaShareSettings  the quota share's ARN
 //	GET /sharq/v1/jobs/{job}/events        sharq:GetJobEvents              the job's ARN
 //	GET /sharq/v1/jobs/{job}/logs          sharq:GetLogs                   the job's ARN
 //	GET /sharq/v1/events                   sharq:GetEvents                 the job's ARN with ?job=, else the share's with ?queue=&share=, the queue's with ?queue=, else *
@@ -93,6 +95,9 @@ const (
 	ActionGetMetrics             = "sharq:GetMetrics"
 	ActionListAccessPolicies     = "sharq:ListAccessPolicies"
 	ActionPutAccessPolicy        = "sharq:PutAccessPolicy"
+	// ActionUpdateQuotaShareSettings sets sharq's own settings of a quota
+	// share (its minimum runtime before preemption).
+	ActionUpdateQuotaShareSettings = "sharq:UpdateQuotaShareSettings"
 	// ActionReadAuditLog is not a Get: ReadOnlyAccess does not read the
 	// audit log.
 	ActionReadAuditLog    = "sharq:ReadAuditLog"

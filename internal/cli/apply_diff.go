@@ -13,6 +13,7 @@ import (
 
 	"github.com/sharq-dev/sharq/internal/clusterconfig"
 	"github.com/sharq-dev/sharq/internal/record"
+	"github.com/sharq-dev/sharq/internal/sharqapi"
 )
 
 // serverState is what the server has of the resources a file names.
@@ -21,6 +22,8 @@ type serverState struct {
 	envs     map[string]types.ServiceEnvironmentDetail
 	queues   map[string]types.JobQueueDetail
 	shares   map[string]map[string]*batch.DescribeQuotaShareOutput // queue, then share
+	// minimums are sharq's minimum runtimes of the shares, in seconds.
+	minimums map[string]map[string]int // queue, then share
 }
 
 func readServer(ctx context.Context, c *client, cfg *clusterconfig.Config) (*serverState, error) {
@@ -54,6 +57,17 @@ func readServer(ctx context.Context, c *client, cfg *clusterconfig.Config) (*ser
 			if err := st.readShares(ctx, c, q.Name); err != nil {
 				return nil, err
 			}
+		}
+	}
+	var u sharqapi.Usage
+	if err := c.getJSON(ctx, "/sharq/v1/shares", nil, &u); err != nil {
+		return nil, err
+	}
+	st.minimums = map[string]map[string]int{}
+	for _, q := range u.Queues {
+		st.minimums[q.Name] = map[string]int{}
+		for _, s := range q.Shares {
+			st.minimums[q.Name][s.Name] = s.MinimumRuntimeSeconds
 		}
 	}
 	return st, nil

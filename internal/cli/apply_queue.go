@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/batch"
@@ -14,6 +15,7 @@ import (
 	"github.com/sharq-dev/sharq/internal/clusterconfig"
 	"github.com/sharq-dev/sharq/internal/engine"
 	"github.com/sharq-dev/sharq/internal/record"
+	"github.com/sharq-dev/sharq/internal/sharqapi"
 )
 
 func (p *planner) queue(q clusterconfig.JobQueue) error {
@@ -156,10 +158,11 @@ func (p *planner) share(queue string, s clusterconfig.QuotaShare) {
 	have := p.cur.shares[queue][s.Name]
 	if have == nil {
 		p.createShare(queue, name, s, want)
-		return
+	} else {
+		p.updateShare(name, want, have)
+		p.tagChange("quota share", name, aws.ToString(have.QuotaShareArn), have.Tags, want.Tags)
 	}
-	p.updateShare(name, want, have)
-	p.tagChange("quota share", name, aws.ToString(have.QuotaShareArn), have.Tags, want.Tags)
+	p.shareSettings(queue, s)
 }
 
 func (p *planner) createShare(queue, name string, s clusterconfig.QuotaShare, want engine.CreateQuotaShareInput) {
@@ -221,6 +224,25 @@ func (p *planner) updateShare(name string, want engine.CreateQuotaShareInput, ha
 			return err
 		})
 	}
+}
+
+// shareSettings sets sharq's own settings of a share where they differ
+// from the server's (a new share has none), through sharq's route: AWS's
+// UpdateQuotaShare has no field for them.
+func (p *planner) shareSettings(queue string, s clusterconfig.QuotaShare) {
+	want := int(s.MinimumRuntime() / time.Second)
+	have := p.cur.minimums[queue][s.Name]
+	if have == want {
+		return
+	}
+	detail := fmt.Sprintf("minimum runtime %ds -> %ds", have, want)
+	if p.cur.shares[queue][s.Name] == nil {
+		detail = fmt.Sprintf("minimum runtime %ds", want) // the share is created just before
+	}
+	p.add("update", "quota share", queue+"/"+s.Name, []string{detail}, func(ctx context.Context) error {
+		var out sharqapi.ShareSettings
+		return p.c.putJSON(ctx, sharqapi.ShareSettingsPath(queue, s.Name), sharqapi.ShareSettings{MinimumRuntimeSeconds: want}, &out)
+	})
 }
 
 // strategyText renders a sharing strategy with its borrow limit, which

@@ -38,7 +38,7 @@ func TestApply(t *testing.T) {
 	if err := json.Unmarshal([]byte(s.ok(Apply, "-f", changed, "--dry-run", "-o", "json")), &res); err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Changes) != 6 || res.Applied {
+	if len(res.Changes) != 8 || res.Applied {
 		t.Errorf("update dry run -o json: %d changes, applied %v", len(res.Changes), res.Applied)
 	}
 	golden(t, "apply_update", hideDir(s.ok(Apply, "-f", changed)))
@@ -51,11 +51,17 @@ func TestApply(t *testing.T) {
 	if qs1 := s.share("my-sm-training-qm-jq", "QS1"); qs1.Tags["team"] != "vision" {
 		t.Errorf("QS1 tags %v", qs1.Tags)
 	}
+	for share, want := range map[string]int{"QS1": 0, "QS2": 300, "QS4": 60} {
+		if got := s.share("my-sm-training-qm-jq", share).MinimumRuntimeSeconds; got != want {
+			t.Errorf("%s's minimum runtime after apply: %ds, want %ds", share, got, want)
+		}
+	}
+	golden(t, "shares_minimum_runtime", s.ok(Shares))
 }
 
 // writeChanged writes the announcement's set-up with a larger environment,
-// another queue priority, QS1 tagged, QS2 borrowing, QS3 disabled and a
-// new share QS4.
+// another queue priority, QS1 tagged, QS2 borrowing with a minimum runtime,
+// QS3 disabled and a new share QS4 with one.
 func writeChanged(t *testing.T, path string) {
 	t.Helper()
 	b, err := os.ReadFile(announcement)
@@ -67,7 +73,7 @@ func writeChanged(t *testing.T, path string) {
 		{"maxCapacity: 3}", "maxCapacity: 4}"},
 		{"priority: 1", "priority: 2"},
 		{"- name: QS1\n", "- name: QS1\n        tags: {team: vision}\n"},
-		{"{strategy: LEND}", "{strategy: LEND_AND_BORROW, borrowLimit: 100}"},
+		{"{strategy: LEND}", "{strategy: LEND_AND_BORROW, borrowLimit: 100}\n        sharq: {minimumRuntimeSeconds: 300}"},
 		{"- name: QS3\n", "- name: QS3\n        state: DISABLED\n"},
 	} {
 		if !strings.Contains(s, r[0]) {
@@ -79,6 +85,7 @@ func writeChanged(t *testing.T, path string) {
         capacityLimits:
           - {capacityUnit: ml.g5.xlarge, maxCapacity: 1}
         resourceSharingConfiguration: {strategy: RESERVE}
+        sharq: {minimumRuntimeSeconds: 60}
 `
 	if err := os.WriteFile(path, []byte(s), 0o644); err != nil {
 		t.Fatal(err)

@@ -213,11 +213,20 @@ func (c *client) getJSON(ctx context.Context, path string, q url.Values, out any
 
 // postJSON sends in to one of sharq's routes and decodes the answer.
 func (c *client) postJSON(ctx context.Context, path string, in, out any) error {
+	return c.sendJSON(ctx, http.MethodPost, path, in, out)
+}
+
+// putJSON puts in at one of sharq's routes and decodes the answer.
+func (c *client) putJSON(ctx context.Context, path string, in, out any) error {
+	return c.sendJSON(ctx, http.MethodPut, path, in, out)
+}
+
+func (c *client) sendJSON(ctx context.Context, method, path string, in, out any) error {
 	b, err := json.Marshal(in)
 	if err != nil {
 		return err
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.base+path, bytes.NewReader(b))
+	req, err := http.NewRequestWithContext(ctx, method, c.base+path, bytes.NewReader(b))
 	if err != nil {
 		return err
 	}

@@ -101,6 +101,11 @@ func writeUsage(w io.Writer, u sharqapi.Usage) error {
 		for _, warning := range usageWarnings(q) {
 			fmt.Fprintln(w, warning)
 		}
+		for _, s := range q.Shares {
+			if s.MinimumRuntimeSeconds > 0 {
+				fmt.Fprintf(w, "%s: a job is not preempted in its first %ds (minimum runtime)\n", s.Name, s.MinimumRuntimeSeconds)
+			}
+		}
 	}
 	fmt.Fprintf(w, "\n%s own  %s lent  %s idle  +%s borrowed\n", cellOwn, cellLent, cellIdle, cellBorrowed)
 	return nil

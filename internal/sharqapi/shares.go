@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"path"
+	"time"
 
 	"github.com/sharq-dev/sharq/internal/access"
 	"github.com/sharq-dev/sharq/internal/core"
@@ -50,7 +51,8 @@ func (h *Handler) usage(ctx context.Context) (Usage, error) {
 		}
 		out.Queues[i].Shares = append(out.Queues[i].Shares, Share{
 			Name: s.Share, State: s.State, Strategy: s.Strategy, BorrowLimit: s.BorrowLimit,
-			InSharePreemption: s.InSharePreemption, Runnable: s.Runnable, Units: UnitsOf(s.Units),
+			InSharePreemption: s.InSharePreemption, MinimumRuntimeSeconds: int(s.MinimumRuntime / time.Second),
+			Runnable: s.Runnable, Units: UnitsOf(s.Units),
 		})
 	}
 	return out, nil

@@ -48,6 +48,7 @@ import (
 // Engine is what the handler reads; *engine.Engine implements it.
 type Engine interface {
 	Shares() []engine.ShareState
+	SetQuotaShareMinimumRuntime(ctx context.Context, shareArn string, seconds int) (record.QuotaShare, error)
 	EnvUsage(name string) []core.UnitUsage
 	StatusCounts() map[string]int
 	DescribeJobQueues(ctx context.Context, namesOrArns []string, p engine.Page) ([]record.JobQueue, string, error)
@@ -134,6 +135,7 @@ func (h *Handler) Mount(mux Mux) {
 	mux.HandleFunc("GET /sharq/v1/events", h.events)
 	mux.HandleFunc("POST "+DryRunPath, h.dryRun)
 	mux.HandleFunc("GET "+WhoAmIPath, h.whoami)
+	mux.HandleFunc("PUT "+ShareSettingsPath("{queue}", "{share}"), h.putShareSettings)
 	if h.opts.Keyring != nil {
 		h.mountKeys(mux)
 	}

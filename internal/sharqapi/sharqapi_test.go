@@ -215,6 +215,46 @@ func routeCases(job string) map[string]routeCase {
 		"POST /sharq/v1/dryrun": {"POST", "/sharq/v1/dryrun", `{"jobName":"j","jobQueue":"` + queue + `","serviceJobType":"SAGEMAKER_TRAINING",` +
 			`"quotaShareName":"QS3","serviceRequestPayload":"{\"ResourceConfig\":{\"InstanceType\":\"ml.g5.xlarge\",\"InstanceCount\":1}}"}`,
 			access.ActionDryRunSubmitServiceJob, base.QuotaShare(queue, "QS3")},
+		"PUT /sharq/v1/queues/{queue}/shares/{share}/settings": {"PUT", sharqapi.ShareSettingsPath(queue, "QS2"), `{"minimumRuntimeSeconds":60}`,
+			access.ActionUpdateQuotaShareSettings, base.QuotaShare(queue, "QS2")},
+	}
+}
+
+// Ensure a share's settings route sets its minimum runtime, which the
+// shares route then shows, and refuses bad input, changing nothing.
+func TestShareSettings(t *testing.T) {
+	s := start(t, sharqapi.Options{})
+	minimum := func(share string) int {
+		var u sharqapi.Usage
+		s.get("GET", "/sharq/v1/shares", "", &u)
+		for _, sh := range u.Queues[0].Shares {
+			if sh.Name == share {
+				return sh.MinimumRuntimeSeconds
+			}
+		}
+		t.Fatalf("no share %s", share)
+		return 0
+	}
+	if r := s.do("PUT", sharqapi.ShareSettingsPath(queue, "QS1"), `{"minimumRuntimeSeconds":300}`); r.status != 200 || r.body != `{"minimumRuntimeSeconds":300}`+"\n" {
+		t.Errorf("PUT settings: %d %q", r.status, r.body)
+	}
+	if got := minimum("QS1"); got != 300 {
+		t.Errorf("QS1's minimum runtime after the PUT: %d, want 300", got)
+	}
+	for body, want := range map[string]int{
+		`{"minimumRuntimeSeconds":-1}`: 400,
+		`{"minimumRuntime":60}`:        400,
+		`not json`:                     400,
+	} {
+		if r := s.do("PUT", sharqapi.ShareSettingsPath(queue, "QS1"), body); r.status != want {
+			t.Errorf("PUT settings %s: %d %s, want %d", body, r.status, r.body, want)
+		}
+	}
+	if r := s.do("PUT", sharqapi.ShareSettingsPath(queue, "NOPE"), `{"minimumRuntimeSeconds":1}`); r.status != 404 {
+		t.Errorf("PUT settings of a missing share: %d %s, want 404", r.status, r.body)
+	}
+	if got := minimum("QS1"); got != 300 {
+		t.Errorf("QS1's minimum runtime after refused PUTs: %d, want 300", got)
 	}
 }
 

@@ -27,13 +27,16 @@ type QueueUsage struct {
 
 // Share is a quota share's standing.
 type Share struct {
-	Name              string      `json:"name"`
-	State             string      `json:"state"`
-	Strategy          string      `json:"strategy,omitempty"`
-	BorrowLimit       int         `json:"borrowLimit"` // -1: unlimited
-	InSharePreemption bool        `json:"inSharePreemption"`
-	Runnable          int         `json:"runnable"` // RUNNABLE jobs, those that cannot run as configured included
-	Units             []UnitUsage `json:"units"`
+	Name              string `json:"name"`
+	State             string `json:"state"`
+	Strategy          string `json:"strategy,omitempty"`
+	BorrowLimit       int    `json:"borrowLimit"` // -1: unlimited
+	InSharePreemption bool   `json:"inSharePreemption"`
+	// MinimumRuntimeSeconds is sharq's minimum runtime before preemption
+	// (ShareSettings); 0: none.
+	MinimumRuntimeSeconds int         `json:"minimumRuntimeSeconds,omitempty"`
+	Runnable              int         `json:"runnable"` // RUNNABLE jobs, those that cannot run as configured included
+	Units                 []UnitUsage `json:"units"`
 }
 
 // UnitUsage is a share's (or an environment's) standing on one capacity
