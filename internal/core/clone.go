@@ -105,7 +105,7 @@ func (cl *cloner) env(e *env) {
 	cl.envs[e] = ne
 	cl.to.envs[e.name] = ne
 	for _, q := range e.queues {
-		nq := &queue{name: q.name, env: ne, quota: q.quota, prio: q.prio, disabled: q.disabled}
+		nq := &queue{name: q.name, env: ne, quota: q.quota, prio: q.prio, disabled: q.disabled, fair: q.fair}
 		cl.queues[q] = nq
 		ne.queues = append(ne.queues, nq)
 		for _, s := range q.shares {
@@ -120,6 +120,7 @@ func (cl *cloner) share(s *share, nq *queue) *share {
 		inShare: s.inShare, disabled: s.disabled, use: slices.Clone(s.use),
 		dirty: s.dirty, waitKind: s.waitKind, inShareCandidate: s.inShareCandidate,
 		waitOn: slices.Clone(s.waitOn), waitPos: slices.Clone(s.waitPos), lastWait: s.lastWait,
+		weight: s.weight, usage: s.usage, usageAt: s.usageAt, held: s.held,
 	}
 	cl.shares[s] = ns
 	ns.dispatched = cl.jobSet(&s.dispatched, ns)

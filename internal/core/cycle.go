@@ -18,6 +18,8 @@ func (c *Core) Step(now time.Time) Decisions {
 		c.now = t
 		c.instant++
 	}
+	c.accrueFair()
+	defer c.snapshotFair()
 	c.unitOut = c.unitOut[:0]
 	ds := Decisions{List: c.out[:0]}
 	defer func() {
@@ -87,10 +89,18 @@ func (c *Core) reportInfeasible() []Decision {
 // runPool repeats the four passes over the pool's dirty heads until a round
 // changes nothing, then reports the reasons of the heads that still wait.
 func (c *Core) runPool(e *env, out []Decision) []Decision {
+	fq := e.fairQueue()
+	if fq != nil {
+		// Every identifier's standing moves with the others': all are
+		// looked at, and all their reasons reported when they change.
+		c.markPool(e)
+	}
 	if c.poolOpen(e) {
 		for {
 			var changed bool
-			if e.quota {
+			if fq != nil {
+				out, changed = c.fairRound(fq, out)
+			} else if e.quota {
 				out, changed = c.quotaRound(e, out)
 			} else {
 				out, changed = c.fifoRound(e, out)

@@ -18,6 +18,9 @@ func (c *Core) headReason(h *job) Reason {
 	case h.heldAt == c.instant:
 		return Reason{Code: ReasonHeldBack}
 	}
+	if s.q.fair != nil {
+		return c.fairReason(h)
+	}
 	if s.strategy == 0 || c.ownFit(h) {
 		for _, d := range h.needs() {
 			if free := e.limit[d.u] - e.use[d.u]; s.strategy == 0 && free < int(d.n) {
@@ -187,11 +190,14 @@ func (c *Core) ShareFront(queue, shareName string, n int) []string {
 	if q == nil {
 		return nil
 	}
-	s := q.shares[0]
-	if q.quota {
-		if s = q.share(shareName); s == nil {
-			return nil
-		}
+	var s *share
+	if q.quota || q.fair != nil {
+		s = q.share(shareName)
+	} else {
+		s = q.shares[0]
+	}
+	if s == nil {
+		return nil
 	}
 	var out []string
 	for _, set := range []*jobSet{&s.runnable, &s.infeasible} {
@@ -213,6 +219,9 @@ func (c *Core) QueueFront(queue string, n int) []string {
 	q := c.queues[queue]
 	if q == nil {
 		return nil
+	}
+	if q.fair != nil {
+		return fairFront(q, n)
 	}
 	type cursor struct {
 		s   *share
