@@ -312,6 +312,17 @@ func (c *Core) fairShare(q *queue, id string) *share {
 	return s
 }
 
+// fairSubmitShare is the share a job of identifier id joins. An
+// identifier that becomes active shrinks computeReservation: every head
+// of the pool may now fit.
+func (c *Core) fairSubmitShare(q *queue, id string) *share {
+	s := c.fairShare(q, id)
+	if !s.active() {
+		c.markPool(q.env)
+	}
+	return s
+}
+
 func (c *Core) setUsage(ev SetUsage) error {
 	q := c.queues[ev.Queue]
 	if q == nil {
