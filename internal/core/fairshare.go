@@ -349,8 +349,9 @@ type FairUsage struct {
 	// Usage is the decayed instance-seconds as of the last cycle: an
 	// instance held t seconds ago counts e^(-t/Window).
 	Usage  float64
-	Window int // seconds
-	Held   int // instances held now
+	Window int   // seconds
+	At     int64 // when Usage was last brought up to date (nanoseconds)
+	Held   int   // instances held now
 	Active bool
 }
 
@@ -363,7 +364,7 @@ func (c *Core) FairUsages(queue string) []FairUsage {
 	}
 	out := make([]FairUsage, 0, len(q.shares))
 	for _, s := range q.shares {
-		out = append(out, FairUsage{Share: s.name, Weight: s.weight, Usage: s.usage, Window: int(q.fair.decay), Held: s.instances(), Active: s.active()})
+		out = append(out, FairUsage{Share: s.name, Weight: s.weight, Usage: s.usage, Window: int(q.fair.decay), At: s.usageAt, Held: s.instances(), Active: s.active()})
 	}
 	return out
 }

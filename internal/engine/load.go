@@ -73,6 +73,9 @@ func (e *Engine) load(ctx context.Context) error {
 			return fmt.Errorf("restore job %s: %w", j.JobID, err)
 		}
 	}
+	if err := e.loadFairUsage(ctx, e.opts.Clock.Now()); err != nil {
+		return err
+	}
 	if err := e.disableLoaded(); err != nil {
 		return err
 	}

@@ -1,0 +1,113 @@
+package engine_test
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/sharq-dev/sharq/internal/core"
+	"github.com/sharq-dev/sharq/internal/engine"
+	"github.com/sharq-dev/sharq/internal/record"
+)
+
+// setupFair makes a fair-share queue fq on a service environment of two
+// ml.g5.xlarge, where blue weighs 0.5 and the others 1.
+func (h *harness) setupFair() {
+	h.t.Helper()
+	ctx := context.Background()
+	p, err := h.e.CreateSchedulingPolicy(ctx, engine.CreateSchedulingPolicyInput{Name: "fair",
+		FairsharePolicy: json.RawMessage(`{"shareDecaySeconds":3600,"computeReservation":0,"shareDistribution":[{"shareIdentifier":"blue","weightFactor":0.5}]}`)})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	if _, err := h.e.CreateServiceEnvironment(ctx, engine.CreateServiceEnvironmentInput{Name: "fse", Type: "SAGEMAKER_TRAINING",
+		CapacityLimits: []record.CapacityLimit{{CapacityUnit: "ml.g5.xlarge", MaxCapacity: 2}}}); err != nil {
+		h.t.Fatal(err)
+	}
+	if _, err := h.e.CreateJobQueue(ctx, engine.CreateJobQueueInput{Name: "fq", Priority: 1, Type: "SAGEMAKER_TRAINING",
+		ServiceEnvironmentOrder: []record.ServiceEnvironmentOrder{{Order: 1, ServiceEnvironment: "fse"}}, SchedulingPolicyArn: p.Arn}); err != nil {
+		h.t.Fatal(err)
+	}
+}
+
+func (h *harness) submitFair(name, share string, prio int) (string, error) {
+	j, err := h.e.SubmitServiceJob(context.Background(), engine.SubmitServiceJobInput{JobName: name, JobQueue: "fq",
+		ServiceJobType: "SAGEMAKER_TRAINING", ServiceRequestPayload: payload("ml.g5.xlarge", 1, nil), ShareIdentifier: share, SchedulingPriority: &prio})
+	return j.JobID, err
+}
+
+func (h *harness) mustSubmitFair(name, share string) string {
+	h.t.Helper()
+	id, err := h.submitFair(name, share, 0)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return id
+}
+
+// TestFairShareQueue: on a fair-share queue the identifiers share the
+// capacity whatever the order of submission, a waiting job says how much
+// its identifier used, shareIdentifier is required there and refused
+// elsewhere, and the usage survives a restart, recomputed from the store.
+func TestFairShareQueue(t *testing.T) {
+	dir := t.TempDir()
+	h := startEngine(t, dir)
+	h.setupFair()
+	if _, err := h.submitFair("none", "", 0); err == nil || !strings.Contains(err.Error(), "shareIdentifier must be specified: job queue fq has a fair share scheduling policy") {
+		t.Errorf("submission without shareIdentifier: %v", err)
+	}
+	_, err := h.e.SubmitServiceJob(context.Background(), engine.SubmitServiceJobInput{JobName: "q", JobQueue: "fq",
+		ServiceJobType: "SAGEMAKER_TRAINING", ServiceRequestPayload: payload("ml.g5.xlarge", 1, nil), ShareIdentifier: "red", QuotaShareName: "QS1"})
+	if err == nil || !strings.Contains(err.Error(), "quotaShareName must not be specified") {
+		t.Errorf("submission with quotaShareName: %v", err)
+	}
+
+	red1 := h.mustSubmitFair("red1", "red")
+	h.waitStatus(red1, dispatched...)
+	red2 := h.mustSubmitFair("red2", "red")
+	h.waitStatus(red2, dispatched...)
+	red3 := h.mustSubmitFair("red3", "red")
+	blue1 := h.mustSubmitFair("blue1", "blue")
+	blue2 := h.mustSubmitFair("blue2", "blue")
+	// red holds both instances: blue's jobs, queued after red3, go first.
+	if err := h.e.TerminateServiceJob(context.Background(), red1, "done"); err != nil {
+		t.Fatal(err)
+	}
+	h.waitStatus(blue1, dispatched...)
+	j := h.waitStatus(red3, "RUNNABLE")
+	if !strings.Contains(j.StatusReason, "share identifier red has used") {
+		t.Errorf("red3 waits for %q, want its identifier's usage named", j.StatusReason)
+	}
+
+	h.stop()
+	h2 := startEngine(t, dir)
+	h2.waitStatus(red2, dispatched...)
+	h2.waitStatus(blue1, dispatched...)
+	used := map[string]core.FairUsage{}
+	for _, u := range engine.FairUsages(h2.e, "fq") {
+		used[u.Share] = u
+	}
+	if used["red"].Usage <= 0 || used["blue"].Usage <= 0 || used["red"].Weight != 1 || used["blue"].Weight != 0.5 {
+		t.Errorf("usage after a restart: %+v", used)
+	}
+	if err := h2.e.TerminateServiceJob(context.Background(), red2, "done"); err != nil {
+		t.Fatal(err)
+	}
+	// red now holds nothing and has used next to nothing: its red3 goes
+	// before blue's second job.
+	h2.waitStatus(red3, dispatched...)
+	h2.waitStatus(blue2, "RUNNABLE")
+}
+
+// TestShareIdentifierRefused: a queue without a fair-share policy refuses
+// shareIdentifier, as AWS does.
+func TestShareIdentifierRefused(t *testing.T) {
+	h := startEngine(t, t.TempDir())
+	h.setupWalkthrough()
+	_, err := h.e.SubmitServiceJob(context.Background(), engine.SubmitServiceJobInput{JobName: "x", JobQueue: "my-sm-training-qm-jq",
+		ServiceJobType: "SAGEMAKER_TRAINING", ServiceRequestPayload: payload("ml.g5.xlarge", 1, nil), QuotaShareName: "QS1", ShareIdentifier: "red"})
+	if err == nil || !strings.Contains(err.Error(), "shareIdentifier must not be specified: job queue my-sm-training-qm-jq does not have a fair share scheduling policy") {
+		t.Errorf("shareIdentifier on a quota-share queue: %v", err)
+	}
+}
