@@ -60,8 +60,11 @@ func (e *Engine) UpdateSchedulingPolicy(ctx context.Context, in UpdateScheduling
 			p.QuotaSharePolicy = in.QuotaSharePolicy
 		}
 		if in.FairsharePolicy != nil {
+			old := p.FairsharePolicy
 			p.FairsharePolicy = in.FairsharePolicy
 			if err := e.refreshFairQueues(p.Arn); err != nil {
+				p.FairsharePolicy = old
+				_ = e.refreshFairQueues(p.Arn) // as it was: accepted before
 				return err
 			}
 		}
