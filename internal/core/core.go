@@ -437,7 +437,7 @@ func (c *Core) submitShare(ev Submit, restore bool) (*share, error) {
 		if !restore && q.disabled {
 			return nil, fmt.Errorf("%w: job queue %s is DISABLED", ErrConflict, q.name)
 		}
-		return c.fairSubmitShare(q, ev.Share), nil
+		return c.fairSubmitShare(q, ev.Share)
 	}
 	if !q.quota {
 		if ev.Share != "" {

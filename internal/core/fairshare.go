@@ -315,13 +315,29 @@ func (c *Core) fairShare(q *queue, id string) *share {
 // fairSubmitShare is the share a job of identifier id joins. An
 // identifier that becomes active shrinks computeReservation: every head
 // of the pool may now fit.
-func (c *Core) fairSubmitShare(q *queue, id string) *share {
-	s := c.fairShare(q, id)
-	if !s.active() {
-		c.markPool(q.env)
+func (c *Core) fairSubmitShare(q *queue, id string) (*share, error) {
+	if s := q.share(id); s != nil && s.active() {
+		return s, nil
 	}
-	return s
+	active := 0
+	for _, s := range q.shares {
+		if s.active() {
+			active++
+		}
+	}
+	if active >= MaxActiveShareIdentifiers {
+		return nil, fmt.Errorf("%w: job queue %s already has %d active share identifiers; a job of a new one cannot be submitted", ErrConflict, q.name, active)
+	}
+	s := c.fairShare(q, id)
+	c.markPool(q.env)
+	return s, nil
 }
+
+// MaxActiveShareIdentifiers is how many share identifiers may have jobs in
+// one fair-share queue at once (AWS: "a maximum of 500 active share
+// identifiers. When the limit has been reached, submissions of any jobs
+// that add a new share identifier fail").
+const MaxActiveShareIdentifiers = 500
 
 func (c *Core) setUsage(ev SetUsage) error {
 	q := c.queues[ev.Queue]
