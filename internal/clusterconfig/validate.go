@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"math"
 	"regexp"
-	"slices"
-	"strings"
 )
 
 // Errors a FieldError wraps.
@@ -185,15 +183,8 @@ func (c *Config) validateQueue(f string, q *JobQueue, usedEnv map[string]string)
 			return err
 		}
 	}
-	if c.FairQueue(q) {
-		if len(q.ServiceEnvironments) != 1 {
-			return fieldErr(f+".serviceEnvironments", ErrRange, "a fair-share queue has exactly one service environment")
-		}
-		for _, o := range c.JobQueues {
-			if o.Name != q.Name && slices.Contains(o.ServiceEnvironments, q.ServiceEnvironments[0]) {
-				return fieldErr(f+".serviceEnvironments[0]", ErrDuplicate, "%q also serves queue %q; a fair-share queue's service environment serves no other", q.ServiceEnvironments[0], o.Name)
-			}
-		}
+	if err := c.validateFairQueue(f, q); err != nil {
+		return err
 	}
 	if !c.QuotaQueue(q) {
 		if len(q.QuotaShares) > 0 {
@@ -287,31 +278,3 @@ func validateAction(f string, a JobStateTimeLimitAction) error {
 	return nil
 }
 
-// validateFairshare checks a fair-share policy against AWS's ranges, and
-// that no two entries of shareDistribution can match one identifier.
-func validateFairshare(f string, fp *FairsharePolicy) error {
-	if fp.ShareDecaySeconds < 0 || fp.ShareDecaySeconds > 604800 {
-		return fieldErr(f+".shareDecaySeconds", ErrRange, "%d is outside 0-604800", fp.ShareDecaySeconds)
-	}
-	if fp.ComputeReservation < 0 || fp.ComputeReservation > 99 {
-		return fieldErr(f+".computeReservation", ErrRange, "%d is outside 0-99", fp.ComputeReservation)
-	}
-	for i, d := range fp.ShareDistribution {
-		df := fmt.Sprintf("%s.shareDistribution[%d]", f, i)
-		id, _ := strings.CutSuffix(d.ShareIdentifier, "*")
-		if id == "" || len(d.ShareIdentifier) > 255 {
-			return fieldErr(df+".shareIdentifier", ErrRange, "%q is not 1-255 characters before an optional '*'", d.ShareIdentifier)
-		}
-		if w := d.WeightFactor; w != nil && !(*w >= 0.0001 && *w <= 999.9999) {
-			return fieldErr(df+".weightFactor", ErrRange, "%g is outside 0.0001-999.9999", *w)
-		}
-		for _, prev := range fp.ShareDistribution[:i] {
-			pa, wa := strings.CutSuffix(prev.ShareIdentifier, "*")
-			pb, wb := strings.CutSuffix(d.ShareIdentifier, "*")
-			if prev.ShareIdentifier == d.ShareIdentifier || (wa && strings.HasPrefix(pb, pa)) || (wb && strings.HasPrefix(pa, pb)) {
-				return fieldErr(df+".shareIdentifier", ErrDuplicate, "%q overlaps %q", d.ShareIdentifier, prev.ShareIdentifier)
-			}
-		}
-	}
-	return nil
-}

@@ -18,8 +18,6 @@ func (c *Core) Step(now time.Time) Decisions {
 		c.now = t
 		c.instant++
 	}
-	c.accrueFair()
-	defer c.snapshotFair()
 	c.unitOut = c.unitOut[:0]
 	ds := Decisions{List: c.out[:0]}
 	defer func() {
@@ -37,6 +35,8 @@ func (c *Core) Step(now time.Time) Decisions {
 	ds.List = append(ds.List, c.pending...)
 	c.pending = c.pending[:0]
 	ds.List = append(ds.List, c.reportInfeasible()...)
+	c.accrueFair()
+	defer c.snapshotFair()
 
 	// Envs marked while this cycle runs wait for the next in the list of
 	// the last Step's pools, and this Step's pools are kept for Heads.

@@ -17,8 +17,7 @@ func (c *Core) headReason(h *job) Reason {
 		return Reason{Code: ReasonQueueDisabled}
 	case h.heldAt == c.instant:
 		return Reason{Code: ReasonHeldBack}
-	}
-	if s.q.fair != nil {
+	case s.q.fair != nil:
 		return c.fairReason(h)
 	}
 	if s.strategy == 0 || c.ownFit(h) {

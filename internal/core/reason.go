@@ -29,9 +29,12 @@ const (
 	ReasonRetriesExhausted
 	ReasonShareDeleted
 	ReasonQueueDeleted
-	// Waiting in a fair-share queue.
-	ReasonFairCapacity // Need of Unit in use; FairTenths: the identifier's load against its weighted share
-	ReasonFairReserved // IdleCount of Unit kept back by computeReservation (Limit percent, Active identifiers)
+)
+
+// Waiting in a fair-share queue, numbered apart from the quota-share codes.
+const (
+	ReasonFairCapacity ReasonCode = 64 + iota // Need of Unit in use; FairTenths: the identifier's load against its weighted share
+	ReasonFairReserved                        // IdleCount of Unit kept back by computeReservation (Limit percent, Active identifiers)
 )
 
 // Reason is why something happened, as data. String renders the text the
@@ -49,6 +52,14 @@ type Reason struct {
 	// (ReasonAtBorrowLimit).
 	Lendable  int
 	BorrowCap int
+	// FairTenths is, in tenths, how many times its weighted share of the
+	// active identifiers' load share identifier Share carries over the
+	// last Window seconds; -1 when no identifier carries any
+	// (ReasonFairCapacity). Active counts the active identifiers
+	// (ReasonFairReserved).
+	FairTenths int
+	Window     int
+	Active     int
 	// Idle is free idle capacity of Unit that the job cannot use: kept by
 	// RESERVE shares (ReasonCapacity, ReasonAtLimit), or lendable but not
 	// to this share (ReasonShareFull: it does not borrow;
@@ -58,14 +69,6 @@ type Reason struct {
 	IdleCount   int
 	IdleFrom    string
 	IdleSources int
-	// FairTenths is, in tenths, how many times its weighted share of the
-	// active identifiers' load share identifier Share carries over the
-	// last Window seconds; -1 when no identifier carries any
-	// (ReasonFairCapacity). Active counts the active identifiers
-	// (ReasonFairReserved).
-	FairTenths int
-	Window     int
-	Active     int
 }
 
 // Misconfiguration tells whether the job can never be placed with the

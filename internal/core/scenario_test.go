@@ -113,8 +113,6 @@ func (w *world) handle(t *testing.T, d *datadriven.TestData) string {
 			}
 		}
 		return b.String()
-	case "holdings":
-		return w.holdings(t, d)
 	case "fair":
 		// Each share identifier's weight, decayed usage and holdings.
 		var b strings.Builder
@@ -122,6 +120,8 @@ func (w *world) handle(t *testing.T, d *datadriven.TestData) string {
 			fmt.Fprintf(&b, "%s weight=%g usage=%.1f window=%d held=%d active=%t\n", u.Share, u.Weight, u.Usage, u.Window, u.Held, u.Active)
 		}
 		return b.String()
+	case "holdings":
+		return w.holdings(t, d)
 	}
 	d.Fatalf(t, "unknown command %s", d.Cmd)
 	return ""

@@ -58,6 +58,7 @@ type Sim struct {
 	opts Options
 	w    *Workload
 	cfg  *clusterconfig.Config
+	fair map[string]bool // fair-share queues, whose jobs' Share is a share identifier
 	eng  *engine.Engine
 
 	now      time.Duration
@@ -72,7 +73,6 @@ type Sim struct {
 	col      *collector
 	ended    int
 	payloads map[payloadKey]string
-	fair     map[string]bool // fair-share queues, whose jobs' Share is a share identifier
 }
 
 // clock is the virtual clock the engine reads.
