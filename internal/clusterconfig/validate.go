@@ -277,4 +277,3 @@ func validateAction(f string, a JobStateTimeLimitAction) error {
 	}
 	return nil
 }
-
