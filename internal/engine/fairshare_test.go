@@ -8,6 +8,7 @@ import (
 
 	"github.com/sharq-dev/sharq/internal/core"
 	"github.com/sharq-dev/sharq/internal/engine"
+	"github.com/sharq-dev/sharq/internal/forecast"
 	"github.com/sharq-dev/sharq/internal/record"
 )
 
@@ -109,5 +110,46 @@ func TestShareIdentifierRefused(t *testing.T) {
 		ServiceJobType: "SAGEMAKER_TRAINING", ServiceRequestPayload: payload("ml.g5.xlarge", 1, nil), QuotaShareName: "QS1", ShareIdentifier: "red"})
 	if err == nil || !strings.Contains(err.Error(), "shareIdentifier must not be specified: job queue my-sm-training-qm-jq does not have a fair share scheduling policy") {
 		t.Errorf("shareIdentifier on a quota-share queue: %v", err)
+	}
+}
+
+// TestFairShareEstimates: start estimates follow the fair-share order:
+// blue's job, queued after red's third, is expected to start first, when
+// red's first job reaches its maximum runtime.
+func TestFairShareEstimates(t *testing.T) {
+	h := startEngine(t, t.TempDir())
+	h.setupFair()
+	submit := func(name, share string, maxRuntime int) string {
+		t.Helper()
+		j, err := h.e.SubmitServiceJob(context.Background(), engine.SubmitServiceJobInput{JobName: name, JobQueue: "fq",
+			ServiceJobType: "SAGEMAKER_TRAINING", ServiceRequestPayload: payloadMaxRuntime("ml.g5.xlarge", 1, maxRuntime), ShareIdentifier: share})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return j.JobID
+	}
+	startedAt := func(id string) int64 {
+		t.Helper()
+		var at int64
+		waitFor(t, id+" running", func() bool {
+			j, err := h.e.DescribeServiceJob(context.Background(), id)
+			at = j.StartedAt
+			return err == nil && j.Status == engine.StatusRunning
+		})
+		return at
+	}
+	red1Start := startedAt(submit("red1", "red", 600))
+	red2Start := startedAt(submit("red2", "red", 1200))
+	red3 := submit("red3", "red", 600)
+	blue1 := submit("blue1", "blue", 3600)
+	for id, want := range map[string]forecast.Estimate{
+		blue1: {Kind: forecast.Start, At: red1Start + 600_000, Basis: forecast.MaxRuntime},
+		red3:  {Kind: forecast.Start, At: red2Start + 1200_000, Basis: forecast.MaxRuntime},
+	} {
+		var got forecast.Estimate
+		waitFor(t, "the estimate of "+id, func() bool {
+			got, _ = h.e.StartEstimate(id)
+			return got == want
+		})
 	}
 }
