@@ -29,7 +29,7 @@ func (c *Core) Copy() *Copy {
 		unitIdx: maps.Clone(c.unitIdx),
 		instant: c.instant, now: c.now,
 		pending:   slices.Clone(c.pending),
-		reconfigs: c.reconfigs,
+		reconfigs: c.reconfigs, fairQueues: c.fairQueues,
 	}
 	// Only slabs that hold live jobs are copied, each whole, so that a
 	// queue that drained does not copy the slots of its peak.

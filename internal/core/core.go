@@ -47,6 +47,8 @@ type Core struct {
 	warmed int64 // sums what warm reads, so that its reads are kept
 
 	reconfigs uint64 // configuration changes applied (Reconfigurations)
+
+	fairQueues int // how many queues are fair-share queues: none, no usage to keep
 }
 
 // New returns an empty core.
@@ -244,6 +246,9 @@ func (c *Core) putQueue(ev PutQueue) error {
 	if q == nil {
 		q = &queue{name: ev.Name, quota: ev.QuotaShares, fair: fair}
 		c.queues[ev.Name] = q
+		if fair != nil {
+			c.fairQueues++
+		}
 		if !ev.QuotaShares && fair == nil {
 			q.shares = []*share{c.newShare(q, "")}
 		}
@@ -311,6 +316,9 @@ func (c *Core) deleteQueue(ev DeleteQueue) error {
 		e.quota = false
 	}
 	delete(c.queues, q.name)
+	if q.fair != nil {
+		c.fairQueues--
+	}
 	c.reconfigure(e)
 	return nil
 }

@@ -136,6 +136,9 @@ func Decay(u float64, n int, dt, window float64) float64 {
 // accrueFair brings every fair-share identifier's usage to now, counting
 // the instances it held since the last cycle.
 func (c *Core) accrueFair() {
+	if c.fairQueues == 0 {
+		return
+	}
 	for _, q := range c.queues {
 		if q.fair == nil {
 			continue
@@ -152,6 +155,9 @@ func (c *Core) accrueFair() {
 // snapshotFair notes what each identifier holds after a cycle: it holds
 // that until the next one.
 func (c *Core) snapshotFair() {
+	if c.fairQueues == 0 {
+		return
+	}
 	for _, q := range c.queues {
 		if q.fair == nil {
 			continue
