@@ -29,15 +29,16 @@ type Core struct {
 	units   []string // interned unit names
 	unitIdx map[string]int32
 
-	instant   uint64 // counts the distinct instants Step has run at
-	now       int64
-	dirtyEnvs []*env
-	stepped   []*env      // the pools the last Step ran; its list is the next dirtyEnvs
-	pending   []Decision  // decided by Apply (deletions), reported by the next Step
-	bufs      [4][]*job   // scratch lists of heads, reused by every cycle
-	out       []Decision  // what Step returns, reused by the next Step
-	unitOut   []UnitCount // the Own and Borrowed lists of out
-	newInfeas []*job      // jobs that became infeasible, reported by the next Step
+	instant    uint64 // counts the distinct instants Step has run at
+	now        int64
+	dirtyEnvs  []*env
+	stepped    []*env      // the pools the last Step ran; its list is the next dirtyEnvs
+	pending    []Decision  // decided by Apply (deletions), reported by the next Step
+	bufs       [4][]*job   // scratch lists of heads, reused by every cycle
+	out        []Decision  // what Step returns, reused by the next Step
+	unitOut    []UnitCount // the Own and Borrowed lists of out
+	newInfeas  []*job      // jobs that became infeasible, reported by the next Step
+	fairQueues int         // how many queues are fair-share queues: with none, no usage to keep
 
 	slabs    []*[jobSlab]job // where jobs are allocated (newJob); nil in a copy where none was live
 	slabLive []int32         // live jobs per slab
@@ -47,8 +48,6 @@ type Core struct {
 	warmed int64 // sums what warm reads, so that its reads are kept
 
 	reconfigs uint64 // configuration changes applied (Reconfigurations)
-
-	fairQueues int // how many queues are fair-share queues: none, no usage to keep
 }
 
 // New returns an empty core.
