@@ -15,7 +15,8 @@ import (
 // is made beside it with sharq admin keys create; then, within seconds,
 // unsigned requests are refused as AWS refuses them, requests signed with
 // the new key are served, the server logs the change, and the sharq CLI
-// says what it needs; deleting the key does not open the server again.
+// says what it needs; deleting the key does not open the server again,
+// nor does a restart with --auth auto: only --auth none does.
 func TestAuthAutoFirstKey(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -53,5 +54,21 @@ func TestAuthAutoFirstKey(t *testing.T) {
 	if err := unsigned(); apiCode(err) != "MissingAuthenticationTokenException" {
 		t.Errorf("an unsigned request once the last key was deleted: %v, want MissingAuthenticationTokenException", err)
 	}
+	s.stop()
+
+	// Nor does a restart with --auth auto: a key was made once, so the
+	// server stays signed until an admin opens it with --auth none.
+	s = startServer(t, serverOptions{dataDir: dir})
+	anon = batch.New(s.client().Options(), func(o *batch.Options) { o.Credentials = aws.AnonymousCredentials{} })
+	if err := unsigned(); apiCode(err) != "MissingAuthenticationTokenException" {
+		t.Errorf("an unsigned request after a restart with no key left: %v, want MissingAuthenticationTokenException", err)
+	}
+	if want := "no access key exists: every request is refused"; !strings.Contains(s.log.String(), want) {
+		t.Errorf("the restarted server's log lacks %q:\n%s", want, s.log.String())
+	}
+	s.stop()
+	s = startServer(t, serverOptions{dataDir: dir, args: []string{"--auth", "none"}})
+	anon = batch.New(s.client().Options(), func(o *batch.Options) { o.Credentials = aws.AnonymousCredentials{} })
+	fatalIf(t, "an unsigned request after a restart with --auth none", unsigned())
 	s.stop()
 }

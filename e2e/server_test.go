@@ -307,21 +307,37 @@ func (l *serverLog) String() string {
 // their jobs, which by design outlive the server.
 func killStragglers(t *testing.T, dataDir string) {
 	t.Helper()
-	pids := processesUnder(dataDir)
-	if len(pids) == 0 {
-		return
-	}
-	for _, pid := range pids {
-		syscall.Kill(pid, syscall.SIGKILL)
-	}
+	// Each round kills what it finds: a process may fork a child just
+	// before it is killed, which the next listing shows.
 	deadline := time.Now().Add(10 * time.Second)
-	for len(processesUnder(dataDir)) > 0 {
-		if time.Now().After(deadline) {
-			t.Errorf("processes %v under %s survive SIGKILL", processesUnder(dataDir), dataDir)
+	for {
+		pids := processesUnder(dataDir)
+		if len(pids) == 0 {
 			return
+		}
+		if time.Now().After(deadline) {
+			var about []string
+			for _, pid := range pids {
+				about = append(about, describeProcess(pid))
+			}
+			t.Errorf("processes under %s survive SIGKILL:\n%s", dataDir, strings.Join(about, "\n"))
+			return
+		}
+		for _, pid := range pids {
+			syscall.Kill(pid, syscall.SIGKILL)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+}
+
+// describeProcess says what /proc knows of pid: its state, parent, where
+// it waits in the kernel and its command line.
+func describeProcess(pid int) string {
+	proc := filepath.Join("/proc", strconv.Itoa(pid))
+	stat, _ := os.ReadFile(filepath.Join(proc, "stat"))
+	wchan, _ := os.ReadFile(filepath.Join(proc, "wchan"))
+	cmdline, _ := os.ReadFile(filepath.Join(proc, "cmdline"))
+	return fmt.Sprintf("  %d: stat %q, wchan %q, cmdline %q", pid, bytes.TrimSpace(stat), wchan, bytes.ReplaceAll(cmdline, []byte{0}, []byte{' '}))
 }
 
 // processesUnder lists the live processes, other than this one and the

@@ -23,8 +23,8 @@ import (
 
 // authConfig is how sharq serve authenticates and authorizes.
 type authConfig struct {
-	// mode is auto (sigv4 once an access key exists, else none, until
-	// one does), none or sigv4.
+	// mode is auto (sigv4 once an access key has been made, else none
+	// until one is), none or sigv4.
 	mode         string
 	serverKey    string // file of the key that seals secrets; default <data-dir>/server.key
 	insecureOpen bool   // serve without authentication on a non-loopback address
@@ -34,7 +34,7 @@ type authConfig struct {
 }
 
 func (c *authConfig) register(fs *flag.FlagSet) {
-	fs.StringVar(&c.mode, "auth", "auto", "auto (sigv4 once an access key exists; without one, none until the first is made, then sigv4 for good), none (anyone may do anything) or sigv4 (requests signed with sharq's access keys, authorized by their policies)")
+	fs.StringVar(&c.mode, "auth", "auto", "auto (sigv4 once an access key has been made in the store, even if deleted since; before that, none until the first is made, then sigv4 for good), none (anyone may do anything) or sigv4 (requests signed with sharq's access keys, authorized by their policies)")
 	fs.StringVar(&c.serverKey, "server-key", "", "file of the key that seals access keys' secrets (default <data-dir>/server.key, created if missing)")
 	fs.BoolVar(&c.insecureOpen, "insecure-open", false, "serve without authentication on an address other than loopback (warns every minute)")
 	fs.BoolVar(&c.anonRead, "anonymous-read", false, "with sigv4: unsigned callers may read (ReadOnlyAccess), e.g. the console")
@@ -132,11 +132,13 @@ func buildGate(ctx context.Context, cfg serveConfig, keys access.KeyStore, log *
 	case mode == "auto" && keys == nil:
 		mode = "none"
 	case mode == "auto":
-		ks, err := keys.Keys(ctx)
+		// A key made once keeps signing on, even after the last one is
+		// deleted: only --auth none opens the server again.
+		made, err := keys.KeysEverMade(ctx)
 		if err != nil {
 			return accessGate{}, err
 		}
-		if len(ks) > 0 {
+		if made {
 			mode = "sigv4"
 		}
 	case mode == "none", mode == "sigv4":
@@ -164,7 +166,8 @@ func buildGate(ctx context.Context, cfg serveConfig, keys access.KeyStore, log *
 	if mode == "sigv4" {
 		log.Info("authentication: SigV4 with sharq's access keys", "anonymous_read", cfg.auth.anonRead)
 		if ks, err := keys.Keys(ctx); err == nil && len(ks) == 0 {
-			log.Warn("no access key exists yet: every request is refused until one is made (sharq admin keys create)")
+			log.Warn("no access key exists: every request is refused until one is made (sharq admin keys create), " +
+				"or the server is restarted with --auth none")
 		}
 		return signed, nil
 	}

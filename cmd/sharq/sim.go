@@ -24,6 +24,7 @@ type simFlags struct {
 	cpuProfile                       string
 	seed                             uint64
 	checkpoint, startup              time.Duration
+	minRuntime                       time.Duration // < 0: as the cluster files say
 	timeline, noRun                  bool
 }
 
@@ -82,6 +83,7 @@ func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.Uint64Var(&f.seed, "seed", 1, "seed of generated workloads")
 	fs.DurationVar(&f.checkpoint, "checkpoint-interval", 0, "how often jobs checkpoint; a preempted job loses the work since its last checkpoint (0: restarts from scratch)")
 	fs.DurationVar(&f.startup, "startup-delay", 0, "time from SCHEDULED to RUNNING")
+	fs.DurationVar(&f.minRuntime, "min-runtime", -time.Second, "give every quota share this minimum runtime before preemption, in whole seconds (-1s: as the cluster files say)")
 	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of the simulation to this file")
 	fs.BoolVar(&f.noRun, "no-run", false, "only write --write-trace and --write-config, do not simulate")
 	fs.BoolVar(&f.timeline, "timeline", false, "list every dispatch, preemption and end in the report")
@@ -117,6 +119,7 @@ func simulate(ctx context.Context, f simFlags, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	setMinRuntime(f, cfg, w.Config)
 	if err := writeInputs(f, w, cfg); err != nil || f.noRun {
 		return err
 	}
@@ -132,6 +135,7 @@ func simulate(ctx context.Context, f simFlags, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	setMinRuntime(f, other)
 	c := &sim.Comparison{NameA: configName(f.config, w), NameB: filepath.Base(f.compare)}
 	if c.A, err = runOne(ctx, w, cfg, opts, "A ", stderr); err != nil {
 		return err
@@ -140,6 +144,19 @@ func simulate(ctx context.Context, f simFlags, stdout, stderr io.Writer) error {
 		return err
 	}
 	return emit(f, stdout, c)
+}
+
+// setMinRuntime gives every quota share of the configurations the minimum
+// runtime of --min-runtime, when it is given.
+func setMinRuntime(f simFlags, cfgs ...*clusterconfig.Config) {
+	if f.minRuntime < 0 {
+		return
+	}
+	for _, c := range cfgs {
+		if c != nil {
+			c.SetMinimumRuntime(f.minRuntime)
+		}
+	}
 }
 
 // writeInputs writes the workload and the cluster configuration when asked

@@ -24,6 +24,7 @@ func TestSimCommand(t *testing.T) {
 		{[]string{"sim", "--config", "../../examples/announcement.yaml", "--compare", "../../examples/announcement-qs2-reserve.yaml", "--trace", "../../examples/borrow.csv", "-o", "json"},
 			0, `"reportB"`},
 		{[]string{"sim", "--workload", "random:jobs=50", "--seed", "9", "--write-trace", filepath.Join(dir, "t.csv"), "--no-run"}, 0, ""},
+		{[]string{"sim", "--workload", "kueue-baseline", "--min-runtime", "60s", "--write-config", filepath.Join(dir, "c.yaml"), "--no-run"}, 0, ""},
 		{[]string{"sim", "--trace", "x.csv", "--workload", "kueue-baseline"}, 2, ""},
 		{[]string{"sim", "--workload", "nope"}, 1, ""},
 	}
@@ -38,5 +39,9 @@ func TestSimCommand(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "t.csv")); err != nil {
 		t.Errorf("--write-trace: %v", err)
+	}
+	// --min-runtime gives every quota share of the cluster that minimum.
+	if b, err := os.ReadFile(filepath.Join(dir, "c.yaml")); err != nil || bytes.Count(b, []byte("minimumRuntimeSeconds: 60")) != 30 {
+		t.Errorf("--min-runtime: %v\n%s", err, b)
 	}
 }

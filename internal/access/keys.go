@@ -62,6 +62,10 @@ type KeyStore interface {
 	SetKeyDisabled(ctx context.Context, id string, disabled bool) error
 	// DeleteKey removes key id; ErrNotFound.
 	DeleteKey(ctx context.Context, id string) error
+	// KeysEverMade tells whether a key was ever made in this store, even
+	// if every key has been deleted since: --auth auto then stays signed
+	// across restarts instead of opening the server by itself.
+	KeysEverMade(ctx context.Context) (bool, error)
 	// PutPolicy creates or replaces the policy of p's name.
 	PutPolicy(ctx context.Context, p Policy) error
 	// Policy returns the policy named name; ErrNotFound.

@@ -4,14 +4,16 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/sharq-dev/sharq/internal/engine"
 	"github.com/sharq-dev/sharq/internal/record"
 )
 
 // Apply creates every resource of c on an engine that has none of them, in
-// dependency order: policies, environments, queues, then quota shares. It
-// stops at the first refusal, naming the resource.
+// dependency order: policies, environments, queues, then quota shares (with
+// their sharq settings). It stops at the first refusal, naming the
+// resource.
 func Apply(ctx context.Context, e *engine.Engine, c *Config) error {
 	policyArn := map[string]string{}
 	for _, p := range c.SchedulingPolicies {
@@ -31,8 +33,14 @@ func Apply(ctx context.Context, e *engine.Engine, c *Config) error {
 			return fmt.Errorf("create job queue %s: %w", q.Name, err)
 		}
 		for _, s := range q.QuotaShares {
-			if _, err := e.CreateQuotaShare(ctx, ShareInput(q.Name, s)); err != nil {
+			rec, err := e.CreateQuotaShare(ctx, ShareInput(q.Name, s))
+			if err != nil {
 				return fmt.Errorf("create quota share %s of job queue %s: %w", s.Name, q.Name, err)
+			}
+			if n := int(s.MinimumRuntime() / time.Second); n > 0 {
+				if _, err := e.SetQuotaShareMinimumRuntime(ctx, rec.QuotaShareArn, n); err != nil {
+					return fmt.Errorf("set the minimum runtime of quota share %s of job queue %s: %w", s.Name, q.Name, err)
+				}
 			}
 		}
 	}

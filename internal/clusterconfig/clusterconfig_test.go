@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -92,6 +93,8 @@ func TestValidate(t *testing.T) {
 		"DuplicateShare":  {"    quotaShares:\n", "    quotaShares:\n      - {name: a, capacityLimits: [{capacityUnit: ml.g5.xlarge, maxCapacity: 1}], resourceSharingConfiguration: {strategy: RESERVE}}\n", "jobQueues[0].quotaShares[1].name", clusterconfig.ErrDuplicate},
 		"SharesOnFIFO":    {"    schedulingPolicy: p\n", "", "jobQueues[0].quotaShares", clusterconfig.ErrRange},
 		"InSharePreempts": {"{strategy: LEND}", "{strategy: LEND}\n        preemptionConfiguration: {inSharePreemption: YES}", "jobQueues[0].quotaShares[0].preemptionConfiguration.inSharePreemption", clusterconfig.ErrEnum},
+		"MinRuntime":      {"{strategy: LEND}", "{strategy: LEND}\n        sharq: {minimumRuntimeSeconds: -5}", "jobQueues[0].quotaShares[0].sharq.minimumRuntimeSeconds", clusterconfig.ErrRange},
+		"MinRuntimeMax":   {"{strategy: LEND}", "{strategy: LEND}\n        sharq: {minimumRuntimeSeconds: 31536001}", "jobQueues[0].quotaShares[0].sharq.minimumRuntimeSeconds", clusterconfig.ErrRange},
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -151,5 +154,38 @@ func TestErrorPositions(t *testing.T) {
 				t.Errorf("err = %v\nwant %s", err, c.want)
 			}
 		})
+	}
+}
+
+// Ensure a share's minimum runtime (sharq's own setting) parses, survives
+// Marshal, and reaches the engine.
+func TestMinimumRuntime(t *testing.T) {
+	in := strings.Replace(base, "{strategy: LEND}", "{strategy: LEND}\n        sharq: {minimumRuntimeSeconds: 300}", 1)
+	c, err := clusterconfig.Parse(strings.NewReader(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.JobQueues[0].QuotaShares[0].MinimumRuntime(); got != 300*time.Second {
+		t.Fatalf("minimum runtime %v", got)
+	}
+	b, err := clusterconfig.Marshal(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := clusterconfig.Parse(strings.NewReader(string(b)))
+	if err != nil || back.JobQueues[0].QuotaShares[0].MinimumRuntime() != 300*time.Second {
+		t.Fatalf("round trip: %v\n%s", err, b)
+	}
+	ctx := context.Background()
+	e, err := engine.New(ctx, engine.Options{Store: memstore.New(), Synchronous: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := clusterconfig.Apply(ctx, e, c); err != nil {
+		t.Fatal(err)
+	}
+	shares := e.Shares()
+	if len(shares) != 1 || shares[0].MinimumRuntime != 300*time.Second {
+		t.Errorf("shares: %+v", shares)
 	}
 }

@@ -23,7 +23,10 @@
 //	        capacityLimits: [{capacityUnit: ml.g5.xlarge, maxCapacity: 1}]
 //	        resourceSharingConfiguration: {strategy: LEND_AND_BORROW, borrowLimit: 200}
 //	        preemptionConfiguration: {inSharePreemption: ENABLED}
+//	        sharq: {minimumRuntimeSeconds: 300} # sharq's own, not AWS's
 package clusterconfig
+
+import "time"
 
 // Config is a whole cluster set-up. Resources refer to each other by name.
 type Config struct {
@@ -114,6 +117,26 @@ type QuotaShare struct {
 	ResourceSharingConfiguration ResourceSharingConfiguration `yaml:"resourceSharingConfiguration" json:"resourceSharingConfiguration"`
 	PreemptionConfiguration      PreemptionConfiguration      `yaml:"preemptionConfiguration,omitempty" json:"preemptionConfiguration,omitempty"`
 	Tags                         map[string]string            `yaml:"tags,omitempty" json:"tags,omitempty"`
+	// Sharq holds the share's settings that are sharq's own: AWS's API has
+	// no field for them.
+	Sharq *ShareSettings `yaml:"sharq,omitempty" json:"sharq,omitempty"`
+}
+
+// ShareSettings are a quota share's settings beyond AWS Batch's.
+type ShareSettings struct {
+	// MinimumRuntimeSeconds: a dispatched job of the share younger than
+	// this is not preempted, in-share or cross-share (0, the default: no
+	// minimum). See docs/scheduling-minimum-runtime.md.
+	MinimumRuntimeSeconds int `yaml:"minimumRuntimeSeconds,omitempty" json:"minimumRuntimeSeconds,omitempty"`
+}
+
+// MinimumRuntime is the share's minimum runtime before preemption (0:
+// none).
+func (s *QuotaShare) MinimumRuntime() time.Duration {
+	if s.Sharq == nil {
+		return 0
+	}
+	return time.Duration(s.Sharq.MinimumRuntimeSeconds) * time.Second
 }
 
 // ResourceSharingConfiguration is a share's strategy: RESERVE, LEND or
@@ -128,6 +151,21 @@ type ResourceSharingConfiguration struct {
 // (DISABLED, the default).
 type PreemptionConfiguration struct {
 	InSharePreemption string `yaml:"inSharePreemption,omitempty" json:"inSharePreemption,omitempty"`
+}
+
+// SetMinimumRuntime gives every quota share the minimum runtime before
+// preemption d (whole seconds; 0: none), as `sharq sim --min-runtime` does
+// to compare minimums on one workload.
+func (c *Config) SetMinimumRuntime(d time.Duration) {
+	for i := range c.JobQueues {
+		for k := range c.JobQueues[i].QuotaShares {
+			s := &c.JobQueues[i].QuotaShares[k]
+			if s.Sharq == nil {
+				s.Sharq = &ShareSettings{}
+			}
+			s.Sharq.MinimumRuntimeSeconds = int(d / time.Second)
+		}
+	}
 }
 
 // MaxShares is the largest number of quota shares of any queue, which the

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+
+	"github.com/sharq-dev/sharq/internal/engine"
 )
 
 // Errors a FieldError wraps.
@@ -250,7 +252,15 @@ func validateShare(f string, s *QuotaShare, se *ServiceEnvironment) error {
 	if rs.BorrowLimit != nil && *rs.BorrowLimit > math.MaxInt32 {
 		return fieldErr(f+".resourceSharingConfiguration.borrowLimit", ErrRange, "must be at most %d, not %d", math.MaxInt32, *rs.BorrowLimit)
 	}
-	return oneOf(f+".preemptionConfiguration.inSharePreemption", s.PreemptionConfiguration.InSharePreemption, "ENABLED", "DISABLED")
+	if err := oneOf(f+".preemptionConfiguration.inSharePreemption", s.PreemptionConfiguration.InSharePreemption, "ENABLED", "DISABLED"); err != nil {
+		return err
+	}
+	if s.Sharq != nil {
+		if n := s.Sharq.MinimumRuntimeSeconds; n < 0 || n > engine.MaxMinimumRuntimeSeconds {
+			return fieldErr(f+".sharq.minimumRuntimeSeconds", ErrRange, "%d is outside 0-%d", n, engine.MaxMinimumRuntimeSeconds)
+		}
+	}
+	return nil
 }
 
 func hasUnit(ls []CapacityLimit, unit string) bool {

@@ -2,6 +2,7 @@ package core
 
 import (
 	"cmp"
+	"container/heap"
 	"maps"
 	"slices"
 )
@@ -63,6 +64,13 @@ func (c *Core) Copy() *Copy {
 			n.dirtyEnvs = append(n.dirtyEnvs, ne)
 		}
 	}
+	for _, w := range c.wakes {
+		if n.slabs[w.slot/jobSlab] != nil { // else its job has ended
+			w.j = n.at(w.slot)
+			n.wakes = append(n.wakes, w)
+		}
+	}
+	heap.Init(&n.wakes) // leaving some out may have broken the order
 	for _, j := range c.newInfeas {
 		if c.lookup(j.id) == j { // others are skipped when reported
 			n.newInfeas = append(n.newInfeas, n.at(j.slot))
@@ -95,7 +103,7 @@ type cloner struct {
 // between shares (wait lists, dirty lists) come after, in envLinks.
 func (cl *cloner) env(e *env) {
 	ne := &env{
-		name: e.name, disabled: e.disabled, quota: e.quota, queued: e.queued,
+		name: e.name, disabled: e.disabled, quota: e.quota, queued: e.queued, minShares: e.minShares,
 		limit: slices.Clone(e.limit), use: slices.Clone(e.use), sumLimit: slices.Clone(e.sumLimit),
 		lenderLimit: slices.Clone(e.lenderLimit), reserveIdle: slices.Clone(e.reserveIdle),
 		lenderIdle: slices.Clone(e.lenderIdle), borrowed: slices.Clone(e.borrowed),
@@ -117,7 +125,7 @@ func (cl *cloner) env(e *env) {
 func (cl *cloner) share(s *share, nq *queue) *share {
 	ns := &share{
 		q: nq, name: s.name, limit: slices.Clone(s.limit), strategy: s.strategy, borrowLimit: s.borrowLimit,
-		inShare: s.inShare, disabled: s.disabled, use: slices.Clone(s.use),
+		inShare: s.inShare, disabled: s.disabled, minRuntime: s.minRuntime, use: slices.Clone(s.use),
 		dirty: s.dirty, waitKind: s.waitKind, inShareCandidate: s.inShareCandidate,
 		waitOn: slices.Clone(s.waitOn), waitPos: slices.Clone(s.waitPos), lastWait: s.lastWait,
 		weight: s.weight, usage: s.usage, usageAt: s.usageAt, held: s.held,

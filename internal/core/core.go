@@ -48,6 +48,8 @@ type Core struct {
 	warmed int64 // sums what warm reads, so that its reads are kept
 
 	reconfigs uint64 // configuration changes applied (Reconfigurations)
+
+	wakes wakeHeap // ends of protections that held a preemption back
 }
 
 // New returns an empty core.
@@ -342,6 +344,9 @@ func (c *Core) putShare(ev PutShare) error {
 	if ev.BorrowLimit < UnlimitedBorrow {
 		return invalid("quota share %s: borrowLimit %d is below -1", ev.Name, ev.BorrowLimit)
 	}
+	if ev.MinRuntime < 0 {
+		return invalid("quota share %s: minimum runtime %v is negative", ev.Name, ev.MinRuntime)
+	}
 	s := q.share(ev.Name)
 	if s == nil {
 		s = c.newShare(q, ev.Name)
@@ -351,6 +356,7 @@ func (c *Core) putShare(ev PutShare) error {
 	s.limit = c.limitsOf(ev.Limits)
 	s.strategy, s.borrowLimit = ev.Strategy, ev.BorrowLimit
 	s.inShare, s.disabled = ev.InSharePreemption, ev.Disabled
+	c.setMinRuntime(s, int64(ev.MinRuntime))
 	c.reconfigure(q.env)
 	return nil
 }

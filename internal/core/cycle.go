@@ -2,6 +2,7 @@ package core
 
 import (
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -18,6 +19,7 @@ func (c *Core) Step(now time.Time) Decisions {
 		c.now = t
 		c.instant++
 	}
+	c.expireProtections()
 	c.unitOut = c.unitOut[:0]
 	ds := Decisions{List: c.out[:0]}
 	defer func() {
@@ -43,7 +45,7 @@ func (c *Core) Step(now time.Time) Decisions {
 	envs := c.dirtyEnvs
 	clear(c.stepped)
 	c.dirtyEnvs, c.stepped = c.stepped[:0], envs
-	slices.SortFunc(envs, func(a, b *env) int { return compareStrings(a.name, b.name) })
+	slices.SortFunc(envs, func(a, b *env) int { return strings.Compare(a.name, b.name) })
 	for _, e := range envs {
 		e.queued = false
 		if c.envs[e.name] != e {
@@ -57,16 +59,6 @@ func (c *Core) Step(now time.Time) Decisions {
 // keptDecisions bounds the output buffer that Step keeps for the next one.
 const keptDecisions = 4096
 
-func compareStrings(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
-
 // reportInfeasible reports jobs that became infeasible since the last Step
 // and still are.
 func (c *Core) reportInfeasible() []Decision {
@@ -75,7 +67,7 @@ func (c *Core) reportInfeasible() []Decision {
 		return nil
 	}
 	c.newInfeas = nil
-	slices.SortFunc(js, func(a, b *job) int { return compareStrings(a.id, b.id) })
+	slices.SortFunc(js, func(a, b *job) int { return strings.Compare(a.id, b.id) })
 	var out []Decision
 	for i, j := range js {
 		if j.state != infeasible || (i > 0 && js[i-1] == j) || c.lookup(j.id) != j {
@@ -274,7 +266,7 @@ func fifoCmp(a, b *job) int {
 		}
 		return 1
 	}
-	return compareStrings(a.id, b.id)
+	return strings.Compare(a.id, b.id)
 }
 
 // prioCmp: 1) priority desc, 2) queue time, 3) job ID.

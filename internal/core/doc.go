@@ -10,7 +10,8 @@
 // Invariants:
 //   - No I/O, clock, goroutines, logging or randomness; the only time the core
 //     sees is the now passed to Step. A test enforces that only the standard
-//     library is imported.
+//     library is imported. Time passing matters only to minimum runtimes
+//     before preemption: NextWake says when a Step is wanted for them.
 //   - Equal event sequences and times give byte-equal decisions: every
 //     ordering ends with the job ID, and no map order reaches an output.
 //   - Handling one event costs O(log n) in queued jobs. A configuration change

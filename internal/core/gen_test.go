@@ -107,6 +107,13 @@ type gen struct {
 	// they do not follow submission order.
 	idMul, idAdd int
 
+	// minRng draws the shares' minimum runtimes, apart from rng so that a
+	// sequence without them (odd seeds) is the one it was before they
+	// existed; even seeds give shares minimums of 0-5 s (steps are 1 s
+	// apart).
+	minRng *rand.Rand
+	minOn  bool
+
 	live       map[string]bool // submitted and not ended
 	dispatched map[string]bool
 	home       map[string][2]string // a live job's queue and share
@@ -118,6 +125,7 @@ func newGen(seed uint64) *gen {
 		envLim: map[string]int{}, shares: map[string]*core.PutShare{}, fifoQ: map[string]*core.PutQueue{},
 		live: map[string]bool{}, dispatched: map[string]bool{}, home: map[string][2]string{},
 	}
+	g.minRng, g.minOn = rand.New(rand.NewPCG(seed^0x3141, seed)), seed%2 == 0
 	g.idMul = []int{3, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41, 43}[g.rng.IntN(12)] // coprime with 1000
 	g.idAdd = g.rng.IntN(1000)
 	return g
@@ -179,8 +187,18 @@ func (g *gen) newShare(name string) *core.PutShare {
 	s.Strategy = []core.Strategy{core.Reserve, core.Lend, core.LendAndBorrow}[g.rng.IntN(3)]
 	s.Limits = g.limits()
 	s.BorrowLimit = g.borrowLimit(s.Strategy)
+	s.MinRuntime = g.minRuntime()
 	g.shares[name] = s
 	return s
+}
+
+// minRuntime draws a share's minimum runtime before preemption: none on
+// odd seeds, else mostly a few seconds.
+func (g *gen) minRuntime() time.Duration {
+	if !g.minOn {
+		return 0
+	}
+	return []time.Duration{0, 0, time.Second, 2 * time.Second, 3 * time.Second, 5 * time.Second, 1500 * time.Millisecond}[g.minRng.IntN(7)]
 }
 
 // limits returns a share's limits: mostly 1-3 of each unit, sometimes 0
@@ -376,6 +394,7 @@ func (g *gen) configChange() core.Event {
 	default:
 		if len(g.fifo) > 0 {
 			q := g.fifoQ[g.pick(g.fifo)]
+			// (FIFO queues have no shares and so no minimum runtime.)
 			switch p := g.rng.IntN(10); {
 			case p < 2 && q.Disabled && len(g.fifo) > 1:
 				// A DISABLED FIFO queue is deleted with its jobs.
@@ -395,6 +414,9 @@ func (g *gen) configChange() core.Event {
 			}
 			return *q
 		}
+	}
+	if g.minOn && g.minRng.IntN(3) == 0 {
+		s.MinRuntime = g.minRuntime()
 	}
 	return *s
 }
@@ -433,6 +455,9 @@ func (g *gen) badEvent() core.Event {
 			}
 		}
 		return core.AttemptEnded{Job: "ghost"}
+	}
+	if g.minOn && g.minRng.IntN(2) == 0 {
+		return core.PutShare{Queue: genQueue, Name: share, Limits: []core.UnitCount{{Unit: g.pick(g.units), Count: 1}}, Strategy: core.Lend, MinRuntime: -time.Second}
 	}
 	return core.PutShare{Queue: genQueue, Name: share, Limits: []core.UnitCount{{Unit: g.pick(g.units), Count: -2}}, Strategy: core.Lend}
 }

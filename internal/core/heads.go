@@ -40,7 +40,8 @@ type Head struct {
 // Heads calls fn with the head of every share, or, with changedOnly, of
 // every share in the pools that the last Step ran or that changed since.
 // A head and its reason depend only on its pool and, while the head is
-// held back, on the instant. A pool changes only by marking itself for the
+// held back or names a protected job (minruntime.go), on the instant; the
+// end of a protection that a victim search walked over marks its pool. A pool changes only by marking itself for the
 // next Step, and settle keeps a held-back head's share marked until a
 // Step at a later instant, so a head left out is as it was when last
 // given. A copy (Clone) knows only the Steps it ran itself.

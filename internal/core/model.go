@@ -40,7 +40,10 @@ type job struct {
 	// whyLimit is, for ReasonEnvMaxResource, the environment's limit of
 	// the unit the job needs more of; a change of it is reported again.
 	whyLimit int32
-	_        [8]byte
+	// wakeSet: Core.wakes holds the end of its current protection (see
+	// minruntime.go).
+	wakeSet bool
+	_       [7]byte
 }
 
 // Handle names a live job by where it lies in the core, so that the caller
@@ -145,6 +148,9 @@ type env struct {
 	limit    []int
 	queues   []*queue // by name
 	quota    bool     // its queue schedules by quota share
+	// minShares counts its shares with a minimum runtime: without one, no
+	// job of the pool is ever protected.
+	minShares int
 
 	use         []int // held by dispatched jobs
 	sumLimit    []int // Σ limit(s) over all shares
@@ -191,6 +197,7 @@ type share struct {
 	borrowLimit int
 	inShare     bool
 	disabled    bool
+	minRuntime  int64 // ns; 0: its dispatched jobs are never protected
 
 	use        []int
 	runnable   jobSet // feasible RUNNABLE jobs, queueLess

@@ -90,7 +90,7 @@ func (c *Core) dispatch(h *job, via Via, out []Decision) []Decision {
 		own, bor = c.unitCounts(h, func(d need) int { return int(d.n) }), nil
 	}
 	c.dequeue(h)
-	h.dispatchedAt = c.now
+	h.dispatchedAt, h.wakeSet = c.now, false
 	c.hold(h)
 	for _, b := range bor {
 		// More borrowed capacity: heads that need it may now reclaim it.

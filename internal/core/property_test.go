@@ -31,6 +31,7 @@ import (
 //     or duplicated, and usage agrees with the jobs;
 //   - whose capacity each dispatched job holds is consistent with usage
 //     and the shares' idle capacity (checkHoldings);
+//   - no victim is younger than its share's minimum runtime;
 //   - equal event sequences give byte-identical decisions.
 func TestProperties(t *testing.T) {
 	start := time.Now()
@@ -289,6 +290,10 @@ func checkPreemption(m *refCore, list []core.Decision) (int, error) {
 // preemption ENABLED.
 func checkVictim(m *refCore, h, v *refJob, d core.Decision) error {
 	hs, vs := m.shareOf(h), m.shareOf(v)
+	if m.protected(v) {
+		return fmt.Errorf("%q: the victim was dispatched %v ago, within its share's minimum runtime of %v", d,
+			time.Duration(m.now-v.dispatchedAt), time.Duration(vs.minRuntime))
+	}
 	if d.ForShare != hs.name || d.Share != vs.name {
 		return fmt.Errorf("%q: wrong shares", d)
 	}

@@ -20,6 +20,9 @@ func (c *Core) headReason(h *job) Reason {
 	case s.q.fair != nil:
 		return c.fairReason(h)
 	}
+	if r, ok := c.minRuntimeReason(h); ok {
+		return r
+	}
 	if s.strategy == 0 || c.ownFit(h) {
 		for _, d := range h.needs() {
 			if free := e.limit[d.u] - e.use[d.u]; s.strategy == 0 && free < int(d.n) {

@@ -1,6 +1,9 @@
 package core
 
-import "fmt"
+import (
+	"fmt"
+	"time"
+)
 
 // ReasonCode classifies why a job waits, was preempted or failed.
 type ReasonCode uint8
@@ -29,6 +32,9 @@ const (
 	ReasonRetriesExhausted
 	ReasonShareDeleted
 	ReasonQueueDeleted
+	// Waiting: the job could preempt Job of Share but for its minimum
+	// runtime MinRuntime, which it reaches at Until.
+	ReasonMinRuntime
 )
 
 // Waiting in a fair-share queue, numbered apart from the quota-share codes.
@@ -69,6 +75,10 @@ type Reason struct {
 	IdleCount   int
 	IdleFrom    string
 	IdleSources int
+	// MinRuntime is Share's minimum runtime before preemption, and Until
+	// (Unix ns) when Job reaches it (ReasonMinRuntime).
+	MinRuntime time.Duration
+	Until      int64
 }
 
 // Misconfiguration tells whether the job can never be placed with the
@@ -171,6 +181,9 @@ func (r Reason) String() string {
 		return "Quota share deleted"
 	case ReasonQueueDeleted:
 		return "Job queue deleted"
+	case ReasonMinRuntime:
+		return fmt.Sprintf("waiting for job %s of share %s to reach its minimum runtime of %s at %s",
+			r.Job, r.Share, seconds(r.MinRuntime), time.Unix(0, r.Until).UTC().Format(time.RFC3339))
 	}
 	return fmt.Sprintf("Reason(%d)", uint8(r.Code))
 }
@@ -226,4 +239,13 @@ func orBeyond(share string) string {
 		return "the capacity beyond the quota share limits"
 	}
 	return share
+}
+
+// seconds renders a duration as whole seconds, "300s", as the cluster file
+// gives it; a fraction is kept ("1.5s").
+func seconds(d time.Duration) string {
+	if d%time.Second == 0 {
+		return fmt.Sprintf("%ds", d/time.Second)
+	}
+	return fmt.Sprintf("%gs", d.Seconds())
 }

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/sharq-dev/sharq/internal/core"
 )
@@ -166,7 +167,7 @@ func (r *refCore) putShare(ev core.PutShare) error {
 		return core.ErrConflict
 	}
 	lim, err := limitsOf(ev.Limits, 0)
-	if ev.Name == "" || err != nil || ev.Strategy < core.Reserve || ev.Strategy > core.LendAndBorrow || ev.BorrowLimit < core.UnlimitedBorrow {
+	if ev.Name == "" || err != nil || ev.Strategy < core.Reserve || ev.Strategy > core.LendAndBorrow || ev.BorrowLimit < core.UnlimitedBorrow || ev.MinRuntime < 0 {
 		return core.ErrInvalid
 	}
 	s := r.share(q.name, ev.Name)
@@ -175,6 +176,7 @@ func (r *refCore) putShare(ev core.PutShare) error {
 		r.shares = append(r.shares, s)
 	}
 	s.limits, s.strategy, s.borrowLimit, s.inShare, s.disabled = lim, ev.Strategy, ev.BorrowLimit, ev.InSharePreemption, ev.Disabled
+	s.minRuntime = int64(ev.MinRuntime)
 	return nil
 }
 
@@ -306,6 +308,9 @@ func (r *refCore) reason(j *refJob, feasible []*refJob) core.Reason {
 	case r.heldNow(j):
 		return core.Reason{Code: core.ReasonHeldBack}
 	}
+	if why, ok := r.minRuntimeReason(j); ok {
+		return why
+	}
 	if s.strategy == 0 || r.ownFit(j) {
 		// It fits its share's limit (or has none): some unit is short.
 		for _, u := range j.units {
@@ -349,6 +354,54 @@ func (r *refCore) reason(j *refJob, feasible []*refJob) core.Reason {
 		}
 	}
 	return core.Reason{Code: core.ReasonCapacity, Share: s.name}
+}
+
+// minRuntimeReason: head j was not placed, and among the jobs it could
+// preempt but for their minimum runtime (borrowers of a unit it needs in
+// other shares, when it fits its own limit; lower-priority jobs of its own
+// share, when it does not and in-share preemption is ENABLED) it waits for
+// the one whose protection ends first, then the first in victim order.
+func (r *refCore) minRuntimeReason(j *refJob) (core.Reason, bool) {
+	s := r.shareOf(j)
+	if s.strategy == 0 {
+		return core.Reason{}, false
+	}
+	var cands []*refJob
+	switch {
+	case r.ownFit(j):
+		if r.placeOwn(j) {
+			return core.Reason{}, false
+		}
+		for _, x := range r.poolShares(r.envOf(s)) {
+			if x == s {
+				continue
+			}
+			for _, v := range r.jobsOf(x) {
+				if !r.holding(v) || !r.protected(v) {
+					continue
+				}
+				for _, u := range j.units {
+					if r.borrowsUnit(x, v, u) {
+						cands = append(cands, v)
+						break
+					}
+				}
+			}
+		}
+	case s.inShare && !r.placeBorrow(j):
+		for _, v := range r.jobsOf(s) {
+			if r.holding(v) && v.prio < j.prio && r.protected(v) {
+				cands = append(cands, v)
+			}
+		}
+	}
+	if len(cands) == 0 {
+		return core.Reason{}, false
+	}
+	until := func(v *refJob) int64 { return v.dispatchedAt + r.shareOf(v).minRuntime }
+	v := slices.MinFunc(cands, func(a, b *refJob) int { return cmp.Or(cmp.Compare(until(a), until(b)), victimOrder(a, b)) })
+	x := r.shareOf(v)
+	return core.Reason{Code: core.ReasonMinRuntime, Job: v.id, Share: x.name, MinRuntime: time.Duration(x.minRuntime), Until: until(v)}, true
 }
 
 // Usage is the reference's core.Usage: borrowed capacity is attributed as

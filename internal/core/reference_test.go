@@ -54,6 +54,7 @@ type refShare struct {
 	borrowLimit int
 	inShare     bool
 	disabled    bool
+	minRuntime  int64 // ns; its jobs younger than this are no victims
 }
 
 type refJob struct {
@@ -540,7 +541,7 @@ func (r *refCore) borrowers(h *refJob) []*refJob {
 			continue
 		}
 		for _, j := range r.jobsOf(s) {
-			if !r.holding(j) {
+			if !r.holding(j) || r.protected(j) {
 				continue
 			}
 			for _, u := range h.units {
@@ -607,7 +608,7 @@ func (r *refCore) inShareVictims(h *refJob) []*refJob {
 	for !r.ownFit(h) && !r.placeBorrow(h) {
 		var cands []*refJob
 		for _, j := range r.jobsOf(s) {
-			if r.holding(j) && j.prio < h.prio {
+			if r.holding(j) && j.prio < h.prio && !r.protected(j) {
 				cands = append(cands, j)
 			}
 		}
@@ -706,6 +707,13 @@ func (r *refCore) fifoRound(e *refEnv, out *[]core.Decision) bool {
 		}
 	}
 	return changed
+}
+
+// protected tells whether dispatched job j is younger than its share's
+// minimum runtime: no pass may pick it as a victim.
+func (r *refCore) protected(j *refJob) bool {
+	m := r.shareOf(j).minRuntime
+	return j.dispatched && m > 0 && r.now-j.dispatchedAt < m
 }
 
 // heldNow tells whether j was preempted at this instant: it may not be

@@ -122,6 +122,13 @@ func (w *world) handle(t *testing.T, d *datadriven.TestData) string {
 		return b.String()
 	case "holdings":
 		return w.holdings(t, d)
+	case "wake":
+		// When the core wants its next Step, after the scenario's start.
+		at, ok := w.c.NextWake()
+		if !ok {
+			return "none\n"
+		}
+		return fmt.Sprintf("at %v\n", at.Sub(w.t0))
 	}
 	d.Fatalf(t, "unknown command %s", d.Cmd)
 	return ""
@@ -236,8 +243,17 @@ func (w *world) parse(line string) (core.Event, error) {
 			return nil, err
 		}
 		borrow, err := f.int("borrow", core.UnlimitedBorrow)
+		if err != nil {
+			return nil, err
+		}
+		var minRuntime time.Duration
+		if v, ok := f.kv["min"]; ok {
+			if minRuntime, err = time.ParseDuration(v); err != nil {
+				return nil, err
+			}
+		}
 		return core.PutShare{Queue: w.queue(f), Name: f.name, Limits: units, Strategy: strategy, BorrowLimit: borrow,
-			InSharePreemption: f.flags["inshare"], Disabled: f.flags["disabled"]}, err
+			InSharePreemption: f.flags["inshare"], Disabled: f.flags["disabled"], MinRuntime: minRuntime}, nil
 	case "delete-env":
 		return core.DeleteEnv{Name: f.name}, nil
 	case "delete-queue":

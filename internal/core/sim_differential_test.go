@@ -52,6 +52,9 @@ type simCase struct {
 
 func newSimCase(seed uint64) simCase {
 	rng := rand.New(rand.NewPCG(seed, seed^0xd1ff))
+	// Even seeds give shares minimum runtimes before preemption, drawn
+	// apart so that odd seeds keep the cases they had before them.
+	minRng := rand.New(rand.NewPCG(seed^0x3141, seed))
 	units := simUnits[:1+rng.IntN(2)]
 	var cfg strings.Builder
 	fmt.Fprintf(&cfg, "schedulingPolicies:\n  - name: qm\n    quotaSharePolicy: {idleResourceAssignmentStrategy: FIFO}\n")
@@ -75,6 +78,11 @@ func newSimCase(seed uint64) simCase {
 			fmt.Fprintf(&cfg, "        resourceSharingConfiguration: {strategy: %s}\n", strategy)
 		}
 		fmt.Fprintf(&cfg, "        preemptionConfiguration: {inSharePreemption: %s}\n", []string{"ENABLED", "DISABLED"}[rng.IntN(2)])
+		if seed%2 == 0 {
+			if m := []int{0, 1, 2, 3, 5}[minRng.IntN(5)]; m > 0 {
+				fmt.Fprintf(&cfg, "        sharq: {minimumRuntimeSeconds: %d}\n", m)
+			}
+		}
 	}
 
 	var tr strings.Builder
@@ -146,7 +154,9 @@ func simDifferential(seed uint64, verbose bool) string {
 // simulator's executor would run it: an attempt runs from its dispatch for
 // the job's runtime, and a preempted one starts again from scratch (no
 // checkpoints). At each instant it applies, in this order, the ends of
-// attempts, the submissions and the trace's changes, then steps once.
+// attempts, the submissions and the trace's changes, then steps once. It
+// also steps when a dispatched job reaches its share's minimum runtime:
+// the simulator must run a cycle then whenever that lets a job move.
 func replayOnReference(cfg *clusterconfig.Config, w *sim.Workload) ([]string, error) {
 	r := newRef()
 	for _, ev := range configEvents(cfg) {
@@ -179,6 +189,7 @@ func replayOnReference(cfg *clusterconfig.Config, w *sim.Workload) ([]string, er
 		out = append(out, fmt.Sprintf("%4gs %-10s %s %s: %s", now.Seconds(), event, j.ID, j.Share, detail))
 	}
 	var lastQ int64
+	last := time.Duration(-1) // the last instant stepped
 	next, nextChange := 0, 0
 	for {
 		now, ok := time.Duration(0), false
@@ -196,9 +207,17 @@ func replayOnReference(cfg *clusterconfig.Config, w *sim.Workload) ([]string, er
 		for _, end := range running {
 			consider(end)
 		}
+		for _, j := range r.jobs {
+			if m := r.shareOf(j).minRuntime; j.dispatched && m > 0 {
+				if end := time.Duration(j.dispatchedAt + m - sim.Epoch.UnixNano()); end > last {
+					consider(end)
+				}
+			}
+		}
 		if !ok {
 			return out, nil
 		}
+		last = now
 		var ends []int
 		for i, end := range running {
 			if end == now {
@@ -310,7 +329,7 @@ func configEvents(cfg *clusterconfig.Config) []core.Event {
 				borrow = *b
 			}
 			evs = append(evs, core.PutShare{Queue: q.Name, Name: s.Name, Limits: limits(s.CapacityLimits), Strategy: st,
-				BorrowLimit: borrow, InSharePreemption: s.PreemptionConfiguration.InSharePreemption == "ENABLED"})
+				BorrowLimit: borrow, InSharePreemption: s.PreemptionConfiguration.InSharePreemption == "ENABLED", MinRuntime: s.MinimumRuntime()})
 		}
 	}
 	return evs

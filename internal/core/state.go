@@ -158,9 +158,13 @@ func (c *Core) reconfigure(e *env) {
 	for _, p := range [][]int{e.use, e.sumLimit, e.lenderLimit, e.reserveIdle, e.lenderIdle, e.borrowed} {
 		clear(p)
 	}
+	e.minShares = 0
 	for _, q := range e.queues {
 		for _, s := range q.shares {
 			c.sumShare(e, s)
+			if s.minRuntime > 0 {
+				e.minShares++
+			}
 		}
 	}
 	for _, q := range e.queues {

@@ -3,6 +3,7 @@ package core
 import (
 	"fmt"
 	"strings"
+	"time"
 )
 
 // UnitCount is an amount of one capacity unit: count instances of an
@@ -101,6 +102,10 @@ type PutShare struct {
 	BorrowLimit       int // percent; UnlimitedBorrow for no cap. Only LEND_AND_BORROW.
 	InSharePreemption bool
 	Disabled          bool
+	// MinRuntime is sharq's own setting (AWS has none): a dispatched job of
+	// the share younger than this is no victim of in-share or cross-share
+	// preemption. 0, the default, protects nothing.
+	MinRuntime time.Duration
 }
 
 // DeleteShare removes a DISABLED quota share; its jobs fail.

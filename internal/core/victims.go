@@ -99,7 +99,7 @@ func (c *Core) nextBorrower(h *job) *job {
 				if x.use[d.u] <= x.limit[d.u] {
 					continue
 				}
-				if v := firstBorrower(x, d.u); v != nil && (best == nil || victimLess(v, best)) {
+				if v := c.firstBorrower(x, d.u); v != nil && (best == nil || victimLess(v, best)) {
 					best = v
 				}
 			}
@@ -109,14 +109,17 @@ func (c *Core) nextBorrower(h *job) *job {
 }
 
 // firstBorrower is the first in victim order of the dispatched jobs of x,
-// not taken out, that borrow u; x must use more of u than its limit.
+// not taken out and not protected by x's minimum runtime, that borrow u; x
+// must use more of u than its limit.
 //
 // NB: victim order is the reverse of dispatch order except for the final
 // job ID, which is ascending in both. So the first victim is not simply
 // the last borrower: among the borrowers that tie with the last one on
 // priority and dispatch time, it is the one with the smallest ID. Those
 // are the borrowers met walking back from the end while the tie lasts.
-func firstBorrower(x *share, u int32) *job {
+// Protected borrowers are walked over (they still borrow); jobs that tie
+// share their protection, so a tie is all protected or none.
+func (c *Core) firstBorrower(x *share, u int32) *job {
 	var found *job
 	after := 0 // instances of u held by the jobs after j in dispatch order
 	x.dispatched.EachReverse(func(j *job) bool {
@@ -124,8 +127,13 @@ func firstBorrower(x *share, u int32) *job {
 		if j.removed || n == 0 {
 			return true
 		}
-		if found != nil && (!sameTie(j, found) || x.use[u]-after <= x.limit[u]) {
-			return false
+		if x.use[u]-after <= x.limit[u] || (found != nil && !sameTie(j, found)) {
+			return false // j and the jobs before it are own
+		}
+		if found == nil && c.protected(j) {
+			c.noteProtected(j)
+			after += n
+			return true
 		}
 		found = j
 		after += n
@@ -144,8 +152,8 @@ func (c *Core) inShareVictims(h *job) ([]*job, bool) {
 	s := h.sh
 	var own []*job
 	for !c.ownFit(h) && !c.placeBorrow(h) {
-		v := firstVictim(s)
-		if v == nil || v.prio >= h.prio {
+		v := c.firstVictim(s, h.prio)
+		if v == nil {
 			c.putBackAll(own)
 			return nil, false
 		}
@@ -174,17 +182,22 @@ func (c *Core) inShareVictims(h *job) ([]*job, bool) {
 	return vs, len(vs) > 0
 }
 
-// firstVictim is the first in victim order of the dispatched jobs of s not
-// taken out: among those that tie with the last in dispatch order on
-// priority and dispatch time, the one with the smallest ID.
-func firstVictim(s *share) *job {
+// firstVictim is the first in victim order of the dispatched jobs of s
+// with a priority below prio, not taken out and not protected by its
+// minimum runtime: among those that tie with the last such in dispatch
+// order on priority and dispatch time, the one with the smallest ID.
+func (c *Core) firstVictim(s *share, prio int32) *job {
 	var found *job
 	s.dispatched.EachReverse(func(j *job) bool {
 		if j.removed {
 			return true
 		}
-		if found != nil && !sameTie(j, found) {
-			return false
+		if j.prio >= prio || (found != nil && !sameTie(j, found)) {
+			return false // victim order: the rest rank no lower
+		}
+		if found == nil && c.protected(j) {
+			c.noteProtected(j)
+			return true
 		}
 		found = j
 		return true

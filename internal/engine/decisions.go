@@ -130,8 +130,10 @@ type liveAttempt struct {
 }
 
 // endAttempt closes the current attempt record and forgets the live attempt.
+// A preempted attempt still stopping is closed already: its end is the
+// executor's to report.
 func (e *Engine) endAttempt(j *record.Job, reason string, now time.Time) {
-	if a := j.CurrentAttempt(); a != nil && a.StoppedAt == 0 {
+	if a := j.CurrentAttempt(); a != nil && a.StoppedAt == 0 && !a.Stopping() {
 		a.StoppedAt = ms(now)
 		a.StatusReason = reason
 	}
@@ -143,10 +145,6 @@ func (e *Engine) endAttempt(j *record.Job, reason string, now time.Time) {
 // waitingPreempted begins the statusReason of a preemptor whose start waits
 // for its victims' processes to stop.
 const waitingPreempted = "waiting for the preempted job"
-
-// stoppingSince marks the reason of a preempted attempt whose processes
-// are still stopping; it is cut off when the executor reports them gone.
-const stoppingSince = "; stopping since "
 
 // waitingForVictims is a preemptor's statusReason while its start waits
 // for its victims: "waiting for the preempted job X in share QS2 to stop:
@@ -168,7 +166,8 @@ func (e *Engine) preempted(j *record.Job, d core.Decision, stopping time.Duratio
 	reason := d.Reason.String()
 	e.endAttempt(j, reason, now)
 	if a := j.CurrentAttempt(); a != nil && stopping > 0 && a.StatusReason == reason {
-		a.StatusReason += stoppingSince + now.UTC().Format(time.RFC3339) + ", up to " + inSeconds(stopping) + " grace period"
+		a.StatusReason += record.StoppingSince + now.UTC().Format(time.RFC3339) + ", up to " + inSeconds(stopping) + " grace period"
+		a.StoppedAt = 0
 	}
 	ps := j.PreemptionSummary
 	if ps == nil {
@@ -361,12 +360,12 @@ func (e *Engine) closedAttemptEnded(u executor.Update, now time.Time) {
 		changed := false
 		for i := range as {
 			a := &as[i]
-			if !strings.HasSuffix(a.ServiceResourceID.Value, "/"+u.AttemptID) || a.StoppedAt == 0 {
+			if !strings.HasSuffix(a.ServiceResourceID.Value, "/"+u.AttemptID) || a.StoppedAt == 0 && !a.Stopping() {
 				continue
 			}
 			reason, stopped := a.StatusReason, a.StoppedAt
-			if k := strings.Index(reason, stoppingSince); k >= 0 {
-				reason, stopped = reason[:k], max(stopped, ms(at))
+			if k := strings.Index(reason, record.StoppingSince); k >= 0 {
+				reason, stopped = reason[:k], ms(at)
 			}
 			if more != "" && !strings.Contains(reason, more) {
 				reason += "; " + more

@@ -237,6 +237,10 @@ func TestVictimStoppingIsTold(t *testing.T) {
 	if !strings.HasPrefix(a.StatusReason, preemption+"; stopping since ") || !strings.HasSuffix(a.StatusReason, ", up to 40s grace period") {
 		t.Errorf("the stopping victim's attempt says %q", a.StatusReason)
 	}
+	if a.StoppedAt != 0 || victim.PreemptionSummary.RecentPreemptedAttempts[0].StoppedAt != 0 {
+		t.Errorf("the stopping victim's attempt has stoppedAt %d (%d among recent preempted attempts) while its processes still run",
+			a.StoppedAt, victim.PreemptionSummary.RecentPreemptedAttempts[0].StoppedAt)
+	}
 	if want := "waiting for the preempted job " + low + " in share QS1 to stop: up to 40s"; preemptor.StatusReason != want {
 		t.Errorf("the preemptor says %q, want %q", preemptor.StatusReason, want)
 	}
@@ -261,6 +265,50 @@ func TestVictimStoppingIsTold(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatalf("the stopped victim's attempt says %q, stopped at %d, and %q, %d among recent preempted attempts; want %q, stopped at %d or later",
 				a.StatusReason, a.StoppedAt, r.StatusReason, r.StoppedAt, preemption, gone)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// Ensure a victim still stopping when the server goes down gets its end at
+// the restart: here the executor of the new server has no trace of it (its
+// processes went with the old one), so its attempt is stopped at the
+// restart and says so no longer.
+func TestVictimStoppingAcrossRestart(t *testing.T) {
+	dir := t.TempDir()
+	var g *gatedExecutor
+	h := startEngineWith(t, dir, func(ex executor.Executor) executor.Executor { g = newGated(ex); return g },
+		engine.Options{StopGrace: 40 * time.Second})
+	h.setupWalkthrough()
+	low := h.submit("low", "QS1", 1)
+	h.waitStatus(low, "RUNNING")
+	busy := h.submit("busy", "QS2", 1)
+	h.waitStatus(busy, "RUNNING")
+	g.mu.Lock()
+	g.holdStops = true
+	g.mu.Unlock()
+	h.submit("high", "QS1", 9)
+	if a := h.waitStatus(low, "RUNNABLE").Attempts[0]; !a.Stopping() {
+		t.Fatalf("the victim's attempt before the restart: %+v, want stopping", a)
+	}
+	h.stop()
+
+	restarted := time.Now().UnixMilli()
+	h = startEngineWith(t, dir, nil, engine.Options{StopGrace: 40 * time.Second})
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		j, err := h.e.DescribeServiceJob(context.Background(), low)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a := j.Attempts[0]
+		if !a.Stopping() && a.StoppedAt >= restarted && strings.HasPrefix(a.StatusReason, "Preempted: ") &&
+			!strings.Contains(a.StatusReason, "stopping") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the victim's attempt after the restart: reason %q, stopped at %d; want stopped at %d or later",
+				a.StatusReason, a.StoppedAt, restarted)
 		}
 		time.Sleep(5 * time.Millisecond)
 	}

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
+	"time"
 
 	"github.com/sharq-dev/sharq/internal/core"
 	"github.com/sharq-dev/sharq/internal/executor"
@@ -240,7 +242,8 @@ func (e *Engine) reconcile(ctx context.Context, jobs []*record.Job) error {
 		return fmt.Errorf("list executor attempts: %w", err)
 	}
 	seen := map[string]bool{}
-	live := map[string]bool{} // attempts whose processes may still run
+	live := map[string]bool{}             // attempts whose processes may still run
+	ended := map[string]executor.Update{} // closed attempts the executor saw end
 	var pending []executor.Update
 	for _, u := range known {
 		seen[u.AttemptID] = true
@@ -250,10 +253,28 @@ func (e *Engine) reconcile(ctx context.Context, jobs []*record.Job) error {
 		if _, ours := e.attempts[u.AttemptID]; !ours {
 			if !u.State.Terminal() {
 				e.disp.stop(u.AttemptID, e.opts.StopGrace) // its job is gone, and its grace with it
+			} else {
+				ended[u.AttemptID] = u
 			}
 			continue
 		}
 		pending = append(pending, u)
+	}
+	// A preempted attempt that was still stopping when the server went
+	// down gets its end now: the executor's, or now where the executor
+	// has no trace of it. One still live ends through the stop above.
+	for _, j := range jobs {
+		for _, a := range j.Attempts {
+			id := a.ServiceResourceID.Value[strings.LastIndexByte(a.ServiceResourceID.Value, '/')+1:]
+			if !a.Stopping() || live[id] {
+				continue
+			}
+			u, ok := ended[id]
+			if !ok {
+				u = executor.Update{AttemptID: id, JobID: j.JobID, State: executor.Stopped}
+			}
+			pending = append(pending, u)
+		}
 	}
 	for _, j := range jobs {
 		if !dispatchedStatus(j.Status) || seen[j.AttemptID] {
@@ -275,7 +296,7 @@ func (e *Engine) reconcile(ctx context.Context, jobs []*record.Job) error {
 		}
 	}
 	for _, u := range pending {
-		apply := func(now timeT) error { e.handleUpdate(u, now); return nil }
+		apply := func(now time.Time) error { e.handleUpdate(u, now); return nil }
 		if e.opts.Synchronous {
 			e.post(apply)
 		} else {

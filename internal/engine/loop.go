@@ -9,6 +9,7 @@ import (
 	"maps"
 	"runtime/debug"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -55,10 +56,13 @@ type Engine struct {
 	ended     []endMark      // ended jobs in the order they ended, for purging
 	tx        *tx
 	spare     *tx // the last cycle's, emptied, for the next (recycle)
-	cycles    uint64
 	// wantEvents and wantTransitions: what setStatus records; timed:
 	// whether cycles are timed (listeners).
 	wantEvents, wantTransitions, timed bool
+	// wakeAt is when the last cycle's core wants a cycle without any
+	// change: a minimum runtime that held a preemption back ends (zero:
+	// never). The loop writes it.
+	wakeAt time.Time
 }
 
 // waitMark records since when a job waits for a misconfiguration reason.
@@ -247,6 +251,9 @@ func (e *Engine) Run(ctx context.Context) error {
 	}
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
+	wake := time.NewTimer(time.Hour)
+	wake.Stop()
+	defer wake.Stop()
 	var leaseDone <-chan struct{}
 	if e.opts.Lease != nil {
 		leaseDone = e.opts.Lease.Done()
@@ -270,6 +277,8 @@ func (e *Engine) Run(ctx context.Context) error {
 			batch = append(batch, &op{fn: func(now time.Time) error { e.handleUpdate(u, now); return nil }})
 		case <-tick.C:
 			batch = append(batch, &op{fn: e.housekeeping})
+		case <-wake.C:
+			batch = append(batch, &op{fn: func(time.Time) error { return nil }}) // a cycle, for the core
 		}
 		batch = e.drain(batch, updates)
 		// A cycle that has begun finishes: its changes are committed even
@@ -287,7 +296,20 @@ func (e *Engine) Run(ctx context.Context) error {
 			e.log.Error("cycle failed; stopping", "err", err)
 			return err
 		}
+		if !e.wakeAt.IsZero() {
+			wake.Reset(max(0, e.wakeAt.Sub(e.opts.Clock.Now())))
+		}
 	}
+}
+
+// NextWake is when the engine wants a cycle though nothing changes: a
+// minimum runtime that held a preemption back ends then. ok is false when
+// nothing waits for one. Run keeps a timer for it; a synchronous engine's
+// caller runs a cycle (ApplyInstant) at that time.
+func (e *Engine) NextWake() (time.Time, bool) {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	return e.wakeAt, !e.wakeAt.IsZero()
 }
 
 // drain adds whatever else is already waiting, so one commit covers many
@@ -393,10 +415,10 @@ func (e *Engine) decide(ctx context.Context, batch []*op) (t *tx, err error) {
 		o.err = o.fn(now)
 	}
 	e.step(now)
+	e.wakeAt, _ = e.core.NextWake()
 	e.publishReads()
 	t = e.tx
 	e.tx = nil
-	e.cycles++
 	return t, nil
 }
 
@@ -547,22 +569,13 @@ func coreErr(err error) error {
 	msg := err.Error()
 	switch {
 	case errors.Is(err, core.ErrNotFound):
-		return &Error{Code: NotFound, Message: trimPrefix(msg, "not found: ") + " does not exist"}
+		return &Error{Code: NotFound, Message: strings.TrimPrefix(msg, "not found: ") + " does not exist"}
 	case errors.Is(err, core.ErrConflict):
-		return &Error{Code: Conflict, Message: trimPrefix(msg, "conflict: ")}
+		return &Error{Code: Conflict, Message: strings.TrimPrefix(msg, "conflict: ")}
 	case errors.Is(err, core.ErrInvalid):
-		return &Error{Code: Invalid, Message: trimPrefix(msg, "invalid: ")}
+		return &Error{Code: Invalid, Message: strings.TrimPrefix(msg, "invalid: ")}
 	}
 	return err
 }
-
-func trimPrefix(s, p string) string {
-	if len(s) >= len(p) && s[:len(p)] == p {
-		return s[len(p):]
-	}
-	return s
-}
-
-type timeT = time.Time
 
 func secs(n int) time.Duration { return time.Duration(n) * time.Second }

@@ -43,6 +43,8 @@ import (
 //	jobs                       every job: status, reason, attempts
 //	eta                        estimate start times now; every RUNNABLE
 //	                           job's estimate, from the clock's time
+//	minruntime share= seconds= the share's minimum runtime before preemption
+//	wake                       when the engine wants a cycle, from the clock
 func TestScenarios(t *testing.T) {
 	files, err := filepath.Glob("testdata/scenarios/*.txt")
 	if err != nil || len(files) == 0 {
@@ -195,6 +197,15 @@ func (w *world) handle(t *testing.T, d *datadriven.TestData) string {
 			}
 		}
 		w.open()
+	case "minruntime":
+		arn := "arn:aws:batch:us-east-1:000000000000:job-queue/" + scenarioQueue + "/quota-share/" + arg("share", "")
+		_, err = w.e.SetQuotaShareMinimumRuntime(ctx, arn, num("seconds", 0))
+	case "wake":
+		at, ok := w.e.NextWake()
+		if !ok {
+			return "none\n"
+		}
+		return fmt.Sprintf("in %v\n", at.Sub(w.clock.Now()))
 	case "jobs":
 		w.step()
 		return w.jobs()

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"sort"
+	"time"
 
 	"github.com/sharq-dev/sharq/internal/core"
 )
@@ -14,9 +15,11 @@ type ShareState struct {
 	Strategy          string
 	BorrowLimit       int // -1: unlimited
 	InSharePreemption bool
-	State             string
-	Units             []core.UnitUsage
-	Runnable          int // RUNNABLE jobs (including those that cannot run as configured)
+	// MinimumRuntime is sharq's minimum runtime before preemption (0: none).
+	MinimumRuntime time.Duration
+	State          string
+	Units          []core.UnitUsage
+	Runnable       int // RUNNABLE jobs (including those that cannot run as configured)
 }
 
 // Shares reports every queue's shares, by queue then share name.
@@ -33,6 +36,7 @@ func (e *Engine) Shares() []ShareState {
 					st.BorrowLimit = *b
 				}
 				st.InSharePreemption = s.PreemptionConfiguration.InSharePreemption == stateEnabled
+				st.MinimumRuntime = secs(s.MinimumRuntimeSeconds)
 				st.State = s.State
 			}
 			st.Runnable = len(e.core.ShareFront(q.JobQueueName, su.Share, 1<<30))

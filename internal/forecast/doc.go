@@ -1,7 +1,8 @@
 // Package forecast estimates when waiting jobs will start, as Slurm's
 // `squeue --start` does, but with the real scheduler: it runs a copy of the
 // scheduling core forward in virtual time, ending each dispatched job when
-// it is expected to end and stepping the core at each end, so an estimate
+// it is expected to end and stepping the core at each end (and when a
+// minimum runtime before preemption ends, as the core asks), so an estimate
 // follows the same rules as the scheduler (quotas, borrowing, priorities,
 // cross-share and in-share preemption).
 //

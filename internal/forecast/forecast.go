@@ -21,12 +21,16 @@ const (
 	TimeLimit
 	// History: the median of the share's recent run times.
 	History
+	// MinimumRuntime: a running job reaching its share's minimum runtime
+	// before preemption, when it may be preempted (sharq's own setting).
+	MinimumRuntime
 )
 
 var basisNames = []struct {
 	b          Basis
 	code, text string
-}{{MaxRuntime, "MAX_RUNTIME", "max runtime"}, {TimeLimit, "TIME_LIMIT", "time limit"}, {History, "HISTORY", "run time history"}}
+}{{MaxRuntime, "MAX_RUNTIME", "max runtime"}, {TimeLimit, "TIME_LIMIT", "time limit"}, {History, "HISTORY", "run time history"},
+	{MinimumRuntime, "MINIMUM_RUNTIME", "minimum runtime"}}
 
 // Codes lists the set as API codes: MAX_RUNTIME, TIME_LIMIT, HISTORY.
 func (b Basis) Codes() []string {
@@ -190,6 +194,9 @@ type run struct {
 	requeued  map[string]Timing   // jobs preempted in the run, until dispatched again
 	waiting   int                 // waiting jobs without an estimate yet
 	stop      Stop
+	// woken: the step runs at the end of a minimum runtime (the core's
+	// NextWake), not at an end; what it dispatches rests on that too.
+	woken bool
 }
 
 // holding is a job holding capacity in the run, until it ends or is
@@ -250,8 +257,13 @@ func (r *run) forward() error {
 		r.res.Decisions += len(ds.List)
 		held := r.apply(ds)
 		next, ok := r.nextEnd()
+		r.woken = false
+		if w, wok := r.c.NextWake(); wok && (!ok || w.UnixNano() < next) {
+			// A minimum runtime ends first: the core may preempt then.
+			next, ok, r.woken = max(w.UnixNano(), r.t+1), true, true
+		}
 		if held && (!ok || r.t+int64(heldDelay) < next) {
-			next, ok = r.t+int64(heldDelay), true
+			next, ok, r.woken = r.t+int64(heldDelay), true, false
 		}
 		switch {
 		case r.waiting == 0:
@@ -291,6 +303,9 @@ func (r *run) apply(ds core.Decisions) (held bool) {
 
 func (r *run) dispatched(d core.Decision) {
 	p := r.queuePool[d.Queue]
+	if r.woken && d.Via != core.ViaIdle {
+		p.basis |= MinimumRuntime
+	}
 	var tm Timing
 	if e, ok := r.res.Estimates[d.Job]; ok && e.Kind == 0 {
 		r.res.Estimates[d.Job] = Estimate{Kind: Start, At: time.Unix(0, r.t).UnixMilli(), Basis: p.basis}

@@ -41,6 +41,11 @@ func share(name string, limit int, st core.Strategy, inShare bool) core.PutShare
 	return core.PutShare{Name: name, Limits: []core.UnitCount{{Unit: unit, Count: limit}}, Strategy: st, BorrowLimit: core.UnlimitedBorrow, InSharePreemption: inShare}
 }
 
+func withMin(s core.PutShare, d time.Duration) core.PutShare {
+	s.MinRuntime = d
+	return s
+}
+
 func (w *world) must(ev core.Event) {
 	w.t.Helper()
 	if err := w.c.Apply(ev); err != nil {
@@ -224,6 +229,32 @@ func TestRun(t *testing.T) {
 				w.waiting("more", "QS1", 1, 0, min10, forecast.MaxRuntime)
 			},
 			want: map[string]string{"owner": "start +10m0s (max runtime)", "more": "start +20m0s (max runtime)"},
+			stop: forecast.AllStarted,
+		},
+		// Ensure a share waits for its lent instance until the borrower,
+		// whose end nothing tells, reaches its share's minimum runtime
+		// (dispatched a minute ago, 10 minutes): then it reclaims it.
+		"MinimumRuntimeReclaim": {
+			instances: 2, shares: []core.PutShare{withMin(share("QS1", 1, core.LendAndBorrow, false), min10), share("QS2", 1, core.Lend, false)},
+			build: func(w *world) {
+				w.running("own", "QS1", 1, 0, time.Hour, 0, forecast.MaxRuntime)
+				w.running("borrower", "QS1", 1, 0, 0, 0, 0)
+				w.waiting("owner", "QS2", 1, 0, min10, forecast.MaxRuntime)
+			},
+			want: map[string]string{"owner": "start +9m0s (minimum runtime)"},
+			stop: forecast.AllStarted,
+		},
+		// Ensure in-share preemption waits for the victim's minimum runtime,
+		// and not when an end comes first.
+		"MinimumRuntimeInShare": {
+			instances: 2, shares: []core.PutShare{withMin(share("QS1", 2, core.Lend, true), min10)},
+			build: func(w *world) {
+				w.running("low", "QS1", 1, 1, time.Hour, time.Hour, forecast.MaxRuntime)
+				w.running("short", "QS1", 1, 1, 5*time.Minute, 0, forecast.MaxRuntime)
+				w.waiting("high", "QS1", 1, 5, min10, forecast.MaxRuntime)
+				w.waiting("higher", "QS1", 1, 7, min10, forecast.MaxRuntime)
+			},
+			want: map[string]string{"higher": "start +5m0s (max runtime)", "high": "start +9m0s (max runtime + minimum runtime)"},
 			stop: forecast.AllStarted,
 		},
 		// Ensure an end already past counts as now.

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/credentials"
 
@@ -174,18 +175,31 @@ func terminate(path, msg string) {
 
 // StageMain is "sharq __sm stage": see the package doc.
 func StageMain(ctx context.Context, args, env []string) int {
+	return stageMain(ctx, args, env, os.Stdout)
+}
+
+// stageMain is StageMain printing its progress to out.
+func stageMain(ctx context.Context, args, env []string, out io.Writer) int {
 	f, _, err := parse("stage", args)
 	if err != nil {
 		return 2
 	}
-	if err := stage(ctx, f, env); err != nil {
+	if err := stage(ctx, f, env, out); err != nil {
 		terminate(f.termLog, "ClientError: "+err.Error())
 		return 1
 	}
 	return 0
 }
 
-func stage(ctx context.Context, f flags, env []string) error {
+// ReasonPrefix begins the lines the stage prints to say what it does
+// ("Downloading input data: channel train for algo-1, 1.5 GiB of 4.0 GiB"):
+// the kube executor makes its last such line the job's STARTING reason.
+const ReasonPrefix = "Downloading "
+
+// stagePrintEvery is how often the stage prints a channel's progress.
+const stagePrintEvery = time.Second
+
+func stage(ctx context.Context, f flags, env []string, out io.Writer) error {
 	s, raw, err := readSpec(env, "")
 	if err != nil {
 		return err
@@ -221,16 +235,23 @@ func stage(ctx context.Context, f flags, env []string) error {
 		return err
 	}
 	if s.CheckpointURI != "" {
-		fmt.Printf("restoring checkpoints from %s into %s\n", s.CheckpointURI, ckpt)
+		fmt.Fprintf(out, "Downloading checkpoints from %s\n", s.CheckpointURI)
 		if err := st.DownloadDir(ctx, s.CheckpointURI, ckpt); err != nil {
 			return fmt.Errorf("restore checkpoints: %w", err)
 		}
 	}
+	host := "algo-" + strconv.Itoa(s.Index+1)
 	for _, c := range s.Channels {
-		fmt.Printf("staging channel %s from %s\n", c.Name, c.URI)
+		var last time.Time
+		progress := func(p s3data.Progress) {
+			if now := time.Now(); now.Sub(last) >= stagePrintEvery || p.Done == p.Total {
+				last = now
+				fmt.Fprintf(out, "Downloading input data: channel %s for %s, %s\n", c.Name, host, p)
+			}
+		}
 		ch := s3data.Channel{Name: c.Name, URI: c.URI, DataType: c.DataType, Distribution: c.Distribution}
 		dst := filepath.Join(f.root, optml.DataDir, c.Name)
-		if err := st.Stage(ctx, ch, s.Index, len(s.Hosts), dst, nil); err != nil {
+		if err := st.Stage(ctx, ch, s.Index, len(s.Hosts), dst, progress); err != nil {
 			return err
 		}
 	}

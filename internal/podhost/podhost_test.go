@@ -113,8 +113,16 @@ func TestStageWritesTheTreeAndStagesChannels(t *testing.T) {
 	}
 	root, bin, term := t.TempDir(), t.TempDir(), filepath.Join(t.TempDir(), "term")
 	s := w.spec(w.payload(""), 1, 2)
-	if code := StageMain(context.Background(), []string{"--root", root, "--bin", bin, "--termination-log", term}, w.env(s)); code != 0 {
+	var out bytes.Buffer
+	if code := stageMain(context.Background(), []string{"--root", root, "--bin", bin, "--termination-log", term}, w.env(s), &out); code != 0 {
 		t.Fatalf("stage exited %d", code)
+	}
+	// Its last line for each channel is the whole of the host's part.
+	for _, want := range []string{"Downloading input data: channel train for algo-2, 14 B of 14 B\n",
+		"Downloading input data: channel eval for algo-2, 6 B of 6 B\n"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("the stage printed %q, want a line %q", out.String(), want)
+		}
 	}
 	var rc struct {
 		CurrentHost string   `json:"current_host"`

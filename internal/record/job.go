@@ -1,5 +1,7 @@
 package record
 
+import "strings"
+
 // Job statuses.
 const (
 	StatusSubmitted = "SUBMITTED"
@@ -113,6 +115,17 @@ type Attempt struct {
 	StartedAt         int64             `json:"startedAt,omitempty"`
 	StoppedAt         int64             `json:"stoppedAt,omitempty"`
 	StatusReason      string            `json:"reason,omitempty"`
+}
+
+// StoppingSince marks the reason of a preempted attempt whose processes
+// are still in their grace period ("...; stopping since <time>, up to 40s
+// grace period"); it is cut off, and StoppedAt set, when the executor
+// reports them gone.
+const StoppingSince = "; stopping since "
+
+// Stopping tells whether a was preempted and its processes still stop.
+func (a Attempt) Stopping() bool {
+	return a.StoppedAt == 0 && strings.Contains(a.StatusReason, StoppingSince)
 }
 
 // LatestAttempt points at the current attempt's training job.

@@ -96,4 +96,8 @@ type QuotaShare struct {
 	State                        string                            `json:"state"`
 	Status                       string                            `json:"status"`
 	Tags                         map[string]string                 `json:"tags,omitempty"`
+	// MinimumRuntimeSeconds is sharq's own setting (AWS's API has no such
+	// field, and the wire never shows it): a dispatched job of the share
+	// younger than this is not preempted. 0: none.
+	MinimumRuntimeSeconds int `json:"minRuntime,omitempty"`
 }

@@ -48,6 +48,23 @@ const (
 // Progress counts the bytes of a Stage.
 type Progress struct{ Done, Total int64 }
 
+// String is "1.5 GiB of 4.0 GiB", as the STARTING reasons say it.
+func (p Progress) String() string { return bytesText(p.Done) + " of " + bytesText(p.Total) }
+
+// bytesText is n in the binary unit that suits it: "512 B", "1.5 GiB".
+func bytesText(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}
+
 // progressEvery is how often Stage reports progress while it copies; a
 // variable so tests can watch a transfer closely.
 var progressEvery = 500 * time.Millisecond

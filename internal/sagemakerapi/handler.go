@@ -251,7 +251,7 @@ func checkList(in *listInput) (int, error) {
 		return 0, awsjson.Validation("1 validation error detected: Value '%s' at 'sortBy' failed to satisfy constraint: Member must satisfy enum value set: [Name, CreationTime, Status]", in.SortBy)
 	case in.SortOrder != "Ascending" && in.SortOrder != "Descending":
 		return 0, awsjson.Validation("1 validation error detected: Value '%s' at 'sortOrder' failed to satisfy constraint: Member must satisfy enum value set: [Ascending, Descending]", in.SortOrder)
-	case in.StatusEquals != "" && !slices.Contains([]string{InProgress, Completed, Failed, "Stopping", Stopped}, in.StatusEquals):
+	case in.StatusEquals != "" && !slices.Contains([]string{InProgress, Completed, Failed, Stopping, Stopped}, in.StatusEquals):
 		return 0, awsjson.Validation("1 validation error detected: Value '%s' at 'statusEquals' failed to satisfy constraint: Member must satisfy enum value set: [InProgress, Completed, Failed, Stopping, Stopped]", in.StatusEquals)
 	case in.MaxResults != nil && (*in.MaxResults < 1 || *in.MaxResults > 100):
 		return 0, awsjson.Validation("1 validation error detected: Value '%d' at 'maxResults' failed to satisfy constraint: Member must have value between 1 and 100", *in.MaxResults)

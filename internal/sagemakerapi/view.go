@@ -14,6 +14,7 @@ const (
 	InProgress = "InProgress"
 	Completed  = "Completed"
 	Failed     = "Failed"
+	Stopping   = "Stopping"
 	Stopped    = "Stopped"
 )
 
@@ -73,6 +74,9 @@ func ViewOf(j record.Job, name string) (View, bool) {
 			// keeps statuses only, so no transition records it.
 			v.Secondary = "Uploading"
 		}
+	case a.Stopping():
+		// Preempted, its processes still in their grace period.
+		v.Status, v.Secondary = Stopping, Stopping
 	case a.StatusReason == completedReason:
 		v.Status, v.Secondary = Completed, Completed
 	case strings.HasPrefix(a.StatusReason, "Preempted:") || i == len(j.Attempts)-1 && j.IsTerminated:

@@ -5,8 +5,9 @@
 //
 // The simulation is a discrete-event loop over a heap ordered by (time,
 // sequence): trace events (submissions, priority changes, cancellations),
-// attempt progress scheduled by the simulator's own executor, and
-// housekeeping ticks. Everything due at one instant is applied in one
+// attempt progress scheduled by the simulator's own executor,
+// housekeeping ticks, and the cycles the engine asks for when a quota
+// share's minimum runtime before preemption ends (Engine.NextWake). Everything due at one instant is applied in one
 // engine cycle (engine.ApplyInstant), as scheduling.md 2.3 requires: ends
 // of attempts, submissions, priority changes, cancellations and
 // housekeeping. The engine runs with Options.Synchronous on a virtual

@@ -10,6 +10,7 @@ const (
 	evEnd                       // an attempt's work is done: SUCCEEDED
 	evStopped                   // a stopped attempt reports it: STOPPED
 	evTick                      // engine housekeeping
+	evWake                      // a minimum runtime that held a preemption back ends: a cycle
 )
 
 // event is one entry of the simulation's queue. The trace's submissions

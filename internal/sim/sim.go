@@ -73,6 +73,9 @@ type Sim struct {
 	col      *collector
 	ended    int
 	payloads map[payloadKey]string
+	// wakeAt is the earliest evWake queued, 0 when none: the engine asks
+	// for a cycle when a minimum runtime ends (Engine.NextWake).
+	wakeAt time.Duration
 }
 
 // clock is the virtual clock the engine reads.
@@ -241,6 +244,7 @@ func (s *Sim) step(ctx context.Context) (bool, error) {
 		s.now = min(s.now, s.changes[s.nextCh].at)
 	}
 	in := engine.Instant{NoRecords: true} // apply reads only the errors
+	wake := false
 	for ; s.nextCh < len(s.changes) && s.changes[s.nextCh].at == s.now; s.nextCh++ {
 		c := s.changes[s.nextCh]
 		in.Changes = append(in.Changes, s.change(c.job, c.change))
@@ -255,6 +259,11 @@ func (s *Sim) step(ctx context.Context) (bool, error) {
 				State: executor.Stopped, Reason: "Stopped", At: Epoch.Add(s.now)})
 		case evTick:
 			in.Housekeeping = true
+		case evWake:
+			wake = true
+			if s.wakeAt == s.now {
+				s.wakeAt = 0
+			}
 		default:
 			return false, fmt.Errorf("unknown event kind %d", ev.kind)
 		}
@@ -270,16 +279,32 @@ func (s *Sim) step(ctx context.Context) (bool, error) {
 		s.col.submitted(int32(s.next))
 		s.next++
 	}
-	if len(in.Updates)+len(in.Submits)+len(in.Changes) > 0 || in.Housekeeping {
+	if len(in.Updates)+len(in.Submits)+len(in.Changes) > 0 || in.Housekeeping || wake {
 		if err := s.apply(ctx, in, first); err != nil {
 			return false, err
 		}
+		s.queueWake()
 	}
 	// Housekeeping goes on only while something else is to come.
 	if in.Housekeeping && s.more() {
 		s.push(event{at: s.now + s.opts.TickInterval, kind: evTick})
 	}
 	return true, nil
+}
+
+// queueWake queues a cycle for when the engine wants one, unless one comes
+// no later.
+func (s *Sim) queueWake() {
+	at, ok := s.eng.NextWake()
+	if !ok {
+		return
+	}
+	d := max(at.Sub(Epoch), s.now+1)
+	if s.wakeAt != 0 && s.wakeAt <= d {
+		return
+	}
+	s.wakeAt = d
+	s.push(event{at: d, kind: evWake})
 }
 
 // apply runs the instant's cycle; refused submissions end their jobs, and

@@ -19,6 +19,7 @@ import (
 type Keys struct {
 	mu       sync.Mutex
 	keys     map[string]access.StoredKey
+	made     bool // a key was ever created
 	policies map[string]access.Policy
 	audit    []access.AuditEntry
 }
@@ -76,7 +77,14 @@ func (m *Keys) CreateKey(_ context.Context, k access.StoredKey) error {
 		}
 	}
 	m.keys[k.ID] = k
+	m.made = true
 	return nil
+}
+
+func (m *Keys) KeysEverMade(context.Context) (bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.made, nil
 }
 
 func (m *Keys) Key(_ context.Context, id string) (access.StoredKey, error) {
@@ -195,6 +203,9 @@ func TestKeyStore(t *testing.T, open func(t *testing.T) access.KeyStore) {
 	ctx := t.Context()
 	t.Run("Keys", func(t *testing.T) {
 		s := open(t)
+		if made, err := s.KeysEverMade(ctx); err != nil || made {
+			t.Errorf("KeysEverMade of a new store: %v, %v; want false", made, err)
+		}
 		at := time.UnixMilli(1_700_000_000_123).UTC()
 		b := access.StoredKey{ID: "SKIAB", Name: "bob", SealedSecret: []byte{1, 2, 3}, Policies: []string{"team-b", "read"}, CreatedAt: at}
 		a := access.StoredKey{ID: "SKIAA", Name: "alice", SealedSecret: []byte{4}, Policies: []string{}, CreatedAt: at}
@@ -219,8 +230,13 @@ func TestKeyStore(t *testing.T, open func(t *testing.T) access.KeyStore) {
 		if k, err := s.Key(ctx, "SKIAB"); err != nil || !k.Disabled {
 			t.Errorf("Key after disabling: %+v, %v", k, err)
 		}
-		if err := s.DeleteKey(ctx, "SKIAB"); err != nil {
-			t.Fatal(err)
+		for _, id := range []string{"SKIAB", "SKIAA"} {
+			if err := s.DeleteKey(ctx, id); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if made, err := s.KeysEverMade(ctx); err != nil || !made {
+			t.Errorf("KeysEverMade after the last key was deleted: %v, %v; want true", made, err)
 		}
 		for name, err := range map[string]error{
 			"Key":            second(s.Key(ctx, "SKIAB")),

@@ -275,3 +275,14 @@ func TestEntrypointOfTheImage(t *testing.T) {
 		})
 	}
 }
+
+// Ensure the last progress line of a running stage, read from its log, is
+// the STARTING reason, and that the pod runs once its stage is done.
+// (kwok's stage for KWOK_STAGE pods serves .ci/kube/up's stage log.)
+func TestStageProgressIsTheReason(t *testing.T) {
+	h := newHarness(t, withContract)
+	h.start(newAttempt("progress", "ml.g5.xlarge", 1, map[string]string{"KWOK_STAGE": "3s"}))
+	const want = "Downloading input data: channel train for algo-1, 1.5 GiB of 4.0 GiB"
+	h.waitFor("progress", func(u executor.Update) bool { return u.State == executor.Starting && u.Reason == want })
+	h.wait("progress", executor.Running, wait)
+}

@@ -77,7 +77,12 @@ type attempt struct {
 	end      *ending
 	reported executor.State
 	reason   string // of the Starting report: what the pods are doing
-	endedAt  time.Time
+	// progress is the last line of a stage's log (stageProgress), read
+	// at progressAt from the pod progressOf.
+	progress   string
+	progressAt time.Time
+	progressOf types.UID
+	endedAt    time.Time
 }
 
 var (

@@ -34,6 +34,7 @@ type verdict struct {
 	end      *ending       // begin ending the attempt
 	tailOf   *corev1.Pod   // the failed pod whose last log lines go into the reason
 	force    bool          // force-delete the pods still there
+	staging  *corev1.Pod   // the pod whose stage the reason is about
 	wake     time.Duration // look again after this long (0: no need)
 }
 
@@ -59,6 +60,7 @@ func judge(rec attemptRecord, end *ending, pods []*corev1.Pod, arriving bool, no
 	running, succeeded, since := 0, 0, time.Time{}
 	var wake time.Duration
 	var reason string // while Starting
+	var staging *corev1.Pod
 	for i, p := range pods {
 		if p == nil {
 			if arriving {
@@ -91,7 +93,9 @@ func judge(rec attemptRecord, end *ending, pods []*corev1.Pod, arriving bool, no
 				return verdict{end: e}
 			}
 			if reason == "" {
-				reason = stageReason(p)
+				if reason = stageReason(p); reason != "" {
+					staging = p
+				}
 			}
 			if t, msg, ok := unschedulable(p); ok {
 				if left := t.Add(o.Unschedulable).Sub(now); left > 0 {
@@ -116,7 +120,7 @@ func judge(rec attemptRecord, end *ending, pods []*corev1.Pod, arriving bool, no
 		}
 		return verdict{state: executor.Running, wake: wake}
 	}
-	return verdict{state: executor.Starting, reason: reason, wake: wake}
+	return verdict{state: executor.Starting, reason: reason, staging: staging, wake: wake}
 }
 
 // judgeEnding waits for the pods of an attempt being ended to go, and

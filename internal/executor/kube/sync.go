@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/sharq-dev/sharq/internal/executor"
+	"github.com/sharq-dev/sharq/internal/podhost"
 )
 
 // arrivalWindow is how long after creating pods their absence from the
@@ -81,6 +82,12 @@ func (e *Executor) sync(key string) error {
 		if err := e.deletePods(ctx, a, a.end.Grace); err != nil {
 			return err
 		}
+	}
+	if v.staging != nil {
+		if line := e.stageProgress(ctx, a, v.staging, now); line != "" {
+			v.reason = line
+		}
+		v.wake = minWake(v.wake, stageReadEvery)
 	}
 	if v.state != "" && (v.state != a.reported || v.state == executor.Starting && v.reason != a.reason) {
 		a.reported, a.reason = v.state, v.reason
@@ -192,6 +199,40 @@ func (e *Executor) syncUnknown(ctx context.Context, key string) error {
 		}
 	}
 	return nil
+}
+
+// stageReadEvery is how often the log of a pod's stage is read for its
+// progress: one request per staging attempt, through the API server to
+// the pod's kubelet.
+const stageReadEvery = 10 * time.Second
+
+// stageProgress is the last line of a staging pod's init container that
+// says what it does ("Downloading input data: channel train for algo-1,
+// 1.5 GiB of 4.0 GiB"), read at most every stageReadEvery; "" when it has
+// printed none or its log cannot be read. The caller holds a.mu.
+func (e *Executor) stageProgress(ctx context.Context, a *attempt, p *corev1.Pod, now time.Time) string {
+	if a.progressOf == p.UID && now.Sub(a.progressAt) < stageReadEvery {
+		return a.progress
+	}
+	a.progressOf, a.progressAt, a.progress = p.UID, now, ""
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	lines, limit := int64(5), int64(4096)
+	r, err := e.cs.CoreV1().Pods(p.Namespace).GetLogs(p.Name, &corev1.PodLogOptions{Container: stageContainer,
+		TailLines: &lines, LimitBytes: &limit}).Stream(ctx)
+	if err != nil {
+		return ""
+	}
+	defer r.Close()
+	b, _ := io.ReadAll(r)
+	all := strings.Split(strings.TrimSpace(string(b)), "\n")
+	for i := len(all) - 1; i >= 0; i-- {
+		if line := strings.TrimSpace(all[i]); strings.HasPrefix(line, podhost.ReasonPrefix) {
+			a.progress = line
+			break
+		}
+	}
+	return a.progress
 }
 
 // tail is the last lines a failed pod printed, when the API server can

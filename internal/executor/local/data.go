@@ -105,7 +105,7 @@ func (e *Executor) stage(ctx context.Context, at *attempt, p *plan) error {
 			progress := func(pr s3data.Progress) {
 				if now := time.Now(); now.Sub(last) >= progressEvery {
 					last = now
-					report(fmt.Sprintf("Downloading input data: channel %s for %s, %s of %s", c.Name, h.Name, bytesText(pr.Done), bytesText(pr.Total)))
+					report(fmt.Sprintf("Downloading input data: channel %s for %s, %s", c.Name, h.Name, pr))
 				}
 			}
 			ch := s3data.Channel{Name: c.Name, URI: c.URI, DataType: c.DataType, Distribution: c.Distribution, Link: p.linked}
@@ -179,19 +179,6 @@ func removeStaged(p *plan) {
 	if len(p.spec.Hosts) > 0 {
 		os.RemoveAll(filepath.Join(filepath.Dir(filepath.Dir(p.spec.Hosts[0].Dir)), "overlay"))
 	}
-}
-
-func bytesText(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
 }
 
 // dataOutcome is what the after phase did, kept in state.json so that it

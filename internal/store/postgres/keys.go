@@ -33,8 +33,17 @@ func (k *Keys) CreateKey(ctx context.Context, key access.StoredKey) error {
 	if err != nil {
 		return err
 	}
-	_, err = k.s.pool.Exec(ctx, `INSERT INTO access_keys (id, name, sealed_secret, policies, disabled, created_at)
-		VALUES ($1, $2, $3, $4, $5, $6)`, key.ID, key.Name, key.SealedSecret, string(pol), key.Disabled, key.CreatedAt.UnixMilli())
+	// The marker is written with the key, outside the leader's fenced
+	// commits: the engine never writes this meta key.
+	err = pgx.BeginFunc(ctx, k.s.pool, func(tx pgx.Tx) error {
+		_, err := tx.Exec(ctx, `INSERT INTO access_keys (id, name, sealed_secret, policies, disabled, created_at)
+			VALUES ($1, $2, $3, $4, $5, $6)`, key.ID, key.Name, key.SealedSecret, string(pol), key.Disabled, key.CreatedAt.UnixMilli())
+		if err != nil {
+			return err
+		}
+		_, err = tx.Exec(ctx, `INSERT INTO meta (k, v) VALUES ($1, '1') ON CONFLICT (k) DO NOTHING`, keysMadeMeta)
+		return err
+	})
 	if pe := (*pgconn.PgError)(nil); errors.As(err, &pe) && pe.Code == "23505" { // unique_violation
 		return fmt.Errorf("create access key %q: %w", key.Name, access.ErrExists)
 	}
@@ -42,6 +51,20 @@ func (k *Keys) CreateKey(ctx context.Context, key access.StoredKey) error {
 		return fmt.Errorf("create access key %q: %w", key.Name, err)
 	}
 	return nil
+}
+
+// keysMadeMeta is the meta key CreateKey sets, for KeysEverMade.
+const keysMadeMeta = "access_keys_made"
+
+// KeysEverMade also counts the keys of a database from before the marker.
+func (k *Keys) KeysEverMade(ctx context.Context) (bool, error) {
+	var made bool
+	err := k.s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM meta WHERE k = $1) OR EXISTS (SELECT 1 FROM access_keys)`,
+		keysMadeMeta).Scan(&made)
+	if err != nil {
+		return false, fmt.Errorf("access keys: %w", err)
+	}
+	return made, nil
 }
 
 const keyColumns = `id, name, sealed_secret, policies, disabled, created_at`

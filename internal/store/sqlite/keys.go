@@ -27,8 +27,19 @@ func (k *Keys) CreateKey(ctx context.Context, key access.StoredKey) error {
 	if err != nil {
 		return err
 	}
-	_, err = k.s.writer.ExecContext(ctx, `INSERT INTO access_keys (id, name, sealed_secret, policies, disabled, created_at)
+	tx, err := k.s.writer.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("create access key %q: %w", key.Name, err)
+	}
+	defer tx.Rollback()
+	_, err = tx.ExecContext(ctx, `INSERT INTO access_keys (id, name, sealed_secret, policies, disabled, created_at)
 		VALUES (?, ?, ?, ?, ?, ?)`, key.ID, key.Name, key.SealedSecret, string(pol), key.Disabled, key.CreatedAt.UnixMilli())
+	if err == nil {
+		_, err = tx.ExecContext(ctx, upsertMetaSQL, keysMadeMeta, "1")
+	}
+	if err == nil {
+		err = tx.Commit()
+	}
 	if err != nil && strings.Contains(err.Error(), "UNIQUE constraint failed") {
 		return fmt.Errorf("create access key %q: %w", key.Name, access.ErrExists)
 	}
@@ -36,6 +47,20 @@ func (k *Keys) CreateKey(ctx context.Context, key access.StoredKey) error {
 		return fmt.Errorf("create access key %q: %w", key.Name, err)
 	}
 	return nil
+}
+
+// keysMadeMeta is the meta key CreateKey sets, for KeysEverMade.
+const keysMadeMeta = "access_keys_made"
+
+// KeysEverMade also counts the keys of a database from before the marker.
+func (k *Keys) KeysEverMade(ctx context.Context) (bool, error) {
+	var made bool
+	err := k.s.readers.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM meta WHERE k = ?) OR EXISTS (SELECT 1 FROM access_keys)`,
+		keysMadeMeta).Scan(&made)
+	if err != nil {
+		return false, fmt.Errorf("access keys: %w", err)
+	}
+	return made, nil
 }
 
 const keyColumns = `id, name, sealed_secret, policies, disabled, created_at`
