@@ -29,10 +29,10 @@ type fairsharePolicy struct {
 
 // fairOf is the fair-share policy of the queue's scheduling policy, or nil.
 func (e *Engine) fairOf(q *queueRec) *core.FairShare {
-	p := e.policies[q.SchedulingPolicyArn]
-	if p == nil || len(p.FairsharePolicy) == 0 {
+	if !e.fairQueue(q) {
 		return nil
 	}
+	p := e.policies[q.SchedulingPolicyArn]
 	f, err := decodeFairshare(p.FairsharePolicy)
 	if err != nil {
 		// Checked when the policy was stored; a policy that no longer reads
@@ -62,6 +62,26 @@ func decodeFairshare(raw json.RawMessage) (*core.FairShare, error) {
 func (e *Engine) isFair(arn string) bool {
 	p := e.policies[arn]
 	return p != nil && len(p.FairsharePolicy) > 0
+}
+
+// fairQueue tells whether q is scheduled by fair share.
+func (e *Engine) fairQueue(q *queueRec) bool {
+	return !q.fifo && e.isFair(q.SchedulingPolicyArn)
+}
+
+// sharedEnvs counts the stored queues of each service environment, so that
+// load keeps FIFO a fair-share queue stored beside others (queueRec.fifo).
+func sharedEnvs(rs []store.Resource) map[string]int {
+	n := map[string]int{}
+	for _, r := range rs {
+		if r.Kind != kindQueue {
+			continue
+		}
+		if doc, err := record.DecodeJobQueue(r.Doc); err == nil && len(doc.ServiceEnvironmentOrder) > 0 {
+			n[resourceName(doc.ServiceEnvironmentOrder[0].ServiceEnvironment, "service-environment")]++
+		}
+	}
+	return n
 }
 
 // refreshFairQueues gives the core the policy of every queue that uses

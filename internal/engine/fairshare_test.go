@@ -3,6 +3,7 @@ package engine_test
 import (
 	"context"
 	"encoding/json"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -10,6 +11,8 @@ import (
 	"github.com/sharq-dev/sharq/internal/engine"
 	"github.com/sharq-dev/sharq/internal/forecast"
 	"github.com/sharq-dev/sharq/internal/record"
+	"github.com/sharq-dev/sharq/internal/store"
+	"github.com/sharq-dev/sharq/internal/store/sqlite"
 )
 
 // setupFair makes a fair-share queue fq on a service environment of two
@@ -152,4 +155,63 @@ func TestFairShareEstimates(t *testing.T) {
 			return got == want
 		})
 	}
+}
+
+// TestFairShareQueueStoredBesideOthers: a queue with a fair-share policy
+// stored sharing its service environment with another queue (as it could
+// be before fair share was scheduled) still loads, and stays FIFO.
+func TestFairShareQueueStoredBesideOthers(t *testing.T) {
+	dir := t.TempDir()
+	h := startEngine(t, dir)
+	h.setupFair() // fq on fse
+	ctx := context.Background()
+	if _, err := h.e.CreateServiceEnvironment(ctx, engine.CreateServiceEnvironmentInput{Name: "other", Type: "SAGEMAKER_TRAINING",
+		CapacityLimits: []record.CapacityLimit{{CapacityUnit: "ml.g5.xlarge", MaxCapacity: 2}}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.e.CreateJobQueue(ctx, engine.CreateJobQueueInput{Name: "plain", Priority: 1, Type: "SAGEMAKER_TRAINING",
+		ServiceEnvironmentOrder: []record.ServiceEnvironmentOrder{{Order: 1, ServiceEnvironment: "other"}}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.e.CreateJobQueue(ctx, engine.CreateJobQueueInput{Name: "plain2", Priority: 1, Type: "SAGEMAKER_TRAINING",
+		ServiceEnvironmentOrder: []record.ServiceEnvironmentOrder{{Order: 1, ServiceEnvironment: "fse"}}}); err == nil {
+		t.Fatal("a second queue was connected to a fair-share queue's service environment")
+	}
+	h.stop()
+
+	// Move fq onto other's environment in the store, as an older release
+	// allowed.
+	st, err := sqlite.Open(filepath.Join(dir, "sharq.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs, err := st.Resources(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rs {
+		if r.Kind != "job-queue" || !strings.HasSuffix(r.ARN, "/fq") {
+			continue
+		}
+		q, err := record.DecodeJobQueue(r.Doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		q.ServiceEnvironmentOrder[0].ServiceEnvironment = strings.Replace(q.ServiceEnvironmentOrder[0].ServiceEnvironment, "/fse", "/other", 1)
+		r.Doc = record.Encode(q)
+		if err := st.Commit(ctx, &store.Batch{Resources: []store.Resource{r}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st.Close()
+
+	h2 := startEngine(t, dir)
+	if _, err := h2.submitFair("tagged", "red", 0); err == nil || !strings.Contains(err.Error(), "shareIdentifier must not be specified") {
+		t.Errorf("a share identifier on the queue kept FIFO: %v", err)
+	}
+	id, err := h2.submitFair("plain", "", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h2.waitStatus(id, dispatched...)
 }

@@ -324,9 +324,9 @@ func (e *Engine) checkShareArgs(q *queueRec, in SubmitServiceJobInput) error {
 		return invalidf("quotaShareName must be specified: job queue %s has a quota share scheduling policy", q.JobQueueName)
 	case !q.quota && in.QuotaShareName != "":
 		return invalidf("quotaShareName must not be specified: job queue %s does not have a quota share scheduling policy", q.JobQueueName)
-	case !e.isFair(q.SchedulingPolicyArn) && in.ShareIdentifier != "":
+	case !e.fairQueue(q) && in.ShareIdentifier != "":
 		return invalidf("shareIdentifier must not be specified: job queue %s does not have a fair share scheduling policy", q.JobQueueName)
-	case e.isFair(q.SchedulingPolicyArn) && in.ShareIdentifier == "":
+	case e.fairQueue(q) && in.ShareIdentifier == "":
 		return invalidf("shareIdentifier must be specified: job queue %s has a fair share scheduling policy", q.JobQueueName)
 	}
 	if q.quota {

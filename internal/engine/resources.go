@@ -287,7 +287,7 @@ func (e *Engine) queueEnv(q *queueRec, order []record.ServiceEnvironmentOrder, e
 		return nil, err
 	}
 	for _, o := range e.sortedQueues() {
-		if o != q && o.env == se.ServiceEnvironmentName && (exclusive || o.quota || e.isFair(o.SchedulingPolicyArn)) {
+		if o != q && o.env == se.ServiceEnvironmentName && (exclusive || o.quota || e.fairQueue(o)) {
 			if !o.quota && !q.quota {
 				return nil, conflictf("Service environment %s is already connected to job queue %s; a service environment of a fair-share job queue can be connected to only one job queue", se.ServiceEnvironmentName, o.JobQueueName)
 			}
@@ -395,7 +395,7 @@ func (e *Engine) UpdateJobQueue(ctx context.Context, in UpdateJobQueueInput) (re
 			next.SchedulingPolicyArn = in.SchedulingPolicyArn
 		}
 		if in.ServiceEnvironmentOrder != nil {
-			se, err := e.queueEnv(q, in.ServiceEnvironmentOrder, q.quota || e.isFair(next.SchedulingPolicyArn))
+			se, err := e.queueEnv(q, in.ServiceEnvironmentOrder, q.quota || (!q.fifo && e.isFair(next.SchedulingPolicyArn)))
 			if err != nil {
 				return err
 			}
