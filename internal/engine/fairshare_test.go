@@ -102,6 +102,17 @@ func TestFairShareQueue(t *testing.T) {
 	// before blue's second job.
 	h2.waitStatus(red3, dispatched...)
 	h2.waitStatus(blue2, "RUNNABLE")
+
+	// A replaced policy's weights apply at once; the usage stays.
+	if err := h2.e.UpdateSchedulingPolicy(context.Background(), engine.UpdateSchedulingPolicyInput{Arn: "arn:aws:batch:us-east-1:000000000000:scheduling-policy/fair",
+		FairsharePolicy: json.RawMessage(`{"shareDecaySeconds":3600,"shareDistribution":[{"shareIdentifier":"blue","weightFactor":2}]}`)}); err != nil {
+		t.Fatal(err)
+	}
+	for _, u := range engine.FairUsages(h2.e, "fq") {
+		if u.Share == "blue" && (u.Weight != 2 || u.Usage < used["blue"].Usage*0.5) {
+			t.Errorf("blue after the policy changed: %+v (before: %+v)", u, used["blue"])
+		}
+	}
 }
 
 // TestShareIdentifierRefused: a queue without a fair-share policy refuses
