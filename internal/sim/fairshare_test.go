@@ -2,6 +2,7 @@ package sim_test
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -30,6 +31,17 @@ func TestFairShareWeights(t *testing.T) {
 	}
 	if !(mean["research"] > 0 && mean["research"]*2 < mean["team-a"]) {
 		t.Errorf("mean waits: research %.0f s, team-a %.0f s; research should wait far less", mean["research"], mean["team-a"])
+	}
+
+	// The report tells each identifier's use: 80 jobs of 10 minutes each.
+	var got []string
+	for _, p := range r.Pools {
+		for _, sh := range p.Shares {
+			got = append(got, fmt.Sprintf("%s/%s %s %.2f h", p.Queue, sh.Share, sh.Strategy, sh.OwnHours))
+		}
+	}
+	if want := []string{"fair-jq/research FAIR_SHARE 13.33 h", "fair-jq/team-a FAIR_SHARE 13.33 h"}; !slices.Equal(got, want) {
+		t.Errorf("pool shares %q, want %q", got, want)
 	}
 
 	w.Jobs = append(w.Jobs, sim.Job{ID: "nameless", Queue: "fair-jq", InstanceType: "ml.g5.xlarge", Count: 1, Runtime: time.Minute})
