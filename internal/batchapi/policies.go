@@ -3,7 +3,6 @@ package batchapi
 import (
 	"context"
 	"encoding/json"
-	"strings"
 
 	"github.com/sharq-dev/sharq/internal/access"
 	"github.com/sharq-dev/sharq/internal/arn"
@@ -188,22 +187,12 @@ func (c *check) fairshare(fs *fairsharePolicy) {
 			c.failf("%s.weightFactor must be between 0.0001 and 999.9999, not %g", f, *w)
 		}
 		for _, prev := range fs.ShareDistribution[:i] {
-			if overlap(prev.ShareIdentifier, sa.ShareIdentifier) {
+			if engine.ShareIdentifiersOverlap(prev.ShareIdentifier, sa.ShareIdentifier) {
 				c.failf("%s.shareIdentifier %s overlaps %s: the share identifiers of a fair-share policy can't overlap", f, sa.ShareIdentifier, prev.ShareIdentifier)
 				break
 			}
 		}
 	}
-}
-
-// overlap tells whether two shareDistribution entries can match one share
-// identifier: equal, or one a prefix entry ("UserA*") that the other starts
-// with (AWS: "you can't have one that specifies a shareIdentifier of UserA*
-// and another that specifies a shareIdentifier of UserA-1").
-func overlap(a, b string) bool {
-	pa, wa := strings.CutSuffix(a, "*")
-	pb, wb := strings.CutSuffix(b, "*")
-	return a == b || (wa && strings.HasPrefix(pb, pa)) || (wb && strings.HasPrefix(pa, pb))
 }
 
 // orEmpty turns a nil list into an empty one, since the wire shapes have

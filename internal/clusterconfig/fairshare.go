@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/sharq-dev/sharq/internal/engine"
 )
 
 // validateFairQueue checks that a fair-share queue has one service
@@ -42,9 +44,7 @@ func validateFairshare(f string, fp *FairsharePolicy) error {
 			return fieldErr(df+".weightFactor", ErrRange, "%g is outside 0.0001-999.9999", *w)
 		}
 		for _, prev := range fp.ShareDistribution[:i] {
-			pa, wa := strings.CutSuffix(prev.ShareIdentifier, "*")
-			pb, wb := strings.CutSuffix(d.ShareIdentifier, "*")
-			if prev.ShareIdentifier == d.ShareIdentifier || (wa && strings.HasPrefix(pb, pa)) || (wb && strings.HasPrefix(pa, pb)) {
+			if engine.ShareIdentifiersOverlap(prev.ShareIdentifier, d.ShareIdentifier) {
 				return fieldErr(df+".shareIdentifier", ErrDuplicate, "%q overlaps %q", d.ShareIdentifier, prev.ShareIdentifier)
 			}
 		}

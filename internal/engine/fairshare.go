@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/sharq-dev/sharq/internal/core"
@@ -16,6 +17,17 @@ import (
 // Fair-share queues: a queue whose scheduling policy has a fairsharePolicy
 // is scheduled by the core's fair-share rules (docs/fair-share.md). The
 // policy is kept as the client sent it; these read it.
+
+// ShareIdentifiersOverlap tells whether two shareDistribution entries can
+// match one share identifier: equal, or one a prefix entry ("UserA*") that
+// the other starts with. AWS: "you can't have one that specifies a
+// shareIdentifier of UserA* and another that specifies a shareIdentifier of
+// UserA-1".
+func ShareIdentifiersOverlap(a, b string) bool {
+	pa, wa := strings.CutSuffix(a, "*")
+	pb, wb := strings.CutSuffix(b, "*")
+	return a == b || (wa && strings.HasPrefix(pb, pa)) || (wb && strings.HasPrefix(pa, pb))
+}
 
 // fairsharePolicy is the part of AWS's FairsharePolicy the core uses.
 type fairsharePolicy struct {
