@@ -136,34 +136,31 @@ func Decay(u float64, n int, dt, window float64) float64 {
 // accrueFair brings every fair-share identifier's usage to now, counting
 // the instances it held since the last cycle.
 func (c *Core) accrueFair() {
-	if c.fairQueues == 0 {
-		return
-	}
-	for _, q := range c.queues {
-		if q.fair == nil {
-			continue
+	c.eachFairShare(func(s *share) {
+		if c.now > s.usageAt {
+			s.usage = Decay(s.usage, s.held, float64(c.now-s.usageAt)/1e9, s.q.fair.decay)
+			s.usageAt = c.now
 		}
-		for _, s := range q.shares {
-			if c.now > s.usageAt {
-				s.usage = Decay(s.usage, s.held, float64(c.now-s.usageAt)/1e9, q.fair.decay)
-				s.usageAt = c.now
-			}
-		}
-	}
+	})
 }
 
 // snapshotFair notes what each identifier holds after a cycle: it holds
 // that until the next one.
 func (c *Core) snapshotFair() {
+	c.eachFairShare(func(s *share) { s.held = s.instances() })
+}
+
+// eachFairShare calls fn for every share identifier of every fair-share
+// queue; each is independent of the others, so map order does not matter.
+func (c *Core) eachFairShare(fn func(*share)) {
 	if c.fairQueues == 0 {
 		return
 	}
 	for _, q := range c.queues {
-		if q.fair == nil {
-			continue
-		}
-		for _, s := range q.shares {
-			s.held = s.instances()
+		if q.fair != nil {
+			for _, s := range q.shares {
+				fn(s)
+			}
 		}
 	}
 }
