@@ -19,7 +19,8 @@ import (
 // submissions (some infeasible), ends (some requeued), terminations,
 // priority changes, policy replacements (weights with prefix entries,
 // reservation, decay) and SE limit changes, with steps from a second to two
-// hours apart so that usage decays.
+// hours apart so that usage decays; now and then the core is replaced by
+// its Clone.
 func TestFairShareReference(t *testing.T) {
 	start := time.Now()
 	ss := seeds(3000)
@@ -144,6 +145,11 @@ func fairSequence(seed uint64, steps int, verbose bool) string {
 					setLimits(limits)
 				}
 			}
+		}
+		if rng.IntN(8) == 0 {
+			// A copy decides as the original would (the dry-run and the
+			// start estimates work on copies).
+			c = c.Clone()
 		}
 		var got []string
 		for _, d := range c.Step(now).List {
