@@ -3,7 +3,6 @@ package clusterconfig
 import (
 	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/sharq-dev/sharq/internal/engine"
 )
@@ -36,9 +35,8 @@ func validateFairshare(f string, fp *FairsharePolicy) error {
 	}
 	for i, d := range fp.ShareDistribution {
 		df := fmt.Sprintf("%s.shareDistribution[%d]", f, i)
-		id, _ := strings.CutSuffix(d.ShareIdentifier, "*")
-		if id == "" || len(d.ShareIdentifier) > 255 {
-			return fieldErr(df+".shareIdentifier", ErrRange, "%q is not 1-255 characters before an optional '*'", d.ShareIdentifier)
+		if d.ShareIdentifier == "" || len(d.ShareIdentifier) > 255 {
+			return fieldErr(df+".shareIdentifier", ErrRange, "%q is not 1-255 characters long", d.ShareIdentifier)
 		}
 		if w := d.WeightFactor; w != nil && !(*w >= 0.0001 && *w <= 999.9999) {
 			return fieldErr(df+".weightFactor", ErrRange, "%g is outside 0.0001-999.9999", *w)

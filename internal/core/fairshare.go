@@ -75,8 +75,8 @@ func compileFair(f *FairShare) (*fairPolicy, error) {
 	}
 	seen := map[string]bool{}
 	for _, w := range f.Weights {
-		if w.Identifier == "" || w.Identifier == "*" {
-			return nil, invalid("shareDistribution: shareIdentifier %q is empty", w.Identifier)
+		if w.Identifier == "" {
+			return nil, invalid("shareDistribution: a shareIdentifier is empty")
 		}
 		if !(w.Weight >= 0.0001 && w.Weight <= 999.9999) {
 			return nil, invalid("shareDistribution: weightFactor %v of %s is outside 0.0001-999.9999", w.Weight, w.Identifier)
