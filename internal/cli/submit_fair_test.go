@@ -34,4 +34,7 @@ func TestSubmitFairShare(t *testing.T) {
 		t.Errorf("dry-run of research's first job printed %q", got)
 	}
 	expect(t, s.run(Submit, "--name", "none", "--", "train"), ExitFailure, "shareIdentifier must be specified")
+	if got := s.ok(Shares); !strings.Contains(got, "team-a") || !strings.Contains(got, "FAIR_SHARE") {
+		t.Errorf("sharq shares printed:\n%s", got)
+	}
 }

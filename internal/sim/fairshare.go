@@ -3,11 +3,13 @@ package sim
 import (
 	"slices"
 	"strings"
+
+	"github.com/sharq-dev/sharq/internal/engine"
 )
 
 // fairStrategy marks the pool share of a share identifier of a fair-share
 // queue: it has no limit, and all it uses is its own, as in a FIFO queue.
-const fairStrategy = "FAIR_SHARE"
+const fairStrategy = engine.StrategyFairShare
 
 // addIdentifiers gives each pool of a fair-share queue a share per share
 // identifier that the workload's jobs there name, in place of the queue's
