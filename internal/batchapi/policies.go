@@ -186,6 +186,12 @@ func (c *check) fairshare(fs *fairsharePolicy) {
 		if w := sa.WeightFactor; w != nil && (*w < 0.0001 || *w > 999.9999) {
 			c.failf("%s.weightFactor must be between 0.0001 and 999.9999, not %g", f, *w)
 		}
+		for _, prev := range fs.ShareDistribution[:i] {
+			if engine.ShareIdentifiersOverlap(prev.ShareIdentifier, sa.ShareIdentifier) {
+				c.failf("%s.shareIdentifier %s overlaps %s: the share identifiers of a fair-share policy can't overlap", f, sa.ShareIdentifier, prev.ShareIdentifier)
+				break
+			}
+		}
 	}
 }
 

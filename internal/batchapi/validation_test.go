@@ -75,6 +75,12 @@ func TestBadInputThroughSDK(t *testing.T) {
 		"CreatePolicy/Decay":       {createPolicy(fairshare(&types.FairsharePolicy{ShareDecaySeconds: aws.Int32(604801)})), "fairsharePolicy.shareDecaySeconds must be between 0 and 604800, not 604801"},
 		"CreatePolicy/Weight": {createPolicy(fairshare(&types.FairsharePolicy{ShareDistribution: []types.ShareAttributes{
 			{ShareIdentifier: aws.String("a"), WeightFactor: aws.Float32(0)}}})), "fairsharePolicy.shareDistribution[0].weightFactor must be between 0.0001 and 999.9999, not 0"},
+		"CreatePolicy/Overlap": {createPolicy(fairshare(&types.FairsharePolicy{ShareDistribution: []types.ShareAttributes{
+			{ShareIdentifier: aws.String("UserA*")}, {ShareIdentifier: aws.String("UserA-1")}}})),
+			"fairsharePolicy.shareDistribution[1].shareIdentifier UserA-1 overlaps UserA*: the share identifiers of a fair-share policy can't overlap"},
+		"CreatePolicy/Twice": {createPolicy(fairshare(&types.FairsharePolicy{ShareDistribution: []types.ShareAttributes{
+			{ShareIdentifier: aws.String("blue")}, {ShareIdentifier: aws.String("blue")}}})),
+			"fairsharePolicy.shareDistribution[1].shareIdentifier blue overlaps blue"},
 		"CreatePolicy/TooManyTags": {createPolicy(func(in *batch.CreateSchedulingPolicyInput) { in.Tags = manyTags(51, 3, 1) }), "tags must have at most 50 entries, not 51"},
 		"CreatePolicy/NoTags":      {createPolicy(func(in *batch.CreateSchedulingPolicyInput) { in.Tags = map[string]string{} }), "tags must have at least 1 entry"},
 		"CreatePolicy/TagKey":      {createPolicy(func(in *batch.CreateSchedulingPolicyInput) { in.Tags = map[string]string{long: "v"} }), "Tag key \"" + long + "\" must be 1 to 128 characters long"},

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -128,11 +129,12 @@ func (d *diffs) add(field string, have, want any) {
 
 func (p *planner) policy(pol clusterconfig.SchedulingPolicy) error {
 	want := clusterconfig.PolicyInput(pol)
+	wantFair := sdkFairPolicy(pol.FairsharePolicy)
 	have, ok := p.cur.policies[pol.Name]
 	if !ok {
-		p.add("create", "scheduling policy", pol.Name, []string{policyKind(want.QuotaSharePolicy)}, func(ctx context.Context) error {
+		p.add("create", "scheduling policy", pol.Name, []string{policyKind(want.QuotaSharePolicy, wantFair)}, func(ctx context.Context) error {
 			out, err := p.c.batch.CreateSchedulingPolicy(ctx, &batch.CreateSchedulingPolicyInput{
-				Name: aws.String(pol.Name), QuotaSharePolicy: sdkQuotaPolicy(want.QuotaSharePolicy), Tags: want.Tags,
+				Name: aws.String(pol.Name), QuotaSharePolicy: sdkQuotaPolicy(want.QuotaSharePolicy), FairsharePolicy: wantFair, Tags: want.Tags,
 			})
 			if err == nil {
 				p.policyArns[pol.Name] = aws.ToString(out.Arn)
@@ -148,12 +150,16 @@ func (p *planner) policy(pol clusterconfig.SchedulingPolicy) error {
 	if want.QuotaSharePolicy == nil && haveQP != nil {
 		return usagef("scheduling policy %s: its quotaSharePolicy cannot be removed (AWS Batch allows no switch of kind)", pol.Name)
 	}
+	if (wantFair == nil) != (have.FairsharePolicy == nil) {
+		return usagef("scheduling policy %s: a fairsharePolicy can be neither added nor removed (AWS Batch allows no switch of kind)", pol.Name)
+	}
 	var d diffs
-	d.add("policy", policyKind(haveQP), policyKind(want.QuotaSharePolicy))
+	d.add("policy", policyKind(haveQP, have.FairsharePolicy), policyKind(want.QuotaSharePolicy, wantFair))
 	arn := aws.ToString(have.Arn)
 	if len(d) > 0 {
 		p.add("update", "scheduling policy", pol.Name, d, func(ctx context.Context) error {
-			_, err := p.c.batch.UpdateSchedulingPolicy(ctx, &batch.UpdateSchedulingPolicyInput{Arn: aws.String(arn), QuotaSharePolicy: sdkQuotaPolicy(want.QuotaSharePolicy)})
+			_, err := p.c.batch.UpdateSchedulingPolicy(ctx, &batch.UpdateSchedulingPolicyInput{Arn: aws.String(arn),
+				QuotaSharePolicy: sdkQuotaPolicy(want.QuotaSharePolicy), FairsharePolicy: wantFair})
 			return err
 		})
 	}
@@ -161,11 +167,45 @@ func (p *planner) policy(pol clusterconfig.SchedulingPolicy) error {
 	return nil
 }
 
-func policyKind(qp *record.QuotaSharePolicy) string {
-	if qp == nil {
+func policyKind(qp *record.QuotaSharePolicy, fp *types.FairsharePolicy) string {
+	switch {
+	case fp != nil:
+		return fairKind(fp)
+	case qp == nil:
 		return "FIFO queue policy"
 	}
 	return "quota shares, idle capacity " + qp.IdleResourceAssignmentStrategy
+}
+
+// fairKind describes a fair-share policy in one line, so that a change of
+// any of its values shows in the plan.
+func fairKind(fp *types.FairsharePolicy) string {
+	var ws []string
+	for _, d := range fp.ShareDistribution {
+		w := "1"
+		if d.WeightFactor != nil {
+			w = strconv.FormatFloat(float64(*d.WeightFactor), 'g', -1, 32)
+		}
+		ws = append(ws, aws.ToString(d.ShareIdentifier)+":"+w)
+	}
+	return fmt.Sprintf("fair share, decay %ds, reservation %d%%, weights [%s]",
+		aws.ToInt32(fp.ShareDecaySeconds), aws.ToInt32(fp.ComputeReservation), strings.Join(ws, " "))
+}
+
+// sdkFairPolicy is a cluster file's fair-share policy as the API takes it.
+func sdkFairPolicy(fp *clusterconfig.FairsharePolicy) *types.FairsharePolicy {
+	if fp == nil {
+		return nil
+	}
+	out := &types.FairsharePolicy{ShareDecaySeconds: aws.Int32(int32(fp.ShareDecaySeconds)), ComputeReservation: aws.Int32(int32(fp.ComputeReservation))}
+	for _, d := range fp.ShareDistribution {
+		sa := types.ShareAttributes{ShareIdentifier: aws.String(d.ShareIdentifier)}
+		if d.WeightFactor != nil {
+			sa.WeightFactor = aws.Float32(float32(*d.WeightFactor))
+		}
+		out.ShareDistribution = append(out.ShareDistribution, sa)
+	}
+	return out
 }
 
 func sdkQuotaPolicy(qp *record.QuotaSharePolicy) *types.QuotaSharePolicy {

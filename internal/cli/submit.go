@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -38,6 +39,7 @@ func (m kvFlags) Set(s string) error {
 
 type submitFlags struct {
 	payload, queue, share, name, instanceType string
+	shareID                                   string
 	count, priority, retries, preemptRetries  int
 	timeout                                   time.Duration
 	env                                       kvFlags
@@ -56,6 +58,7 @@ func Submit(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	v.fs.StringVar(&f.payload, "payload", "", "CreateTrainingJob request (JSON) to submit; - reads stdin")
 	v.fs.StringVar(&f.queue, "queue", os.Getenv("SHARQ_QUEUE"), "job queue (default $SHARQ_QUEUE; required when the server has several)")
 	v.fs.StringVar(&f.share, "share", os.Getenv("SHARQ_SHARE"), "quota share (default $SHARQ_SHARE)")
+	v.fs.StringVar(&f.shareID, "share-identifier", "", "share identifier, on a queue with a fair-share policy")
 	v.fs.StringVar(&f.name, "name", "", "job name (default: the command's base name)")
 	v.fs.StringVar(&f.instanceType, "instance-type", "", "instance type (default: the queue's only one)")
 	v.fs.IntVar(&f.count, "count", 0, "instances (default 1)")
@@ -151,8 +154,8 @@ func submit(ctx context.Context, v *verb, f *submitFlags, command []string) erro
 		fmt.Fprintln(v.stdout, aws.ToString(out.JobId))
 	default:
 		where := f.queue
-		if f.share != "" {
-			where += "/" + f.share
+		if s := cmp.Or(f.share, f.shareID); s != "" {
+			where += "/" + s
 		}
 		fmt.Fprintf(v.stdout, "submitted %s (%s) to %s\n", aws.ToString(out.JobName), aws.ToString(out.JobId), where)
 	}
@@ -263,6 +266,9 @@ func (f *submitFlags) input(payload *trainingjob.Request) (*batch.SubmitServiceJ
 	if f.share != "" {
 		in.QuotaShareName = aws.String(f.share)
 	}
+	if f.shareID != "" {
+		in.ShareIdentifier = aws.String(f.shareID)
+	}
 	if f.priority >= 0 {
 		in.SchedulingPriority = aws.Int32(int32(f.priority))
 	}
@@ -342,6 +348,7 @@ func dryRun(ctx context.Context, v *verb, c *client, in *batch.SubmitServiceJobI
 	req := batchapi.SubmitServiceJobRequest{
 		JobName: aws.ToString(in.JobName), JobQueue: aws.ToString(in.JobQueue), ServiceJobType: string(in.ServiceJobType),
 		ServiceRequestPayload: aws.ToString(in.ServiceRequestPayload), QuotaShareName: aws.ToString(in.QuotaShareName),
+		ShareIdentifier: aws.ToString(in.ShareIdentifier),
 	}
 	if in.SchedulingPriority != nil {
 		p := int(*in.SchedulingPriority)

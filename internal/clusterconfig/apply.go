@@ -2,6 +2,7 @@ package clusterconfig
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"time"
 
@@ -51,6 +52,9 @@ func PolicyInput(p SchedulingPolicy) engine.CreateSchedulingPolicyInput {
 	in := engine.CreateSchedulingPolicyInput{Name: p.Name, Tags: p.Tags}
 	if qp := p.QuotaSharePolicy; qp != nil {
 		in.QuotaSharePolicy = &record.QuotaSharePolicy{IdleResourceAssignmentStrategy: orDefault(qp.IdleResourceAssignmentStrategy, "FIFO")}
+	}
+	if fp := p.FairsharePolicy; fp != nil {
+		in.FairsharePolicy = fairshareJSON(fp)
 	}
 	return in
 }
@@ -106,4 +110,22 @@ func orDefault(s, def string) string {
 		return def
 	}
 	return s
+}
+
+// fairshareJSON is a fair-share policy as the API takes it.
+func fairshareJSON(fp *FairsharePolicy) json.RawMessage {
+	type share struct {
+		ShareIdentifier string   `json:"shareIdentifier"`
+		WeightFactor    *float64 `json:"weightFactor,omitempty"`
+	}
+	out := struct {
+		ShareDecaySeconds  int     `json:"shareDecaySeconds"`
+		ComputeReservation int     `json:"computeReservation"`
+		ShareDistribution  []share `json:"shareDistribution,omitempty"`
+	}{ShareDecaySeconds: fp.ShareDecaySeconds, ComputeReservation: fp.ComputeReservation}
+	for _, d := range fp.ShareDistribution {
+		out.ShareDistribution = append(out.ShareDistribution, share(d))
+	}
+	b, _ := json.Marshal(out) // ints, floats and strings: cannot fail
+	return b
 }

@@ -43,7 +43,24 @@ type Config struct {
 type SchedulingPolicy struct {
 	Name             string            `yaml:"name" json:"name"`
 	QuotaSharePolicy *QuotaSharePolicy `yaml:"quotaSharePolicy,omitempty" json:"quotaSharePolicy,omitempty"`
-	Tags             map[string]string `yaml:"tags,omitempty" json:"tags,omitempty"`
+	// FairsharePolicy makes the queues that use it fair-share queues
+	// (docs/fair-share.md); a policy has at most one of the two.
+	FairsharePolicy *FairsharePolicy  `yaml:"fairsharePolicy,omitempty" json:"fairsharePolicy,omitempty"`
+	Tags            map[string]string `yaml:"tags,omitempty" json:"tags,omitempty"`
+}
+
+// FairsharePolicy is a scheduling policy's fair-share part, in AWS's shape.
+type FairsharePolicy struct {
+	ShareDecaySeconds  int               `yaml:"shareDecaySeconds,omitempty" json:"shareDecaySeconds,omitempty"`
+	ComputeReservation int               `yaml:"computeReservation,omitempty" json:"computeReservation,omitempty"`
+	ShareDistribution  []ShareAttributes `yaml:"shareDistribution,omitempty" json:"shareDistribution,omitempty"`
+}
+
+// ShareAttributes is the weight of a share identifier, or of every one
+// starting with a prefix when it ends in '*'.
+type ShareAttributes struct {
+	ShareIdentifier string   `yaml:"shareIdentifier" json:"shareIdentifier"`
+	WeightFactor    *float64 `yaml:"weightFactor,omitempty" json:"weightFactor,omitempty"`
 }
 
 // QuotaSharePolicy is a scheduling policy's quota-share part.
@@ -195,4 +212,10 @@ func (c *Config) Env(name string) *ServiceEnvironment {
 func (c *Config) QuotaQueue(q *JobQueue) bool {
 	p := c.Policy(q.SchedulingPolicy)
 	return p != nil && p.QuotaSharePolicy != nil
+}
+
+// FairQueue tells whether q's scheduling policy has a fairsharePolicy.
+func (c *Config) FairQueue(q *JobQueue) bool {
+	p := c.Policy(q.SchedulingPolicy)
+	return p != nil && p.FairsharePolicy != nil
 }

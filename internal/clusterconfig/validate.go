@@ -110,6 +110,14 @@ func (c *Config) validatePolicies() error {
 				return err
 			}
 		}
+		if p.FairsharePolicy != nil {
+			if p.QuotaSharePolicy != nil {
+				return fieldErr(f+".fairsharePolicy", ErrRange, "a scheduling policy has a quotaSharePolicy or a fairsharePolicy, not both")
+			}
+			if err := validateFairshare(f+".fairsharePolicy", p.FairsharePolicy); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }
@@ -176,6 +184,9 @@ func (c *Config) validateQueue(f string, q *JobQueue, usedEnv map[string]string)
 		if err := validateAction(fmt.Sprintf("%s.jobStateTimeLimitActions[%d]", f, i), a); err != nil {
 			return err
 		}
+	}
+	if err := c.validateFairQueue(f, q); err != nil {
+		return err
 	}
 	if !c.QuotaQueue(q) {
 		if len(q.QuotaShares) > 0 {

@@ -30,7 +30,7 @@ func (c *Core) Copy() *Copy {
 		unitIdx: maps.Clone(c.unitIdx),
 		instant: c.instant, now: c.now,
 		pending:   slices.Clone(c.pending),
-		reconfigs: c.reconfigs,
+		reconfigs: c.reconfigs, fairQueues: c.fairQueues,
 	}
 	// Only slabs that hold live jobs are copied, each whole, so that a
 	// queue that drained does not copy the slots of its peak.
@@ -113,7 +113,7 @@ func (cl *cloner) env(e *env) {
 	cl.envs[e] = ne
 	cl.to.envs[e.name] = ne
 	for _, q := range e.queues {
-		nq := &queue{name: q.name, env: ne, quota: q.quota, prio: q.prio, disabled: q.disabled}
+		nq := &queue{name: q.name, env: ne, quota: q.quota, prio: q.prio, disabled: q.disabled, fair: q.fair}
 		cl.queues[q] = nq
 		ne.queues = append(ne.queues, nq)
 		for _, s := range q.shares {
@@ -128,6 +128,7 @@ func (cl *cloner) share(s *share, nq *queue) *share {
 		inShare: s.inShare, disabled: s.disabled, minRuntime: s.minRuntime, use: slices.Clone(s.use),
 		dirty: s.dirty, waitKind: s.waitKind, inShareCandidate: s.inShareCandidate,
 		waitOn: slices.Clone(s.waitOn), waitPos: slices.Clone(s.waitPos), lastWait: s.lastWait,
+		weight: s.weight, usage: s.usage, usageAt: s.usageAt, held: s.held,
 	}
 	cl.shares[s] = ns
 	ns.dispatched = cl.jobSet(&s.dispatched, ns)

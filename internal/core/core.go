@@ -29,15 +29,16 @@ type Core struct {
 	units   []string // interned unit names
 	unitIdx map[string]int32
 
-	instant   uint64 // counts the distinct instants Step has run at
-	now       int64
-	dirtyEnvs []*env
-	stepped   []*env      // the pools the last Step ran; its list is the next dirtyEnvs
-	pending   []Decision  // decided by Apply (deletions), reported by the next Step
-	bufs      [4][]*job   // scratch lists of heads, reused by every cycle
-	out       []Decision  // what Step returns, reused by the next Step
-	unitOut   []UnitCount // the Own and Borrowed lists of out
-	newInfeas []*job      // jobs that became infeasible, reported by the next Step
+	instant    uint64 // counts the distinct instants Step has run at
+	now        int64
+	dirtyEnvs  []*env
+	stepped    []*env      // the pools the last Step ran; its list is the next dirtyEnvs
+	pending    []Decision  // decided by Apply (deletions), reported by the next Step
+	bufs       [4][]*job   // scratch lists of heads, reused by every cycle
+	out        []Decision  // what Step returns, reused by the next Step
+	unitOut    []UnitCount // the Own and Borrowed lists of out
+	newInfeas  []*job      // jobs that became infeasible, reported by the next Step
+	fairQueues int         // how many queues are fair-share queues: with none, no usage to keep
 
 	slabs    []*[jobSlab]job // where jobs are allocated (newJob); nil in a copy where none was live
 	slabLive []int32         // live jobs per slab
@@ -90,6 +91,8 @@ func (c *Core) Apply(ev Event) error {
 		return c.terminate(e)
 	case AttemptEnded:
 		return c.attemptEnded(e)
+	case SetUsage:
+		return c.setUsage(e)
 	case nil:
 		return invalid("nil event")
 	}
@@ -209,12 +212,25 @@ func (c *Core) putQueue(ev PutQueue) error {
 	if e == nil {
 		return fmt.Errorf("%w: service environment %s", ErrNotFound, ev.Env)
 	}
+	var fair *fairPolicy
+	if ev.Fair != nil {
+		if ev.QuotaShares {
+			return invalid("job queue %s: a scheduling policy has quota shares or a fair-share policy, not both", ev.Name)
+		}
+		var err error
+		if fair, err = compileFair(ev.Fair); err != nil {
+			return err
+		}
+	}
 	q := c.queues[ev.Name]
 	if q != nil && q.quota != ev.QuotaShares {
 		return fmt.Errorf("%w: job queue %s cannot switch between quota shares and FIFO", ErrConflict, q.name)
 	}
+	if q != nil && (q.fair != nil) != (fair != nil) {
+		return fmt.Errorf("%w: job queue %s cannot switch between fair share and FIFO", ErrConflict, q.name)
+	}
 	for _, o := range e.queues {
-		if o != q && (ev.QuotaShares || o.quota) {
+		if o != q && (ev.QuotaShares || o.quota || fair != nil || o.fair != nil) {
 			return fmt.Errorf("%w: service environment %s already serves job queue %s", ErrConflict, e.name, o.name)
 		}
 	}
@@ -229,9 +245,12 @@ func (c *Core) putQueue(ev PutQueue) error {
 		q.env = nil
 	}
 	if q == nil {
-		q = &queue{name: ev.Name, quota: ev.QuotaShares}
+		q = &queue{name: ev.Name, quota: ev.QuotaShares, fair: fair}
 		c.queues[ev.Name] = q
-		if !ev.QuotaShares {
+		if fair != nil {
+			c.fairQueues++
+		}
+		if !ev.QuotaShares && fair == nil {
 			q.shares = []*share{c.newShare(q, "")}
 		}
 	}
@@ -246,6 +265,13 @@ func (c *Core) putQueue(ev PutQueue) error {
 		}
 	}
 	q.prio, q.disabled = ev.Priority, ev.Disabled
+	if fair != nil {
+		// The policy may be replaced: weights follow it, usage stays.
+		q.fair, q.resValid = fair, false
+		for _, s := range q.shares {
+			s.weight = fair.weightOf(s.name)
+		}
+	}
 	c.reconfigure(e)
 	return nil
 }
@@ -261,7 +287,7 @@ func (q *queue) hasJobs() bool {
 
 func (c *Core) newShare(q *queue, name string) *share {
 	order := queueOrder
-	if !q.quota {
+	if !q.quota && q.fair == nil {
 		order = fifoOrder
 	}
 	return &share{
@@ -291,6 +317,9 @@ func (c *Core) deleteQueue(ev DeleteQueue) error {
 		e.quota = false
 	}
 	delete(c.queues, q.name)
+	if q.fair != nil {
+		c.fairQueues--
+	}
 	c.reconfigure(e)
 	return nil
 }
@@ -413,6 +442,15 @@ func (c *Core) submitShare(ev Submit, restore bool) (*share, error) {
 	q := c.queues[ev.Queue]
 	if q == nil {
 		return nil, fmt.Errorf("%w: job queue %s", ErrNotFound, ev.Queue)
+	}
+	if q.fair != nil {
+		if ev.Share == "" {
+			return nil, invalid("job queue %s has a fair-share scheduling policy; shareIdentifier is required", q.name)
+		}
+		if !restore && q.disabled {
+			return nil, fmt.Errorf("%w: job queue %s is DISABLED", ErrConflict, q.name)
+		}
+		return c.fairSubmitShare(q, ev.Share)
 	}
 	if !q.quota {
 		if ev.Share != "" {

@@ -37,6 +37,8 @@ func (c *Core) Step(now time.Time) Decisions {
 	ds.List = append(ds.List, c.pending...)
 	c.pending = c.pending[:0]
 	ds.List = append(ds.List, c.reportInfeasible()...)
+	c.accrueFair()
+	defer c.snapshotFair()
 
 	// Envs marked while this cycle runs wait for the next in the list of
 	// the last Step's pools, and this Step's pools are kept for Heads.
@@ -79,10 +81,18 @@ func (c *Core) reportInfeasible() []Decision {
 // runPool repeats the four passes over the pool's dirty heads until a round
 // changes nothing, then reports the reasons of the heads that still wait.
 func (c *Core) runPool(e *env, out []Decision) []Decision {
+	fq := e.fairQueue()
+	if fq != nil {
+		// Every identifier's standing moves with the others': all are
+		// looked at, and all their reasons reported when they change.
+		c.markPool(e)
+	}
 	if c.poolOpen(e) {
 		for {
 			var changed bool
-			if e.quota {
+			if fq != nil {
+				out, changed = c.fairRound(fq, out)
+			} else if e.quota {
 				out, changed = c.quotaRound(e, out)
 			} else {
 				out, changed = c.fifoRound(e, out)

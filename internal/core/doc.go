@@ -4,7 +4,8 @@
 // priority updates, attempts ending) and then calls Step with the current
 // time; Step returns the decisions of one scheduling cycle (dispatches,
 // preemptions, failures and waiting reasons) as data. The rules are those of
-// shared/spec/scheduling.md part 2.
+// shared/spec/scheduling.md part 2; fair-share queues follow
+// docs/fair-share.md (fairshare.go).
 //
 // Invariants:
 //   - No I/O, clock, goroutines, logging or randomness; the only time the core

@@ -178,6 +178,15 @@ type queue struct {
 	prio     int
 	disabled bool
 	shares   []*share // by name; a FIFO queue has one unnamed share
+
+	// fair is the fair-share policy; its shares are share identifiers.
+	fair *fairPolicy
+	// res caches fairReserve for resActive active identifiers at
+	// configuration resGen.
+	res       []int
+	resActive int
+	resGen    uint64
+	resValid  bool
 }
 
 type share struct {
@@ -204,6 +213,13 @@ type share struct {
 	waitPos          []int   // its index in each of those lists
 	lastWait         Reason  // the reason last reported for lastHead
 	lastHead         *job
+
+	// A fair-share identifier's weightFactor and decayed usage
+	// (instance-seconds) as of usageAt; held is what it held since.
+	weight  float64
+	usage   float64
+	usageAt int64
+	held    int
 }
 
 func (s *share) lender() bool { return s.strategy == Lend || s.strategy == LendAndBorrow }

@@ -17,6 +17,8 @@ func (c *Core) headReason(h *job) Reason {
 		return Reason{Code: ReasonQueueDisabled}
 	case h.heldAt == c.instant:
 		return Reason{Code: ReasonHeldBack}
+	case s.q.fair != nil:
+		return c.fairReason(h)
 	}
 	if r, ok := c.minRuntimeReason(h); ok {
 		return r
@@ -190,11 +192,14 @@ func (c *Core) ShareFront(queue, shareName string, n int) []string {
 	if q == nil {
 		return nil
 	}
-	s := q.shares[0]
-	if q.quota {
-		if s = q.share(shareName); s == nil {
-			return nil
-		}
+	var s *share
+	if q.quota || q.fair != nil {
+		s = q.share(shareName)
+	} else {
+		s = q.shares[0]
+	}
+	if s == nil {
+		return nil
 	}
 	var out []string
 	for _, set := range []*jobSet{&s.runnable, &s.infeasible} {
@@ -216,6 +221,9 @@ func (c *Core) QueueFront(queue string, n int) []string {
 	q := c.queues[queue]
 	if q == nil {
 		return nil
+	}
+	if q.fair != nil {
+		return fairFront(q, n)
 	}
 	type cursor struct {
 		s   *share

@@ -37,6 +37,12 @@ const (
 	ReasonMinRuntime
 )
 
+// Waiting in a fair-share queue, numbered apart from the quota-share codes.
+const (
+	ReasonFairCapacity ReasonCode = 64 + iota // Need of Unit in use; FairTenths: the identifier's load against its weighted share
+	ReasonFairReserved                        // IdleCount of Unit kept back by computeReservation (Limit percent, Active identifiers)
+)
+
 // Reason is why something happened, as data. String renders the text the
 // API shows in statusReason.
 type Reason struct {
@@ -52,6 +58,14 @@ type Reason struct {
 	// (ReasonAtBorrowLimit).
 	Lendable  int
 	BorrowCap int
+	// FairTenths is, in tenths, how many times its weighted share of the
+	// active identifiers' load share identifier Share carries over the
+	// last Window seconds; -1 when no identifier carries any
+	// (ReasonFairCapacity). Active counts the active identifiers
+	// (ReasonFairReserved).
+	FairTenths int
+	Window     int
+	Active     int
 	// Idle is free idle capacity of Unit that the job cannot use: kept by
 	// RESERVE shares (ReasonCapacity, ReasonAtLimit), or lendable but not
 	// to this share (ReasonShareFull: it does not borrow;
@@ -132,6 +146,22 @@ func (r Reason) String() string {
 			return fmt.Sprintf("waiting for %d %s: capacity in use within quota share limits, and %s", r.Need, r.Unit, r.reserved())
 		}
 		return fmt.Sprintf("waiting for %d %s: capacity in use within quota share limits", r.Need, r.Unit)
+	case ReasonFairCapacity:
+		t := "waiting for capacity"
+		if r.Unit != "" {
+			t = fmt.Sprintf("waiting for %d %s: capacity in use", r.Need, r.Unit)
+		}
+		if r.FairTenths >= 0 {
+			t += fmt.Sprintf("; share identifier %s has used %d.%dx its weighted share in the last %s", r.Share, r.FairTenths/10, r.FairTenths%10, window(r.Window))
+		}
+		return t
+	case ReasonFairReserved:
+		verb := "is"
+		if r.IdleCount != 1 {
+			verb = "are"
+		}
+		return fmt.Sprintf("waiting for %d %s: %d %s %s kept back for share identifiers not yet active (computeReservation %d%%, %d active)",
+			r.Need, r.Unit, r.IdleCount, plural(r.IdleCount, "instance"), verb, r.Limit, r.Active)
 	case ReasonHeldBack:
 		return "preempted in this scheduling cycle; eligible again at the next change"
 	case ReasonEnvDisabled:
@@ -182,6 +212,19 @@ func (r Reason) reserved() string {
 		verb = " are RESERVE"
 	}
 	return r.idle() + verb
+}
+
+// window renders a decay window: "hour", "10 minutes", "90 s".
+func window(sec int) string {
+	switch {
+	case sec == 3600:
+		return "hour"
+	case sec%3600 == 0:
+		return fmt.Sprintf("%d hours", sec/3600)
+	case sec%60 == 0:
+		return fmt.Sprintf("%d minutes", sec/60)
+	}
+	return fmt.Sprintf("%d s", sec)
 }
 
 func plural(n int, noun string) string {

@@ -113,6 +113,13 @@ func (w *world) handle(t *testing.T, d *datadriven.TestData) string {
 			}
 		}
 		return b.String()
+	case "fair":
+		// Each share identifier's weight, decayed usage and holdings.
+		var b strings.Builder
+		for _, u := range w.c.FairUsages(w.arg(d, "queue", w.lastQ)) {
+			fmt.Fprintf(&b, "%s weight=%g usage=%.1f window=%d held=%d active=%t\n", u.Share, u.Weight, u.Usage, u.Window, u.Held, u.Active)
+		}
+		return b.String()
 	case "holdings":
 		return w.holdings(t, d)
 	case "wake":
@@ -181,7 +188,7 @@ func parseFields(line string) (string, fields) {
 
 func isFlag(s string) bool {
 	switch s {
-	case "disabled", "inshare", "quota", "requeue":
+	case "disabled", "inshare", "quota", "requeue", "fair":
 		return true
 	}
 	return false
@@ -225,7 +232,11 @@ func (w *world) parse(line string) (core.Event, error) {
 		return core.PutEnv{Name: f.name, Limits: units, Disabled: f.flags["disabled"]}, nil
 	case "queue":
 		prio, err := f.int("prio", 0)
-		return core.PutQueue{Name: f.name, Env: f.kv["env"], QuotaShares: f.flags["quota"], Priority: prio, Disabled: f.flags["disabled"]}, err
+		if err != nil {
+			return nil, err
+		}
+		fair, err := parseFair(f)
+		return core.PutQueue{Name: f.name, Env: f.kv["env"], QuotaShares: f.flags["quota"], Priority: prio, Disabled: f.flags["disabled"], Fair: fair}, err
 	case "share":
 		strategy, err := core.ParseStrategy(f.kv["strategy"])
 		if err != nil {
@@ -278,6 +289,9 @@ func (w *world) parse(line string) (core.Event, error) {
 		return core.AttemptEnded{Job: f.kv["id"], Requeue: f.flags["requeue"]}, nil
 	case "terminate":
 		return core.Terminate{Job: f.kv["id"]}, nil
+	case "set-usage":
+		u, err := strconv.ParseFloat(f.kv["usage"], 64)
+		return core.SetUsage{Queue: w.queue(f), Share: f.kv["share"], Usage: u, At: w.t0.Add(w.now).UnixNano()}, err
 	}
 	return nil, fmt.Errorf("unknown event %q", cmd)
 }
@@ -332,4 +346,33 @@ func (w *world) holdings(t *testing.T, d *datadriven.TestData) string {
 		}
 	}
 	return b.String()
+}
+
+// parseFair reads a fair-share policy: the flag fair, with decay=<seconds>,
+// reserve=<percent> and weights=<identifier>:<weight>,... (an identifier
+// may end in '*').
+func parseFair(f fields) (*core.FairShare, error) {
+	if !f.flags["fair"] {
+		return nil, nil
+	}
+	decay, err := f.int("decay", 0)
+	if err != nil {
+		return nil, err
+	}
+	reserve, err := f.int("reserve", 0)
+	if err != nil {
+		return nil, err
+	}
+	fs := &core.FairShare{DecaySeconds: decay, Reservation: reserve}
+	if ws := f.kv["weights"]; ws != "" {
+		for _, p := range strings.Split(ws, ",") {
+			id, v, _ := strings.Cut(p, ":")
+			x, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				return nil, err
+			}
+			fs.Weights = append(fs.Weights, core.ShareWeight{Identifier: id, Weight: x})
+		}
+	}
+	return fs, nil
 }

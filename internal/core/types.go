@@ -85,6 +85,9 @@ type PutQueue struct {
 	QuotaShares bool
 	Priority    int // orders FIFO queues that share an environment
 	Disabled    bool
+	// Fair is the fair-share policy of a queue without quota shares; such
+	// a queue must be its environment's only one.
+	Fair *FairShare
 }
 
 // DeleteQueue removes a DISABLED job queue; its jobs fail.
@@ -113,7 +116,7 @@ type DeleteShare struct{ Queue, Name string }
 type Submit struct {
 	Job      string
 	Queue    string
-	Share    string // empty for FIFO queues
+	Share    string // the quota share or share identifier; empty for FIFO queues
 	Demand   []UnitCount
 	Priority int
 	QueuedAt int64

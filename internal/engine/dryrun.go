@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"slices"
 
@@ -78,13 +79,13 @@ func (e *Engine) DryRunSubmit(ctx context.Context, in SubmitServiceJobInput) (Dr
 		prio = *in.SchedulingPriority
 	}
 	j := &record.Job{
-		JobID: DryRunID, SchedulingPriority: prio, QuotaShareName: in.QuotaShareName, PreemptionConfiguration: in.PreemptionConfiguration,
+		JobID: DryRunID, SchedulingPriority: prio, QuotaShareName: in.QuotaShareName, ShareIdentifier: in.ShareIdentifier, PreemptionConfiguration: in.PreemptionConfiguration,
 		Queue: q.JobQueueName, QueuedAt: max(now.UnixNano(), e.lastQ+1), Demand: demand,
 	}
 	if err := coreErr(c.Apply(e.submitEvent(j))); err != nil {
 		return DryRun{}, err
 	}
-	return e.dryRunResult(c, q.JobQueueName, in.QuotaShareName, c.Step(now)), nil
+	return e.dryRunResult(c, q.JobQueueName, cmp.Or(in.QuotaShareName, in.ShareIdentifier), c.Step(now)), nil
 }
 
 // copyCore rebuilds a core from the records, as load does after a restart.
@@ -120,6 +121,15 @@ func (e *Engine) copyCore() (*core.Core, error) {
 		}
 		if err != nil {
 			return nil, err
+		}
+	}
+	// Fair-share usage is history the records do not hold: the live
+	// core's is carried over.
+	for _, q := range e.sortedQueues() {
+		for _, u := range e.core.FairUsages(q.JobQueueName) {
+			if err := c.Apply(core.SetUsage{Queue: q.JobQueueName, Share: u.Share, Usage: u.Usage, At: u.At}); err != nil {
+				return nil, err
+			}
 		}
 	}
 	return c, nil

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -323,8 +324,10 @@ func (e *Engine) checkShareArgs(q *queueRec, in SubmitServiceJobInput) error {
 		return invalidf("quotaShareName must be specified: job queue %s has a quota share scheduling policy", q.JobQueueName)
 	case !q.quota && in.QuotaShareName != "":
 		return invalidf("quotaShareName must not be specified: job queue %s does not have a quota share scheduling policy", q.JobQueueName)
-	case q.quota && in.ShareIdentifier != "":
+	case !e.fairQueue(q) && in.ShareIdentifier != "":
 		return invalidf("shareIdentifier must not be specified: job queue %s does not have a fair share scheduling policy", q.JobQueueName)
+	case e.fairQueue(q) && in.ShareIdentifier == "":
+		return invalidf("shareIdentifier must be specified: job queue %s has a fair share scheduling policy", q.JobQueueName)
 	}
 	if q.quota {
 		s := q.shares[in.QuotaShareName]
@@ -340,7 +343,7 @@ func (e *Engine) checkShareArgs(q *queueRec, in SubmitServiceJobInput) error {
 
 func (e *Engine) submitEvent(j *record.Job) core.Submit {
 	return core.Submit{
-		Job: j.JobID, Queue: j.Queue, Share: j.QuotaShareName, Demand: coreUnits(j.Demand),
+		Job: j.JobID, Queue: j.Queue, Share: cmp.Or(j.QuotaShareName, j.ShareIdentifier), Demand: coreUnits(j.Demand),
 		Priority: j.SchedulingPriority, QueuedAt: j.QueuedAt, PreemptionRetries: j.Retries(),
 		Preempted: preemptedCount(j),
 	}

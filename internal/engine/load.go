@@ -30,8 +30,9 @@ func (e *Engine) load(ctx context.Context) error {
 	slices.SortStableFunc(rs, func(a, b store.Resource) int {
 		return slices.Index(order, a.Kind) - slices.Index(order, b.Kind)
 	})
+	shared := sharedEnvs(rs)
 	for _, r := range rs {
-		if err := e.loadResource(r); err != nil {
+		if err := e.loadResource(r, shared); err != nil {
 			return fmt.Errorf("load %s %s: %w", r.Kind, r.ARN, err)
 		}
 	}
@@ -74,6 +75,9 @@ func (e *Engine) load(ctx context.Context) error {
 		if err := e.restoreJob(j); err != nil {
 			return fmt.Errorf("restore job %s: %w", j.JobID, err)
 		}
+	}
+	if err := e.loadFairUsage(ctx, e.opts.Clock.Now()); err != nil {
+		return err
 	}
 	if err := e.disableLoaded(); err != nil {
 		return err
@@ -148,7 +152,7 @@ func (e *Engine) disableLoaded() error {
 	return nil
 }
 
-func (e *Engine) loadResource(r store.Resource) error {
+func (e *Engine) loadResource(r store.Resource, shared map[string]int) error {
 	switch r.Kind {
 	case kindEnv:
 		doc, err := record.DecodeServiceEnvironment(r.Doc)
@@ -180,6 +184,11 @@ func (e *Engine) loadResource(r store.Resource) error {
 		}
 		if p := e.policies[q.SchedulingPolicyArn]; p != nil {
 			q.quota = p.QuotaSharePolicy != nil
+		}
+		if e.isFair(q.SchedulingPolicyArn) && shared[q.env] > 1 {
+			q.fifo = true
+			e.opts.Logger.Warn("job queue with a fair-share policy shares its service environment with other queues: it stays FIFO",
+				"queue", q.JobQueueName, "env", q.env)
 		}
 		e.queues[q.JobQueueName] = q
 		ev := e.queueEvent(q)

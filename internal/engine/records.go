@@ -41,6 +41,10 @@ type queueRec struct {
 	env    string // service environment name
 	quota  bool
 	shares map[string]*shareRec
+	// fifo: its policy has a fairsharePolicy, but it was stored sharing its
+	// service environment with other queues, as it could before fair share
+	// was scheduled; it stays FIFO (see fairOf).
+	fifo bool
 }
 
 type shareRec struct {

@@ -60,7 +60,13 @@ func (e *Engine) UpdateSchedulingPolicy(ctx context.Context, in UpdateScheduling
 			p.QuotaSharePolicy = in.QuotaSharePolicy
 		}
 		if in.FairsharePolicy != nil {
+			old := p.FairsharePolicy
 			p.FairsharePolicy = in.FairsharePolicy
+			if err := e.refreshFairQueues(p.Arn); err != nil {
+				p.FairsharePolicy = old
+				_ = e.refreshFairQueues(p.Arn) // as it was: accepted before
+				return err
+			}
 		}
 		e.touchResource(kindPolicy, p.Arn, &p.SchedulingPolicy)
 		return nil
@@ -270,8 +276,9 @@ func (e *Engine) findQueue(nameOrArn string) (*queueRec, error) {
 }
 
 // queueEnv resolves a queue's service environment order: exactly one
-// SAGEMAKER_TRAINING environment, which a quota-share queue must not share.
-func (e *Engine) queueEnv(q *queueRec, order []record.ServiceEnvironmentOrder, quota bool) (*envRec, error) {
+// SAGEMAKER_TRAINING environment, which a quota-share or fair-share queue
+// (exclusive) must not share.
+func (e *Engine) queueEnv(q *queueRec, order []record.ServiceEnvironmentOrder, exclusive bool) (*envRec, error) {
 	if len(order) != 1 {
 		return nil, invalidf("A SAGEMAKER_TRAINING job queue requires exactly one service environment in serviceEnvironmentOrder")
 	}
@@ -280,7 +287,10 @@ func (e *Engine) queueEnv(q *queueRec, order []record.ServiceEnvironmentOrder, q
 		return nil, err
 	}
 	for _, o := range e.sortedQueues() {
-		if o != q && o.env == se.ServiceEnvironmentName && (quota || o.quota) {
+		if o != q && o.env == se.ServiceEnvironmentName && (exclusive || o.quota || e.fairQueue(o)) {
+			if !o.quota && !q.quota {
+				return nil, conflictf("Service environment %s is already connected to job queue %s; a service environment of a fair-share job queue can be connected to only one job queue", se.ServiceEnvironmentName, o.JobQueueName)
+			}
 			return nil, conflictf("Service environment %s is already connected to job queue %s; a quota management service environment can be connected to only one job queue", se.ServiceEnvironmentName, o.JobQueueName)
 		}
 	}
@@ -318,7 +328,7 @@ func (e *Engine) CreateJobQueue(ctx context.Context, in CreateJobQueueInput) (re
 			return err
 		}
 		q := &queueRec{quota: quota, shares: map[string]*shareRec{}}
-		se, err := e.queueEnv(q, in.ServiceEnvironmentOrder, quota)
+		se, err := e.queueEnv(q, in.ServiceEnvironmentOrder, quota || e.isFair(in.SchedulingPolicyArn))
 		if err != nil {
 			return err
 		}
@@ -357,7 +367,7 @@ func nonNilActions(a []record.JobStateTimeLimitAction) []record.JobStateTimeLimi
 }
 
 func (e *Engine) queueEvent(q *queueRec) core.PutQueue {
-	return core.PutQueue{Name: q.JobQueueName, Env: q.env, QuotaShares: q.quota, Priority: q.Priority, Disabled: q.State == stateDisabled}
+	return core.PutQueue{Name: q.JobQueueName, Env: q.env, QuotaShares: q.quota, Priority: q.Priority, Disabled: q.State == stateDisabled, Fair: e.fairOf(q)}
 }
 
 func (e *Engine) UpdateJobQueue(ctx context.Context, in UpdateJobQueueInput) (record.JobQueue, error) {
@@ -385,7 +395,7 @@ func (e *Engine) UpdateJobQueue(ctx context.Context, in UpdateJobQueueInput) (re
 			next.SchedulingPolicyArn = in.SchedulingPolicyArn
 		}
 		if in.ServiceEnvironmentOrder != nil {
-			se, err := e.queueEnv(q, in.ServiceEnvironmentOrder, q.quota)
+			se, err := e.queueEnv(q, in.ServiceEnvironmentOrder, q.quota || (!q.fifo && e.isFair(next.SchedulingPolicyArn)))
 			if err != nil {
 				return err
 			}

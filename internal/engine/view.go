@@ -8,7 +8,8 @@ import (
 )
 
 // ShareState is a quota share's standing, for the CLI, console and metrics.
-// A FIFO queue shows as one share with an empty name.
+// A FIFO queue shows as one share with an empty name, a fair-share queue as
+// a share per share identifier.
 type ShareState struct {
 	Queue             string
 	Share             string
@@ -21,6 +22,10 @@ type ShareState struct {
 	Units          []core.UnitUsage
 	Runnable       int // RUNNABLE jobs (including those that cannot run as configured)
 }
+
+// StrategyFairShare is the Strategy of a fair-share queue's share
+// identifiers, which have no limits: all they use is their own.
+const StrategyFairShare = "FAIR_SHARE"
 
 // Shares reports every queue's shares, by queue then share name.
 func (e *Engine) Shares() []ShareState {
@@ -38,6 +43,8 @@ func (e *Engine) Shares() []ShareState {
 				st.InSharePreemption = s.PreemptionConfiguration.InSharePreemption == stateEnabled
 				st.MinimumRuntime = secs(s.MinimumRuntimeSeconds)
 				st.State = s.State
+			} else if e.fairQueue(q) {
+				st.Strategy = StrategyFairShare
 			}
 			st.Runnable = len(e.core.ShareFront(q.JobQueueName, su.Share, 1<<30))
 			out = append(out, st)

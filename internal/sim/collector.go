@@ -60,6 +60,7 @@ func newCollector(s *Sim) *collector {
 	}
 	c.ts = newTimeSeries(horizon, s.opts.Buckets)
 	c.firstWaits = make([]float64, 0, len(s.w.Jobs))
+	c.addIdentifiers()
 	for i := range s.w.Jobs {
 		j := &s.w.Jobs[i]
 		c.jobs[i].pool, c.jobs[i].share = c.find(j.Queue, j.Share, j.InstanceType)

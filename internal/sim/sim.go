@@ -58,6 +58,7 @@ type Sim struct {
 	opts Options
 	w    *Workload
 	cfg  *clusterconfig.Config
+	fair map[string]bool // fair-share queues, whose jobs' Share is a share identifier
 	eng  *engine.Engine
 
 	now      time.Duration
@@ -100,6 +101,12 @@ func New(ctx context.Context, w *Workload, cfg *clusterconfig.Config, opts Optio
 		opts.Buckets = 240
 	}
 	s := &Sim{opts: opts, w: w, cfg: cfg, jobs: make([]simJob, len(w.Jobs)), live: map[string]int32{}, attempts: map[string]*attempt{}}
+	s.fair = map[string]bool{}
+	for i := range cfg.JobQueues {
+		if q := &cfg.JobQueues[i]; cfg.FairQueue(q) {
+			s.fair[q.Name] = true
+		}
+	}
 	for i, j := range w.Jobs {
 		s.jobs[i] = simJob{id: j.ID, remaining: j.Runtime}
 	}
@@ -162,6 +169,14 @@ func checkWorkload(w *Workload, cfg *clusterconfig.Config) error {
 		}
 		if cfg.Queue(j.Queue) == nil {
 			return fmt.Errorf("job %s: job queue %s is not in the config", j.ID, j.Queue)
+		}
+		if q := cfg.Queue(j.Queue); cfg.FairQueue(q) {
+			// Share is the job's share identifier: any will do, but one
+			// is required.
+			if j.Share == "" {
+				return fmt.Errorf("job %s: job queue %s is a fair-share queue; the job needs a share (its share identifier)", j.ID, j.Queue)
+			}
+			continue
 		}
 		if j.Share != "" && !shares[j.Queue+"\x00"+j.Share] {
 			return fmt.Errorf("job %s: quota share %s is not in job queue %s", j.ID, j.Share, j.Queue)
@@ -325,6 +340,9 @@ func (s *Sim) submitInput(j *Job) engine.SubmitServiceJobInput {
 	in := engine.SubmitServiceJobInput{
 		JobName: j.Name, JobQueue: j.Queue, ServiceJobType: "SAGEMAKER_TRAINING", QuotaShareName: j.Share,
 		ServiceRequestPayload: s.payload(j), SchedulingPriority: &j.Priority,
+	}
+	if s.fair[j.Queue] {
+		in.QuotaShareName, in.ShareIdentifier = "", j.Share
 	}
 	if in.JobName == "" {
 		in.JobName = j.ID

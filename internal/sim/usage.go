@@ -106,7 +106,7 @@ func (p *pool) flush(now time.Duration, ts *timeSeries) {
 	lentLeft := max(0, borrowed-max(0, p.capacity-sumLimit))
 	for _, s := range p.shares {
 		own := min(s.use, s.limit)
-		if s.strategy == "FIFO" {
+		if s.strategy == "FIFO" || s.strategy == fairStrategy {
 			own = s.use
 		}
 		b := s.use - own
