@@ -205,14 +205,16 @@ func (s *Server) completeUpload(w http.ResponseWriter, r *http.Request, bucket, 
 // openParts opens the parts req lists, in order, checking them as S3
 // does; the parts opened are returned even on error, to be closed.
 func openParts(dir string, req completeRequest) ([]*object, error) {
-	var parts []*object
 	for i, p := range req.Parts {
 		if i > 0 && p.PartNumber <= req.Parts[i-1].PartNumber {
-			return parts, errInvalidPartOrd
+			return nil, errInvalidPartOrd
 		}
 		if p.PartNumber < 1 || p.PartNumber > maxParts {
-			return parts, errInvalidPart
+			return nil, errInvalidPart
 		}
+	}
+	var parts []*object
+	for i, p := range req.Parts {
 		o, err := openObject(filepath.Join(dir, partFile(p.PartNumber)))
 		if errors.Is(err, fs.ErrNotExist) {
 			return parts, errInvalidPart

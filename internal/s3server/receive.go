@@ -58,15 +58,14 @@ func receive(r *http.Request, dir string, max int64) (f *os.File, got received, 
 		return nil, received{}, errEntityTooLarge
 	}
 	algo, hashFn := checksumOf(r)
-	f, err = os.CreateTemp(dir, "body-*")
+	file, err := os.CreateTemp(dir, "body-*")
 	if err != nil {
 		return nil, received{}, err
 	}
 	defer func() {
 		if err != nil {
-			f.Close()
-			os.Remove(f.Name())
-			f = nil
+			file.Close()
+			os.Remove(file.Name())
 		}
 	}()
 	m := md5.New()
@@ -80,7 +79,7 @@ func receive(r *http.Request, dir string, max int64) (f *os.File, got received, 
 	defer copyBuffers.Put(buf)
 	// A reader that stops one byte past the declared length tells a body
 	// too long from one of the right length.
-	n, err := io.CopyBuffer(struct{ io.Writer }{io.MultiWriter(append(ws, diskWriter{f})...)}, io.LimitReader(body, want+1), *buf)
+	n, err := io.CopyBuffer(struct{ io.Writer }{io.MultiWriter(append(ws, diskWriter{file})...)}, io.LimitReader(body, want+1), *buf)
 	if err != nil {
 		return nil, received{}, bodyError(err)
 	}
@@ -101,7 +100,7 @@ func receive(r *http.Request, dir string, max int64) (f *os.File, got received, 
 				"The %s you specified did not match the calculated checksum.", strings.ToUpper(algo))
 		}
 	}
-	return f, got, nil
+	return file, got, nil
 }
 
 // decodedBody is r's body without its aws-chunked framing, and the number
