@@ -1,0 +1,167 @@
+package e2e
+
+import (
+	"bytes"
+	"crypto/tls"
+	"crypto/x509"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// s3Policies gives team-a S3 on its own bucket alone (and the listing of
+// all buckets, which IAM grants on *).
+const s3Policies = `accessPolicies:
+  - name: team-a-s3
+    statements:
+      - {effect: Allow, actions: ["s3:ListAllMyBuckets"], resources: ["*"]}
+      - {effect: Allow, actions: ["s3:*"], resources: ["arn:aws:s3:::team-a", "arn:aws:s3:::team-a/*"]}
+`
+
+// Ensure sharq serve without --s3-endpoint serves S3 on its one endpoint,
+// over HTTP and HTTPS, to the AWS CLI (aws s3 mb/cp/ls/sync) and boto3
+// pointed at it by AWS_ENDPOINT_URL alone and signed with sharq's keys: a
+// team's policy gives it its own bucket and refuses it another with
+// AccessDenied, and the audit log records the writes.
+func TestBuiltinS3Clients(t *testing.T) {
+	t.Parallel()
+	for _, tool := range []string{"aws", "python3"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Fatalf("%s is not on PATH (%v): TestBuiltinS3Clients drives the server with the AWS CLI and boto3", tool, err)
+		}
+	}
+	for _, useTLS := range []bool{false, true} {
+		t.Run(map[bool]string{false: "http", true: "https"}[useTLS], func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			admin := createKey(t, dir, "admin", "AdministratorAccess")
+			opts := serverOptions{dataDir: dir, executor: "local", args: []string{"--auth", "sigv4"}}
+			var caEnv []string
+			if useTLS {
+				certFile, keyFile := filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+				cert := writeCert(t, certFile, keyFile, 1)
+				pool := x509.NewCertPool()
+				pool.AddCert(cert)
+				opts.tls = &tls.Config{RootCAs: pool}
+				opts.args = append(opts.args, "--tls-cert", certFile, "--tls-key", keyFile)
+				caEnv = []string{"AWS_CA_BUNDLE=" + certFile}
+			}
+			s := startServer(t, opts)
+			awsEnv := func(k key) []string {
+				env := append(append(k.env(), caEnv...), "AWS_ENDPOINT_URL="+s.url, "AWS_PAGER=", "AWS_MAX_ATTEMPTS=1",
+					"AWS_DEFAULT_REGION="+region, "AWS_REGION="+region)
+				return serverEnv(serverOptions{env: append(env, awsIsolated...), unsetEnv: awsCredentialVars})
+			}
+			cli := func(k key, args ...string) (string, error) {
+				cmd := exec.CommandContext(ctx(t), "aws", args...)
+				cmd.Env = awsEnv(k)
+				out, err := cmd.CombinedOutput()
+				return string(out), err
+			}
+			mustCLI := func(k key, args ...string) string {
+				t.Helper()
+				out, err := cli(k, args...)
+				if err != nil {
+					t.Fatalf("aws %s: %v\n%s", strings.Join(args, " "), err, out)
+				}
+				return out
+			}
+			file := filepath.Join(t.TempDir(), "policies.yaml")
+			fatalIf(t, "write policies", os.WriteFile(file, []byte(s3Policies), 0o644))
+			apply := exec.CommandContext(ctx(t), sharqBin, "apply", "-f", file, "--endpoint", s.url)
+			apply.Env = awsEnv(admin)
+			if out, err := apply.CombinedOutput(); err != nil {
+				t.Fatalf("sharq apply -f policies.yaml: %v\n%s", err, out)
+			}
+			team := createKey(t, dir, "team-a", "team-a-s3")
+			mustCLI(admin, "s3", "mb", "s3://team-a")
+			mustCLI(admin, "s3", "mb", "s3://team-b")
+
+			// A tree with a file large enough for a multipart upload.
+			src := t.TempDir()
+			files := map[string][]byte{"train/a.csv": []byte("x,y\n1,2\n"), "train/b.csv": []byte("x,y\n3,4\n"),
+				"big/blob.bin": bytes.Repeat([]byte("sharq s3 "), 12<<20/9)}
+			for name, b := range files {
+				p := filepath.Join(src, name)
+				fatalIf(t, "mkdir", os.MkdirAll(filepath.Dir(p), 0o755))
+				fatalIf(t, "write", os.WriteFile(p, b, 0o644))
+			}
+			mustCLI(team, "s3", "sync", src, "s3://team-a/data/")
+			mustCLI(team, "s3", "cp", filepath.Join(src, "train/a.csv"), "s3://team-a/one/a.csv")
+			ls := mustCLI(team, "s3", "ls", "--recursive", "s3://team-a/")
+			for _, want := range []string{"data/train/a.csv", "data/train/b.csv", "data/big/blob.bin", "one/a.csv"} {
+				if !strings.Contains(ls, want) {
+					t.Errorf("aws s3 ls --recursive has no %s:\n%s", want, ls)
+				}
+			}
+			top := mustCLI(team, "s3", "ls", "s3://team-a/")
+			if !strings.Contains(top, "PRE data/") || !strings.Contains(top, "PRE one/") {
+				t.Errorf("aws s3 ls s3://team-a/:\n%s", top)
+			}
+			back := t.TempDir()
+			mustCLI(team, "s3", "sync", "s3://team-a/data/", back)
+			for name, want := range files {
+				got, err := os.ReadFile(filepath.Join(back, name))
+				if err != nil || !bytes.Equal(got, want) {
+					t.Errorf("synced back %s: %d bytes (%v), want %d", name, len(got), err, len(want))
+				}
+			}
+			// A second sync finds nothing to do.
+			if out := mustCLI(team, "s3", "sync", src, "s3://team-a/data/"); strings.TrimSpace(out) != "" {
+				t.Errorf("a second sync uploaded again:\n%s", out)
+			}
+
+			// Another team's bucket is refused, as AWS refuses it.
+			for _, args := range [][]string{
+				{"s3", "cp", filepath.Join(src, "train/a.csv"), "s3://team-b/a.csv"},
+				{"s3", "ls", "s3://team-b/"},
+				{"s3", "mb", "s3://team-c"},
+			} {
+				out, err := cli(team, args...)
+				if err == nil || !strings.Contains(out, "AccessDenied") {
+					t.Errorf("aws %s as team-a: %v, want AccessDenied:\n%s", strings.Join(args, " "), err, out)
+				}
+			}
+
+			// boto3, as the SageMaker SDK uses it before it submits.
+			cmd := exec.CommandContext(ctx(t), "python3", "scripts/boto3-s3.py", "team-a", "team-b", t.TempDir())
+			cmd.Env = awsEnv(team)
+			out, err := cmd.CombinedOutput()
+			want := "listed True\nhead ok\nget True\nmultipart True True\nrange True\nlist ['code/', 'data/', 'one/']\n" +
+				"missing 404 NoSuchKey\nother AccessDenied AccessDenied\n"
+			if err != nil || string(out) != want {
+				t.Errorf("scripts/boto3-s3.py: %v\n%s\nwant:\n%s", err, out, want)
+			}
+
+			// The writes are in the audit log, allowed and refused.
+			checkAuditLog(t, s, awsEnv(admin), "s3:PutObject", "arn:aws:s3:::team-a/data/train/a.csv", "arn:aws:s3:::team-b/a.csv", "s3:CreateBucket")
+			// Every object lives under the data dir's buckets.
+			if _, err := os.Stat(filepath.Join(dir, "s3", "buckets", "team-a")); err != nil {
+				t.Errorf("team-a's bucket is not in the data dir: %v", err)
+			}
+		})
+	}
+}
+
+// checkAuditLog checks that the audit log holds each of words.
+func checkAuditLog(t *testing.T, s *server, env []string, words ...string) {
+	t.Helper()
+	eventually(t, 10*time.Second, func() error {
+		cmd := exec.CommandContext(ctx(t), sharqBin, "events", "--audit", "--endpoint", s.url)
+		cmd.Env = env
+		b, err := cmd.CombinedOutput()
+		out := string(b)
+		if err != nil {
+			return notYet("sharq events --audit: %v\n%s", err, out)
+		}
+		for _, w := range words {
+			if !strings.Contains(out, w) {
+				return notYet("the audit log has no %s:\n%s", w, out)
+			}
+		}
+		return nil
+	})
+}
