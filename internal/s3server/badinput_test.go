@@ -253,3 +253,43 @@ func wantNoTemp(t *testing.T, dir string) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// Ensure a bucket addressed virtual-hosted style (BUCKET.localhost) is
+// the same bucket as path-style.
+func TestVirtualHosted(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	e.mustBucket(t, "data")
+	body := []byte("virtual")
+	r, err := http.NewRequest("PUT", e.url+"/dir/v.txt", bytes.NewReader(body))
+	fatalIf(t, "request", err)
+	r.Host = "data.localhost"
+	sum := sha256.Sum256(body)
+	r.Header.Set("X-Amz-Content-Sha256", hex.EncodeToString(sum[:]))
+	err = v4.NewSigner().SignHTTP(t.Context(), aws.Credentials{AccessKeyID: keyID, SecretAccessKey: secret}, r, hex.EncodeToString(sum[:]), "s3", "us-east-1",
+		time.Now(), func(o *v4.SignerOptions) { o.DisableURIPathEscaping = true })
+	fatalIf(t, "sign", err)
+	if status, code := e.do(t, r); status != http.StatusOK {
+		t.Fatalf("virtual-hosted PUT: %d %s", status, code)
+	}
+	if got := e.get(t, "data", "dir/v.txt"); got != "virtual" {
+		t.Fatalf("path-style GET: %q", got)
+	}
+}
+
+// Ensure what a killed server left half received is removed when the next
+// one starts over the same directory, and the objects stay.
+func TestLeftoversRemovedAtStart(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	e.mustBucket(t, "data")
+	_, err := e.client.PutObject(t.Context(), &s3.PutObjectInput{Bucket: aws.String("data"), Key: aws.String("kept"), Body: strings.NewReader("kept")})
+	fatalIf(t, "put", err)
+	left := filepath.Join(e.dir, "tmp", "body-killed")
+	fatalIf(t, "write leftover", os.WriteFile(left, []byte("half an object"), 0o644))
+	again := newEnvOn(t, e.dir)
+	if _, err := os.Stat(left); !os.IsNotExist(err) {
+		t.Fatalf("the leftover body is still there: %v", err)
+	}
+	if got := again.get(t, "data", "kept"); got != "kept" {
+		t.Fatalf("object after restart: %q", got)
+	}
+}

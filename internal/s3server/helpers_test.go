@@ -57,6 +57,7 @@ func (e *env) sawPayload(v string) bool {
 }
 
 type envOptions struct {
+	dir   string // default: a new temp dir
 	tls   bool
 	authz access.Authorizer
 	now   func() time.Time
@@ -64,7 +65,10 @@ type envOptions struct {
 
 func newEnv(t *testing.T, o envOptions) *env {
 	t.Helper()
-	dir := t.TempDir()
+	dir := o.dir
+	if dir == "" {
+		dir = t.TempDir()
+	}
 	srv, err := s3server.New(s3server.Options{Dir: dir, Authorizer: o.authz, Now: o.now})
 	if err != nil {
 		t.Fatal(err)
@@ -112,4 +116,10 @@ func code(err error) string {
 		return ae.ErrorCode()
 	}
 	return ""
+}
+
+// newEnvOn is a server started over dir, as after a restart.
+func newEnvOn(t *testing.T, dir string) *env {
+	t.Helper()
+	return newEnv(t, envOptions{dir: dir})
 }
