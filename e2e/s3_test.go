@@ -126,6 +126,15 @@ func TestBuiltinS3Clients(t *testing.T) {
 				}
 			}
 
+			// A wrong secret and no signature at all are refused.
+			forged := key{ID: team.ID, Secret: "not-" + team.Secret}
+			if out, err := cli(forged, "s3", "ls", "s3://team-a/"); err == nil || !strings.Contains(out, "SignatureDoesNotMatch") {
+				t.Errorf("aws s3 ls with a wrong secret: %v, want SignatureDoesNotMatch:\n%s", err, out)
+			}
+			if out, err := cli(team, "s3", "ls", "--recursive", "--no-sign-request", "s3://team-a/"); err == nil || strings.Contains(out, "a.csv") {
+				t.Errorf("aws s3 ls --no-sign-request listed team-a: %v\n%s", err, out)
+			}
+
 			// boto3, as the SageMaker SDK uses it before it submits.
 			cmd := exec.CommandContext(ctx(t), "python3", "scripts/boto3-s3.py", "team-a", "team-b", t.TempDir())
 			cmd.Env = awsEnv(team)
