@@ -29,6 +29,9 @@ type dataFlags struct {
 	pathStyle bool
 	profile   string
 	cacheGiB  float64
+	// uploadTTL is how long the built-in S3 keeps a multipart upload
+	// never completed.
+	uploadTTL time.Duration
 }
 
 func (d *dataFlags) register(fs *flag.FlagSet) {
@@ -36,6 +39,7 @@ func (d *dataFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&d.region, "s3-region", "", "region of --s3-endpoint's buckets (default: the AWS configuration's, else us-east-1)")
 	fs.BoolVar(&d.pathStyle, "s3-path-style", true, "with --s3-endpoint: address buckets as ENDPOINT/BUCKET, as most S3 servers other than AWS's need")
 	fs.StringVar(&d.profile, "s3-profile", "", "named AWS profile whose credentials read and write S3 (default: the usual AWS credential chain; never sharq's own access keys)")
+	fs.DurationVar(&d.uploadTTL, "s3-upload-expiry", 24*time.Hour, "built-in S3: how long a multipart upload never completed nor aborted is kept before its parts are removed")
 	fs.Float64Var(&d.cacheGiB, "s3-cache-size", 20, "GiB of staged S3 objects kept on this machine for later attempts and other jobs (0: keep none)")
 }
 

@@ -52,7 +52,7 @@ func wantsBuiltinS3(cfg serveConfig) bool {
 // ends.
 func openBuiltinS3(ctx context.Context, cfg serveConfig, log *slog.Logger) (*builtinS3, error) {
 	srv, err := s3server.New(s3server.Options{Dir: filepath.Join(cfg.dataDir, "s3"), Region: cfg.region, Logger: log,
-		VirtualHosts: virtualHosts(cfg.listen)})
+		VirtualHosts: virtualHosts(cfg.listen), UploadTTL: cfg.data.uploadTTL})
 	if err != nil {
 		return nil, err
 	}
