@@ -10,6 +10,10 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/batch/types"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
 )
 
 // s3Policies gives team-a S3 on its own bucket alone (and the listing of
@@ -173,4 +177,36 @@ func checkAuditLog(t *testing.T, s *server, env []string, words ...string) {
 		}
 		return nil
 	})
+}
+
+// Ensure a job's own S3 calls reach the built-in S3: the local executor
+// gives it AWS_ENDPOINT_URL_S3 (the server's endpoint), and boto3 in the
+// job, signed with the key its payload's Environment carries, reads an
+// object put there before.
+func TestBuiltinS3FromJob(t *testing.T) {
+	t.Parallel()
+	dataDir := t.TempDir()
+	admin := createKey(t, dataDir, "admin", "AdministratorAccess")
+	s := startLocalWith(t, serverOptions{dataDir: dataDir, args: []string{"--auth", "sigv4"}, env: awsIsolated, unsetEnv: awsCredentialVars}, newMark(t))
+	c := s.clientWith(admin)
+	setUpWalkthrough(t, c, 3)
+	creds, hc := s.sdkCreds(admin)
+	s3c := s3.New(s3.Options{Region: region, BaseEndpoint: aws.String(s.url), UsePathStyle: true, Credentials: creds, HTTPClient: hc})
+	_, err := s3c.CreateBucket(ctx(t), &s3.CreateBucketInput{Bucket: aws.String("job-data")})
+	fatalIf(t, "CreateBucket", err)
+	_, err = s3c.PutObject(ctx(t), &s3.PutObjectInput{Bucket: aws.String("job-data"), Key: aws.String("greeting.txt"), Body: strings.NewReader("hello from S3")})
+	fatalIf(t, "PutObject", err)
+
+	script := `import boto3, os
+print("endpoint", os.environ["AWS_ENDPOINT_URL_S3"])
+print(boto3.client("s3").get_object(Bucket="job-data", Key="greeting.txt")["Body"].read().decode())`
+	job := s.submitLocal(t, c, localJob{name: "reads-s3", share: "QS1", priority: 1, argv: []string{"python3", "-c", script},
+		env: map[string]string{"AWS_ACCESS_KEY_ID": admin.ID, "AWS_SECRET_ACCESS_KEY": admin.Secret, "AWS_DEFAULT_REGION": region,
+			"AWS_CONFIG_FILE": "/dev/null", "AWS_SHARED_CREDENTIALS_FILE": "/dev/null"}})
+	d := waitStatus(t, c, job, types.ServiceJobStatusSucceeded, types.ServiceJobStatusFailed)
+	out := s.attemptLog(t, attemptID(t, d.LatestAttempt.ServiceResourceId), "stdout")
+	if want := "endpoint " + s.url + "\nhello from S3\n"; out != want {
+		t.Errorf("the job printed %q (status %s: %s), want %q\nstderr: %s", out, d.Status, aws.ToString(d.StatusReason), want,
+			s.attemptLog(t, attemptID(t, d.LatestAttempt.ServiceResourceId), "stderr"))
+	}
 }
