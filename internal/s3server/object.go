@@ -126,13 +126,29 @@ func (s *Server) getObject(w http.ResponseWriter, r *http.Request, bucket, key s
 	if r.Method == http.MethodHead {
 		return nil
 	}
-	buf := copyBuffers.Get().(*[]byte)
-	defer copyBuffers.Put(buf)
-	// The status is sent: a failure now can only cut the body short.
-	if _, err := io.CopyBuffer(w, o.data(off, n), *buf); err != nil {
+	// The status is sent: a failure now can only cut the body short. A
+	// file limited to the range lets the kernel send it (sendfile) over
+	// plain HTTP.
+	_, err = o.f.Seek(off, io.SeekStart)
+	if err == nil {
+		_, err = io.Copy(innermost(w), io.LimitReader(o.f, n))
+	}
+	if err != nil {
 		s.log.Debug("s3 get", "bucket", bucket, "key", key, "err", err)
 	}
 	return nil
+}
+
+// innermost is the writer under w's wrappers (which record the status,
+// already written), where net/http's own can hand a file to the kernel.
+func innermost(w http.ResponseWriter) io.Writer {
+	for {
+		u, ok := w.(interface{ Unwrap() http.ResponseWriter })
+		if !ok {
+			return w
+		}
+		w = u.Unwrap()
+	}
 }
 
 // byteRange reads a Range header (one range: a-b, a- or -n) against an

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -93,9 +92,6 @@ func readObject(f *os.File) (*object, error) {
 	}
 	return o, nil
 }
-
-// data reads the object's data, from off for n bytes.
-func (o *object) data(off, n int64) io.Reader { return io.NewSectionReader(o.f, off, n) }
 
 // place renames the finished temporary file tmp to path, making the
 // directories on the way; a concurrent delete that removes an emptied
