@@ -118,14 +118,24 @@ func TestBuiltinS3Clients(t *testing.T) {
 				t.Errorf("a second sync uploaded again:\n%s", out)
 			}
 
+			// Copies within S3: the large file by parts (UploadPartCopy).
+			mustCLI(team, "s3", "cp", "s3://team-a/data/big/blob.bin", "s3://team-a/copy/blob.bin")
+			mustCLI(team, "s3", "cp", "s3://team-a/copy/blob.bin", filepath.Join(back, "copied.bin"))
+			if got, err := os.ReadFile(filepath.Join(back, "copied.bin")); err != nil || !bytes.Equal(got, files["big/blob.bin"]) {
+				t.Errorf("the copy within S3 came back as %d bytes (%v), want %d", len(got), err, len(files["big/blob.bin"]))
+			}
+
 			// Another team's bucket is refused, as AWS refuses it.
+			mustCLI(admin, "s3", "cp", filepath.Join(src, "train/a.csv"), "s3://team-b/secret.csv")
 			for _, args := range [][]string{
+				{"s3", "cp", "s3://team-b/secret.csv", "s3://team-a/stolen.csv"},
 				{"s3", "cp", filepath.Join(src, "train/a.csv"), "s3://team-b/a.csv"},
 				{"s3", "ls", "s3://team-b/"},
 				{"s3", "mb", "s3://team-c"},
 			} {
+				// A HEAD's refusal has no body: the CLI says 403 Forbidden.
 				out, err := cli(team, args...)
-				if err == nil || !strings.Contains(out, "AccessDenied") {
+				if err == nil || !strings.Contains(out, "AccessDenied") && !strings.Contains(out, "(403)") {
 					t.Errorf("aws %s as team-a: %v, want AccessDenied:\n%s", strings.Join(args, " "), err, out)
 				}
 			}
@@ -143,7 +153,7 @@ func TestBuiltinS3Clients(t *testing.T) {
 			cmd := exec.CommandContext(ctx(t), "python3", "scripts/boto3-s3.py", "team-a", "team-b", t.TempDir())
 			cmd.Env = awsEnv(team)
 			out, err := cmd.CombinedOutput()
-			want := "listed True\nhead ok\nget True\nmultipart True True\nrange True\nlist ['code/', 'data/', 'one/']\n" +
+			want := "listed True\nhead ok\nget True\nmultipart True True\nrange True\nlist ['code/', 'copy/', 'data/', 'one/']\n" +
 				"missing 404 NoSuchKey\nother AccessDenied AccessDenied\n"
 			if err != nil || string(out) != want {
 				t.Errorf("scripts/boto3-s3.py: %v\n%s\nwant:\n%s", err, out, want)

@@ -86,6 +86,8 @@ package access
 //	GetObject, HeadObject                  s3:GetObject                    arn:aws:s3:::<bucket>/<key>
 //	PutObject, CreateMultipartUpload,
 //	UploadPart, CompleteMultipartUpload    s3:PutObject                    arn:aws:s3:::<bucket>/<key>
+//	CopyObject, UploadPartCopy             s3:PutObject                    arn:aws:s3:::<bucket>/<key>, and
+//	                                       s3:GetObject                    the source's arn:aws:s3:::<bucket>/<key>
 //	DeleteObject, DeleteObjects (per key)  s3:DeleteObject                 arn:aws:s3:::<bucket>/<key>
 //	AbortMultipartUpload                   s3:AbortMultipartUpload         arn:aws:s3:::<bucket>/<key>
 //	ListParts                              s3:ListMultipartUploadParts     arn:aws:s3:::<bucket>/<key>

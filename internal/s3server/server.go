@@ -211,11 +211,14 @@ func (s *Server) serveObject(w http.ResponseWriter, r *http.Request, bucket, key
 	}
 	switch r.Method {
 	case http.MethodPut:
-		if r.Header.Get("X-Amz-Copy-Source") != "" {
-			return notImplemented("copy")
-		}
-		if q.Has("uploadId") {
+		copying := r.Header.Get("X-Amz-Copy-Source") != ""
+		switch {
+		case q.Has("uploadId") && copying:
+			return s.uploadPartCopy(w, r, bucket, key)
+		case q.Has("uploadId"):
 			return s.uploadPart(w, r, bucket, key)
+		case copying:
+			return s.copyObject(w, r, bucket, key)
 		}
 		return s.putObject(w, r, bucket, key)
 	case http.MethodGet:

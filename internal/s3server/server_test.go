@@ -3,6 +3,7 @@ package s3server_test
 import (
 	"bytes"
 	"crypto/sha256"
+	"fmt"
 	"io"
 	"net/url"
 	"slices"
@@ -227,5 +228,54 @@ func TestPresignedGet(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != 403 {
 		t.Fatalf("altered presigned GET: %d", resp.StatusCode)
+	}
+}
+
+// Ensure CopyObject copies data and headers (or replaces the headers), and
+// UploadPartCopy builds a multipart object from ranges of another, as the
+// AWS CLI copies within S3.
+func TestCopy(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	e.mustBucket(t, "data")
+	c, ctx := e.client, t.Context()
+	big := bytes.Repeat([]byte("0123456789"), 6<<20/10+1) // just over 6 MiB
+	_, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("data"), Key: aws.String("src/big"), Body: bytes.NewReader(big),
+		ContentType: aws.String("text/plain"), Metadata: map[string]string{"team": "a"}})
+	fatalIf(t, "put", err)
+	_, err = c.CopyObject(ctx, &s3.CopyObjectInput{Bucket: aws.String("data"), Key: aws.String("dst/same"), CopySource: aws.String("data/src/big")})
+	fatalIf(t, "copy", err)
+	got, err := c.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String("data"), Key: aws.String("dst/same")})
+	fatalIf(t, "get copy", err)
+	b, _ := io.ReadAll(got.Body)
+	if !bytes.Equal(b, big) || aws.ToString(got.ContentType) != "text/plain" || got.Metadata["team"] != "a" {
+		t.Fatalf("copy: %d bytes, type %q, meta %v", len(b), aws.ToString(got.ContentType), got.Metadata)
+	}
+	_, err = c.CopyObject(ctx, &s3.CopyObjectInput{Bucket: aws.String("data"), Key: aws.String("dst/replaced"), CopySource: aws.String("data/src/big"),
+		MetadataDirective: types.MetadataDirectiveReplace, ContentType: aws.String("application/x-new")})
+	fatalIf(t, "copy replacing", err)
+	head, err := c.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String("data"), Key: aws.String("dst/replaced")})
+	fatalIf(t, "head", err)
+	if aws.ToString(head.ContentType) != "application/x-new" || len(head.Metadata) != 0 {
+		t.Fatalf("replaced headers: type %q, meta %v", aws.ToString(head.ContentType), head.Metadata)
+	}
+	_, err = c.CopyObject(ctx, &s3.CopyObjectInput{Bucket: aws.String("data"), Key: aws.String("dst/x"), CopySource: aws.String("data/nothing")})
+	if code(err) != "NoSuchKey" {
+		t.Fatalf("copy of a missing source: %v", err)
+	}
+
+	up, err := c.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: aws.String("data"), Key: aws.String("dst/parts")})
+	fatalIf(t, "create upload", err)
+	var parts []types.CompletedPart
+	for i, rng := range []string{"bytes=0-5242879", fmt.Sprintf("bytes=5242880-%d", len(big)-1)} {
+		out, err := c.UploadPartCopy(ctx, &s3.UploadPartCopyInput{Bucket: aws.String("data"), Key: aws.String("dst/parts"), UploadId: up.UploadId,
+			PartNumber: aws.Int32(int32(i + 1)), CopySource: aws.String("data/src/big"), CopySourceRange: aws.String(rng)})
+		fatalIf(t, "upload part copy", err)
+		parts = append(parts, types.CompletedPart{PartNumber: aws.Int32(int32(i + 1)), ETag: out.CopyPartResult.ETag})
+	}
+	_, err = c.CompleteMultipartUpload(ctx, &s3.CompleteMultipartUploadInput{Bucket: aws.String("data"), Key: aws.String("dst/parts"),
+		UploadId: up.UploadId, MultipartUpload: &types.CompletedMultipartUpload{Parts: parts}})
+	fatalIf(t, "complete", err)
+	if got := e.get(t, "data", "dst/parts"); got != string(big) {
+		t.Fatalf("part copy: %d bytes, want %d", len(got), len(big))
 	}
 }
