@@ -277,18 +277,26 @@ func TestVirtualHosted(t *testing.T) {
 }
 
 // Ensure what a killed server left half received is removed when the next
-// one starts over the same directory, and the objects stay.
+// one starts over the same directory, and the objects stay; a body another
+// server (sharing the data dir) is writing now is not.
 func TestLeftoversRemovedAtStart(t *testing.T) {
 	e := newEnv(t, envOptions{})
 	e.mustBucket(t, "data")
 	_, err := e.client.PutObject(t.Context(), &s3.PutObjectInput{Bucket: aws.String("data"), Key: aws.String("kept"), Body: strings.NewReader("kept")})
 	fatalIf(t, "put", err)
-	left := filepath.Join(e.dir, "tmp", "body-killed")
+	left, live := filepath.Join(e.dir, "tmp", "body-killed"), filepath.Join(e.dir, "tmp", "body-live")
 	fatalIf(t, "write leftover", os.WriteFile(left, []byte("half an object"), 0o644))
+	fatalIf(t, "write live", os.WriteFile(live, []byte("being written"), 0o644))
+	long := time.Now().Add(-2 * time.Hour)
+	fatalIf(t, "age leftover", os.Chtimes(left, long, long))
 	again := newEnvOn(t, e.dir)
 	if _, err := os.Stat(left); !os.IsNotExist(err) {
 		t.Fatalf("the leftover body is still there: %v", err)
 	}
+	if _, err := os.Stat(live); err != nil {
+		t.Fatalf("a body being written was removed: %v", err)
+	}
+	os.Remove(live)
 	if got := again.get(t, "data", "kept"); got != "kept" {
 		t.Fatalf("object after restart: %q", got)
 	}

@@ -83,13 +83,13 @@ func New(opts Options) (*Server, error) {
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
-	if err := os.RemoveAll(s.tmp); err != nil {
-		return nil, fmt.Errorf("s3server: %w", err)
-	}
 	for _, d := range []string{s.buckets, s.uploads, s.tmp} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return nil, fmt.Errorf("s3server: %w", err)
 		}
+	}
+	if _, err := s.cleanTmp(); err != nil {
+		return nil, fmt.Errorf("s3server: %w", err)
 	}
 	return s, nil
 }
@@ -103,7 +103,7 @@ func (s *Server) WithAuthorizer(authz access.Authorizer) *Server {
 }
 
 // Run removes multipart uploads unfinished for longer than UploadTTL,
-// every hour until ctx ends.
+// and bodies left half received, every hour until ctx ends.
 func (s *Server) Run(ctx context.Context) {
 	t := time.NewTicker(time.Hour)
 	defer t.Stop()
@@ -113,12 +113,43 @@ func (s *Server) Run(ctx context.Context) {
 		} else if n > 0 {
 			s.log.Info("removed abandoned multipart uploads", "count", n)
 		}
+		if n, err := s.cleanTmp(); err != nil {
+			s.log.Warn("remove bodies left half received", "err", err)
+		} else if n > 0 {
+			s.log.Info("removed bodies left half received", "count", n)
+		}
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
 		}
 	}
+}
+
+// staleTmp is how long a body being received may go unwritten before it
+// counts as left by a server that died: a live one is written to all the
+// time, and servers that share a data dir (a shared store) share tmp.
+const staleTmp = time.Hour
+
+// cleanTmp removes what tmp holds unchanged for staleTmp, and says how
+// many it removed.
+func (s *Server) cleanTmp() (int, error) {
+	entries, err := os.ReadDir(s.tmp)
+	if err != nil {
+		return 0, err
+	}
+	cutoff, n := s.opts.Now().Add(-staleTmp), 0
+	for _, e := range entries {
+		info, err := e.Info()
+		if err != nil || info.ModTime().After(cutoff) {
+			continue
+		}
+		if err := os.RemoveAll(filepath.Join(s.tmp, e.Name())); err != nil {
+			return n, err
+		}
+		n++
+	}
+	return n, nil
 }
 
 // VirtualBucket is the bucket r's Host names virtual-hosted style
