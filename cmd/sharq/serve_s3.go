@@ -134,8 +134,11 @@ func (h s3Split) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case h.s3 != nil:
 		h.s3.ServeHTTP(w, r)
 	default:
-		s3server.WriteError(w, r, http.StatusNotImplemented, "NotImplemented",
-			"This sharq serves no S3: its jobs use "+cmp.Or(h.endpoint, "AWS's S3")+".")
+		where := h.endpoint
+		if where == awsS3 || where == "" {
+			where = "AWS's S3"
+		}
+		s3server.WriteError(w, r, http.StatusNotImplemented, "NotImplemented", "This sharq serves no S3: its jobs use "+where+".")
 	}
 }
 
