@@ -49,6 +49,11 @@ var motoKeys = append([]string{"AWS_ACCESS_KEY_ID=testing", "AWS_SECRET_ACCESS_K
 type smServer struct {
 	*localServer
 	s3 string
+	// clientEnv signs the scenario's calls (moto's keys, or a sharq key
+	// where sharq serves S3 itself).
+	clientEnv []string
+	// batch is the scenario's own Batch client.
+	batch *batch.Client
 }
 
 // startSageMaker starts sharq serve --s3-endpoint at the package's
@@ -56,6 +61,33 @@ type smServer struct {
 // The jobs' driver finds its files at /opt/ml, which the local executor
 // binds only as root.
 func startSageMaker(t *testing.T, args ...string) *smServer {
+	t.Helper()
+	requireRoot(t)
+	endpoint := sharedS3Endpoint(t)
+	s := startLocalWith(t, serverOptions{args: append([]string{"--stop-grace", "30s", "--s3-endpoint", endpoint}, args...),
+		env: motoKeys, unsetEnv: awsCredentialVars}, newMark(t))
+	return &smServer{localServer: s, s3: endpoint, clientEnv: motoKeys, batch: s.client()}
+}
+
+// startSageMakerBuiltin starts sharq serve with no --s3-endpoint, so that
+// it serves S3 itself, with --auth sigv4: the scenario uploads its
+// channels to sharq, signed with an administrator's key, and the executor
+// stages them from there and uploads the model there.
+func startSageMakerBuiltin(t *testing.T, args ...string) *smServer {
+	t.Helper()
+	requireRoot(t)
+	dataDir := t.TempDir()
+	admin := createKey(t, dataDir, "admin", "AdministratorAccess")
+	s := startLocalWith(t, serverOptions{dataDir: dataDir, args: append([]string{"--stop-grace", "30s", "--auth", "sigv4"}, args...),
+		env: awsIsolated, unsetEnv: awsCredentialVars}, newMark(t))
+	env := append(admin.env(), "AWS_DEFAULT_REGION="+region)
+	return &smServer{localServer: s, s3: s.url, clientEnv: append(env, awsIsolated...), batch: s.clientWith(admin)}
+}
+
+// requireRoot skips (or fails, where CI asks for S3) a test whose jobs
+// read /opt/ml, which they see only when sharq serve runs as root; and
+// fails one without the tools the scenarios run.
+func requireRoot(t *testing.T) {
 	t.Helper()
 	if os.Geteuid() != 0 {
 		if os.Getenv(s3test.RequireEnv) != "" {
@@ -68,10 +100,6 @@ func startSageMaker(t *testing.T, args ...string) *smServer {
 			t.Fatalf("%s is not on PATH (%v): the SageMaker tests run a boto3 client and the SDK's bash driver", tool, err)
 		}
 	}
-	endpoint := sharedS3Endpoint(t)
-	s := startLocalWith(t, serverOptions{args: append([]string{"--stop-grace", "30s", "--s3-endpoint", endpoint}, args...),
-		env: motoKeys, unsetEnv: awsCredentialVars}, newMark(t))
-	return &smServer{localServer: s, s3: endpoint}
 }
 
 // sharedS3 is the one moto_server of the package's SageMaker tests, each
@@ -110,7 +138,7 @@ func (s *smServer) trainer(t *testing.T, scenario string) map[string]json.RawMes
 	var out bytes.Buffer
 	cmd := exec.CommandContext(ctx, "python3", "scripts/sagemaker/trainer.py", scenario, "--batch", s.url, "--s3", s.s3,
 		"--mark", s.mark, "--bucket", "sharq-e2e-"+scenario, "--work", t.TempDir(), "--checkpoints", filepath.Join(s.dataDir, "executor", "checkpoints"))
-	cmd.Env = serverEnv(serverOptions{env: motoKeys, unsetEnv: awsCredentialVars})
+	cmd.Env = serverEnv(serverOptions{env: s.clientEnv, unsetEnv: awsCredentialVars})
 	cmd.Stdout, cmd.Stderr = &out, &out
 	cmd.SysProcAttr = dieWithParent(&syscall.SysProcAttr{Setpgid: true})
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
@@ -189,6 +217,32 @@ func TestSageMakerModelTrainerFlow(t *testing.T) {
 		t.Errorf("aws batch describe-service-job: %s, want SUCCEEDED with the training job %s", out, name)
 	}
 	s.waitEnded(t, s.client(), job)
+	s.stop()
+}
+
+// The same flow where sharq serves S3 itself: the channels uploaded to
+// sharq's own endpoint signed with a sharq key, staged by the executor
+// from the built-in S3, model.tar.gz uploaded to it and read back through
+// it.
+func TestSageMakerBuiltinS3Flow(t *testing.T) {
+	t.Parallel()
+	s := startSageMakerBuiltin(t)
+	r := s.trainer(t, "flow")
+	type model struct {
+		Mean      float64
+		Rows      int
+		Epochs    int
+		Optimizer string
+		Host      string
+	}
+	if m := field[model](t, r, "model"); m != (model{Mean: 3, Rows: 4, Epochs: 2, Optimizer: "adam", Host: "algo-1"}) {
+		t.Errorf("model.json %+v, want the mean 3 of 4 rows after 2 epochs with adam on algo-1", m)
+	}
+	matches, _ := filepath.Glob(filepath.Join(s.dataDir, "s3", "buckets", "sharq-e2e-flow", "mean", "*", "output", "model.tar.gz#o"))
+	if len(matches) != 1 {
+		t.Errorf("model.tar.gz in the data dir's bucket: %v, want one", matches)
+	}
+	s.waitEnded(t, s.batch, field[string](t, r, "job"))
 	s.stop()
 }
 
@@ -299,12 +353,12 @@ func TestSageMakerCheckpointResume(t *testing.T) {
 	s.stop()
 }
 
-// A server with no S3 (no --s3-endpoint, no AWS credentials) refuses at
+// A server with no S3 (AWS's, and no AWS credentials) refuses at
 // submission a payload that names S3, saying which field; and a payload
 // without a command is refused by any local executor.
 func TestSageMakerRefusedAtSubmit(t *testing.T) {
 	t.Parallel()
-	s := startLocalWith(t, serverOptions{env: awsIsolated, unsetEnv: awsCredentialVars}, newMark(t))
+	s := startLocalWith(t, serverOptions{args: []string{"--s3-endpoint", "aws"}, env: awsIsolated, unsetEnv: awsCredentialVars}, newMark(t))
 	c := s.client()
 	setUpWalkthrough(t, c, 1)
 	algo := map[string]any{"TrainingImage": trainingImage, "TrainingInputMode": "File",

@@ -15,9 +15,9 @@ import (
 
 // signingServices are the services a request's SigV4 scope may name: the
 // AWS Batch API and sharq's own routes sign as batch; the SageMaker, Logs
-// and IAM calls of the SageMaker SDK as their own services, so that
+// and IAM calls of the SageMaker SDK, and S3, as their own services, so that
 // AWS_ENDPOINT_URL alone points a client at sharq for all of them.
-var signingServices = []string{"batch", "sagemaker", "logs", "iam"}
+var signingServices = []string{"batch", "sagemaker", "logs", "iam", "s3"}
 
 // awsRoot serves POST /, where AWS's JSON and query protocols send every
 // operation: SageMaker and CloudWatch Logs told apart by X-Amz-Target,
@@ -40,8 +40,13 @@ func (a awsRoot) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // serviceOf is the service r's shape says it is for: "" for a POST to /
-// that names no operation of a served service.
+// that names no operation of a served service. S3's paths are anything
+// (/bucket/key): an S3 request is one signed for s3, or addressed to a
+// bucket virtual-hosted style.
 func serviceOf(r *http.Request) string {
+	if isS3Request(r) {
+		return "s3"
+	}
 	if r.URL.Path != "/" || r.Method != http.MethodPost {
 		return "batch"
 	}
@@ -71,10 +76,15 @@ func scopeChecked(next http.Handler, fail func(http.ResponseWriter, *http.Reques
 }
 
 // failIn answers an authentication failure in the shape of the service r
-// is for: IAM's XML, else the JSON error of write.
+// is for: IAM's or S3's XML, else the JSON error of write.
 func failIn(write func(http.ResponseWriter, *http.Request, error)) func(http.ResponseWriter, *http.Request, error) {
 	return func(w http.ResponseWriter, r *http.Request, err error) {
-		if serviceOf(r) != "iam" {
+		switch serviceOf(r) {
+		case "s3":
+			writeS3AuthError(w, r, err)
+			return
+		case "iam":
+		default:
 			write(w, r, err)
 			return
 		}

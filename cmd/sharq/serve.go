@@ -58,7 +58,12 @@ type serveConfig struct {
 	// lease is the leadership this server holds, once it leads on a
 	// shared store; nil on its own store.
 	lease engine.Lease
-	auth  authConfig
+	// s3 is the S3 service this server serves itself (nil: jobs use
+	// --s3-endpoint's), and jobsURL where jobs on this machine reach the
+	// main listener; both are set once it listens.
+	s3      *builtinS3
+	jobsURL string
+	auth    authConfig
 	// tlsCert and tlsKey, when set, make the server speak HTTPS.
 	tlsCert, tlsKey string
 	kube            kubeFlags
@@ -118,13 +123,17 @@ func openExecutor(ctx context.Context, cfg serveConfig, log *slog.Logger) (execu
 	case "local":
 		opts := local.Options{DataDir: filepath.Join(cfg.dataDir, "executor"), DefaultGrace: cfg.grace, Logger: log}
 		var err error
-		if opts.Data, opts.NoS3, err = openData(ctx, cfg.data, opts.DataDir); err != nil {
+		if opts.Data, opts.NoS3, err = openData(ctx, cfg.data, opts.DataDir, cfg.s3); err != nil {
 			return nil, err
 		}
 		if opts.NoS3 != "" {
 			log.Info("jobs that read or write S3 are refused", "why", opts.NoS3)
 		}
-		if e := cfg.data.endpoint; e != "" {
+		e := cfg.data.endpoint
+		if cfg.s3 != nil {
+			e = cfg.jobsURL
+		}
+		if e != "" && e != awsS3 {
 			// The AWS SDKs and the SageMaker training toolkit read these.
 			opts.JobEnv = []string{"AWS_ENDPOINT_URL_S3=" + e, "S3_ENDPOINT_URL=" + e}
 		}
@@ -227,6 +236,27 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 			}
 		}()
 	}
+	if shared == nil {
+		// Listening before the executor opens tells the jobs where S3 is;
+		// nothing is served until the handler is set.
+		ln, err = net.Listen("tcp", cfg.listen)
+		if err != nil {
+			return fmt.Errorf("listen: %w", err)
+		}
+		defer ln.Close()
+		if dirLock != nil {
+			if err := dirLock.SetAddr(ln.Addr().String()); err != nil {
+				return err
+			}
+		}
+	}
+	cfg.jobsURL = publicURL(scheme, ln.Addr())
+	if wantsBuiltinS3(cfg) {
+		if cfg.s3, err = openBuiltinS3(runCtx, cfg, log); err != nil {
+			return err
+		}
+		defer cfg.s3.close()
+	}
 	ex, err := openExecutor(ctx, cfg, log)
 	if err != nil {
 		return fmt.Errorf("open executor: %w", err)
@@ -246,16 +276,6 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 	}
 	front.set(s.handler)
 	if shared == nil {
-		ln, err = net.Listen("tcp", cfg.listen)
-		if err != nil {
-			return fmt.Errorf("listen: %w", err)
-		}
-		if dirLock != nil {
-			if err := dirLock.SetAddr(ln.Addr().String()); err != nil {
-				ln.Close()
-				return err
-			}
-		}
 		go func() { srvDone <- serveOn(ln) }()
 	}
 	if s.audit != nil {
@@ -366,16 +386,22 @@ func newServer(ctx context.Context, cfg serveConfig, st store.Store, keys access
 	mux.Handle("POST /{$}", awsRoot{sagemaker: sm, logs: cwl})
 	sharq.Mount(mux)
 	console.Mount(mux, eng, api)
-	var routes http.Handler = mux
-	fail := api.WriteError
+	split := s3Split{rest: mux, endpoint: cfg.data.endpoint}
+	if cfg.s3 != nil {
+		split.s3 = cfg.s3.srv.WithAuthorizer(authz)
+	}
+	var routes http.Handler = split
+	fail := failIn(api.WriteError)
 	if audit != nil {
-		routes = audit.Middleware(mux)
+		routes = audit.Middleware(split)
+		answer := fail
 		fail = func(w http.ResponseWriter, r *http.Request, err error) {
-			api.WriteError(w, r, err)
-			audit.Refused(w, r, err)
+			answer(w, r, err)
+			if serviceOf(r) != "iam" { // IAM's calls only read
+				audit.Refused(w, r, err)
+			}
 		}
 	}
-	fail = failIn(fail)
 	return &server{
 		eng:     eng,
 		handler: access.Middleware(scopeChecked(routes, fail), authn, fail),

@@ -29,13 +29,17 @@ type dataFlags struct {
 	pathStyle bool
 	profile   string
 	cacheGiB  float64
+	// uploadTTL is how long the built-in S3 keeps a multipart upload
+	// never completed.
+	uploadTTL time.Duration
 }
 
 func (d *dataFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&d.endpoint, "s3-endpoint", "", "S3 service of the jobs' channels, models and checkpoints, e.g. http://minio:9000 (default: AWS's S3)")
+	fs.StringVar(&d.endpoint, "s3-endpoint", "", "S3 service of the jobs' channels, models and checkpoints, e.g. http://minio:9000, or aws for AWS's own S3 (default: sharq serves S3 itself, for buckets under <data-dir>/s3, on --listen; with --executor kube: AWS's S3)")
 	fs.StringVar(&d.region, "s3-region", "", "region of --s3-endpoint's buckets (default: the AWS configuration's, else us-east-1)")
 	fs.BoolVar(&d.pathStyle, "s3-path-style", true, "with --s3-endpoint: address buckets as ENDPOINT/BUCKET, as most S3 servers other than AWS's need")
 	fs.StringVar(&d.profile, "s3-profile", "", "named AWS profile whose credentials read and write S3 (default: the usual AWS credential chain; never sharq's own access keys)")
+	fs.DurationVar(&d.uploadTTL, "s3-upload-expiry", 24*time.Hour, "built-in S3: how long a multipart upload never completed nor aborted is kept before its parts are removed")
 	fs.Float64Var(&d.cacheGiB, "s3-cache-size", 20, "GiB of staged S3 objects kept on this machine for later attempts and other jobs (0: keep none)")
 }
 
@@ -47,8 +51,15 @@ const credentialWait = 3 * time.Second
 // openData makes the local executor's S3 client, and says why S3 cannot
 // be used when no endpoint is configured and no credentials are found: the
 // executor then refuses jobs that name s3:// URIs at submission.
-func openData(ctx context.Context, d dataFlags, dataDir string) (*s3data.Store, string, error) {
-	c := s3data.Config{Endpoint: d.endpoint, Region: d.region, PathStyle: d.pathStyle && d.endpoint != "", Profile: d.profile}
+func openData(ctx context.Context, d dataFlags, dataDir string, builtin *builtinS3) (*s3data.Store, string, error) {
+	endpoint := d.endpoint
+	if endpoint == awsS3 {
+		endpoint = ""
+	}
+	c := s3data.Config{Endpoint: endpoint, Region: d.region, PathStyle: d.pathStyle && endpoint != "", Profile: d.profile}
+	if builtin != nil {
+		c.Endpoint, c.PathStyle, c.Profile, c.Credentials = builtin.loopback, true, "", builtin.credentials()
+	}
 	if d.cacheGiB > 0 {
 		c.CacheDir = filepath.Join(dataDir, "cache")
 		c.CacheBytes = int64(d.cacheGiB * (1 << 30))
@@ -56,6 +67,9 @@ func openData(ctx context.Context, d dataFlags, dataDir string) (*s3data.Store, 
 	store, err := s3data.New(ctx, c)
 	if err != nil {
 		return nil, "", fmt.Errorf("s3: %w", err)
+	}
+	if builtin != nil {
+		return store, "", nil
 	}
 	// Whether credentials are found is the answer; how the chain looked
 	// for them (an instance metadata service that is not there) is noise.
@@ -69,8 +83,8 @@ func openData(ctx context.Context, d dataFlags, dataDir string) (*s3data.Store, 
 		_, err = cfg.Credentials.Retrieve(look)
 		cancel()
 	}
-	if err != nil && d.endpoint == "" {
-		return store, "this server has no S3: start sharq serve with --s3-endpoint, or with AWS credentials for S3 in its environment", nil
+	if err != nil && endpoint == "" {
+		return store, "this server has no S3: start sharq serve without --s3-endpoint to serve S3 itself, with --s3-endpoint URL, or with AWS credentials for S3 in its environment", nil
 	}
 	return store, "", nil
 }

@@ -63,11 +63,15 @@ func openKube(cfg serveConfig, log *slog.Logger) (executor.Executor, error) {
 	if cfg.lease != nil {
 		held, term = cfg.lease.Held, cfg.lease.Term()
 	}
+	podEndpoint := cfg.data.endpoint
+	if podEndpoint == awsS3 {
+		podEndpoint = ""
+	}
 	return kube.New(context.Background(), kube.Options{
 		Config: rc, Instance: cfg.kube.instance, Namespace: cfg.kube.namespace, Table: table, DefaultGrace: cfg.grace,
 		Unschedulable: cfg.kube.unschedulable, ForceAfter: cfg.kube.forceAfter, KeepEnded: cfg.kube.keepEnded, QPS: cfg.kube.qps,
 		Logger: log, Held: held, Term: term, StagerImage: cfg.kube.stagerImage,
-		S3: kube.PodS3{Endpoint: cfg.data.endpoint, Region: cfg.data.region, PathStyle: cfg.data.pathStyle && cfg.data.endpoint != "",
+		S3: kube.PodS3{Endpoint: podEndpoint, Region: cfg.data.region, PathStyle: cfg.data.pathStyle && podEndpoint != "",
 			Secret: cfg.kube.s3Secret},
 	})
 }

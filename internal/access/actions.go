@@ -74,6 +74,26 @@ package access
 //	Logs_20140328.DescribeLogStreams       logs:DescribeLogStreams         arn:aws:logs:<region>:<account>:log-group:<group>
 //	Logs_20140328.GetLogEvents             logs:GetLogEvents               arn:aws:logs:<region>:<account>:log-group:<group>:log-stream:<stream>
 //
+// S3's operations (where sharq serves S3 itself) are told apart by their
+// signature's scope, s3; their actions and resources are IAM's for S3, so
+// a policy can give a team one bucket, or one prefix of it:
+//
+//	ListBuckets                            s3:ListAllMyBuckets             *
+//	CreateBucket                           s3:CreateBucket                 arn:aws:s3:::<bucket>
+//	DeleteBucket                           s3:DeleteBucket                 arn:aws:s3:::<bucket>
+//	HeadBucket, ListObjects(V2)            s3:ListBucket                   arn:aws:s3:::<bucket>
+//	GetBucketLocation                      s3:GetBucketLocation            arn:aws:s3:::<bucket>
+//	GetBucketVersioning                    s3:GetBucketVersioning          arn:aws:s3:::<bucket>
+//	ListMultipartUploads                   s3:ListBucketMultipartUploads   arn:aws:s3:::<bucket>
+//	GetObject, HeadObject                  s3:GetObject                    arn:aws:s3:::<bucket>/<key>
+//	PutObject, CreateMultipartUpload,
+//	UploadPart, CompleteMultipartUpload    s3:PutObject                    arn:aws:s3:::<bucket>/<key>
+//	CopyObject, UploadPartCopy             s3:PutObject                    arn:aws:s3:::<bucket>/<key>, and
+//	                                       s3:GetObject                    the source's arn:aws:s3:::<bucket>/<key>
+//	DeleteObject, DeleteObjects (per key)  s3:DeleteObject                 arn:aws:s3:::<bucket>/<key>
+//	AbortMultipartUpload                   s3:AbortMultipartUpload         arn:aws:s3:::<bucket>/<key>
+//	ListParts                              s3:ListMultipartUploadParts     arn:aws:s3:::<bucket>/<key>
+//
 // GET /healthz and the console's page and assets (GET /, /jobs/{job},
 // /assets/) hold no data: they are authenticated but not authorized. A
 // path that names no operation is answered 404 without authorization.

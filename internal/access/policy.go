@@ -133,7 +133,7 @@ var builtinPolicies = map[string]PolicyDocument{
 	"AdministratorAccess": {Statement: []Statement{{Effect: EffectAllow, Action: []string{"*"}, Resource: []string{"*"}}}},
 	"ReadOnlyAccess": {Statement: []Statement{{Effect: EffectAllow,
 		Action: []string{"batch:Describe*", "batch:List*", "batch:Get*", "sharq:Get*",
-			"sagemaker:Describe*", "sagemaker:List*", "logs:Describe*", "logs:Get*"},
+			"sagemaker:Describe*", "sagemaker:List*", "logs:Describe*", "logs:Get*", "s3:Get*", "s3:List*"},
 		Resource: []string{"*"}}}},
 }
 

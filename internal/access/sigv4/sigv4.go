@@ -117,7 +117,12 @@ func (v *Verifier) Authenticate(r *http.Request) (access.Identity, error) {
 	if err != nil {
 		return access.Identity{}, fmt.Errorf("look up access key: %w", err)
 	}
-	payload, err := v.payloadHash(r)
+	var payload string
+	if s.service == "s3" {
+		payload, err = s3Payload(r, s)
+	} else {
+		payload, err = v.payloadHash(r)
+	}
 	if err != nil {
 		return access.Identity{}, err
 	}
@@ -127,6 +132,9 @@ func (v *Verifier) Authenticate(r *http.Request) (access.Identity, error) {
 	}
 	if subtle.ConstantTimeCompare([]byte(want), []byte(s.sig)) != 1 {
 		return access.Identity{}, invalidf("%s", msgMismatch)
+	}
+	if s.service == "s3" {
+		streamBody(r, s, cred.Secret, payload)
 	}
 	return cred.Identity, nil
 }
@@ -261,12 +269,14 @@ func (v *Verifier) recompute(ctx context.Context, r *http.Request, s *signature,
 		}
 	}
 	creds := aws.Credentials{AccessKeyID: s.keyID, SecretAccessKey: secret}
+	// S3 signs its path as sent, not escaped a second time.
+	s3Path := func(o *v4.SignerOptions) { o.DisableURIPathEscaping = s.service == "s3" }
 	if s.presigned {
 		q := r.URL.Query()
 		q.Del("X-Amz-Signature")
 		c.URL.RawQuery = q.Encode()
 		u, _, err := v.signer.PresignHTTP(ctx, creds, c, payload, s.service, s.region, s.date,
-			func(o *v4.SignerOptions) { o.DisableHeaderHoisting = true })
+			func(o *v4.SignerOptions) { o.DisableHeaderHoisting = true }, s3Path)
 		if err != nil {
 			return "", fmt.Errorf("presign: %w", err)
 		}
@@ -274,7 +284,7 @@ func (v *Verifier) recompute(ctx context.Context, r *http.Request, s *signature,
 		return sig, nil
 	}
 	c.URL.RawQuery = r.URL.RawQuery
-	if err := v.signer.SignHTTP(ctx, creds, c, payload, s.service, s.region, s.date); err != nil {
+	if err := v.signer.SignHTTP(ctx, creds, c, payload, s.service, s.region, s.date, s3Path); err != nil {
 		return "", fmt.Errorf("sign: %w", err)
 	}
 	_, sig, _ := strings.Cut(c.Header.Get("Authorization"), "Signature=")
