@@ -98,7 +98,7 @@ func (fx *apiFixture) checkRestart(t *testing.T) {
 	want := engineState(t, fx.eng, fx.st)
 	st := memstore.Reopen(fx.st)
 	eng, err := engine.New(context.Background(), engine.Options{Region: testRegion, AccountID: testAccount, Store: st,
-		Executor: &recordingExecutor{started: map[string]string{}}, Clock: fx.clock, Synchronous: true})
+		Executor: &recordingExecutor{started: map[string]string{}, stopping: fx.ex.stopping}, Clock: fx.clock, Synchronous: true})
 	if err != nil {
 		t.Fatalf("the engine does not restart over what the write left: %v", err)
 	}
@@ -444,6 +444,11 @@ type recordingExecutor struct {
 	started map[string]string // job ID → attempt ID
 	calls   []string
 	bad     []string // attempts that do not match their job
+	// stopping are the attempts asked to stop, which never report that
+	// they have: an executor over the same machines after a restart still
+	// sees them (Attempts), as a real one would see processes in their
+	// grace period.
+	stopping []string
 }
 
 func (x *recordingExecutor) Start(ctx context.Context, a executor.Attempt) error {
@@ -479,11 +484,19 @@ func (x *recordingExecutor) Start(ctx context.Context, a executor.Attempt) error
 
 func (x *recordingExecutor) Stop(_ context.Context, id string, grace time.Duration) error {
 	x.calls = append(x.calls, fmt.Sprintf("stop %s %s", id, grace))
+	x.stopping = append(x.stopping, id)
 	return nil
 }
 
-func (x *recordingExecutor) Updates() <-chan executor.Update                     { return nil }
-func (x *recordingExecutor) Attempts(context.Context) ([]executor.Update, error) { return nil, nil }
+func (x *recordingExecutor) Updates() <-chan executor.Update { return nil }
+
+func (x *recordingExecutor) Attempts(context.Context) ([]executor.Update, error) {
+	var out []executor.Update
+	for _, id := range x.stopping {
+		out = append(out, executor.Update{AttemptID: id, State: executor.Running})
+	}
+	return out, nil
+}
 func (x *recordingExecutor) Close() error                                        { return nil }
 
 // fingerprint renders what a client, an operator or a restart can observe:
