@@ -16,6 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/batch/types"
 
 	"github.com/sharq-dev/sharq/internal/engine"
+	"github.com/sharq-dev/sharq/internal/executor"
 	"github.com/sharq-dev/sharq/internal/executor/simulated"
 	"github.com/sharq-dev/sharq/internal/store/sqlite"
 )
@@ -24,12 +25,23 @@ import (
 // store in a temp dir, running attempts on the simulated executor.
 func newEngineServer(t *testing.T) (*httptest.Server, *batch.Client) {
 	t.Helper()
+	return newEngineServerWith(t, nil)
+}
+
+// newEngineServerWith is newEngineServer with the simulated executor
+// passed through wrap, when not nil, on its way to the engine.
+func newEngineServerWith(t *testing.T, wrap func(executor.Executor) executor.Executor) (*httptest.Server, *batch.Client) {
+	t.Helper()
 	st, err := sqlite.Open(filepath.Join(t.TempDir(), "sharq.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	ex := simulated.New()
-	eng, err := engine.New(t.Context(), engine.Options{Region: testRegion, AccountID: testAccount, Store: st, Executor: ex})
+	var run executor.Executor = ex
+	if wrap != nil {
+		run = wrap(ex)
+	}
+	eng, err := engine.New(t.Context(), engine.Options{Region: testRegion, AccountID: testAccount, Store: st, Executor: run})
 	if err != nil {
 		t.Fatal(err)
 	}

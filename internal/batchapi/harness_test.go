@@ -36,7 +36,11 @@ func serve(t *testing.T, h http.Handler) *httptest.Server {
 	return srv
 }
 
-// newFakeServer serves the API in front of a fake engine.
+// newFakeServer serves the API in front of a fake engine. It is for what
+// the real engine cannot show: the exact input an operation hands the
+// engine, that a refused request never reaches it, and errors or panics
+// on demand from every operation. The texts the engine words are checked
+// against the real engine (texts_test.go), never against these fixtures.
 func newFakeServer(t *testing.T) (*httptest.Server, *fakeEngine) {
 	t.Helper()
 	f := &fakeEngine{}
@@ -100,7 +104,8 @@ func wantClientException(t *testing.T, err error, want string) {
 }
 
 // fakeEngine answers every operation with fixed records and remembers the
-// inputs it was given.
+// inputs it was given. The fixtures' texts (statusReason) are marked as the
+// fixture's own, so that no test takes them for the engine's.
 type fakeEngine struct {
 	mu     sync.Mutex
 	calls  []call
@@ -165,7 +170,7 @@ func fixEnvironment() record.ServiceEnvironment {
 // sends them as empty lists.
 func fixQueue() record.JobQueue {
 	return record.JobQueue{JobQueueName: "HQ", JobQueueArn: testBase.JobQueue("HQ"), State: "ENABLED",
-		SchedulingPolicyArn: testBase.SchedulingPolicy("sp"), Status: "VALID", StatusReason: "JobQueue Healthy",
+		SchedulingPolicyArn: testBase.SchedulingPolicy("sp"), Status: "VALID", StatusReason: "fixture: queue reason",
 		Priority: 1, JobQueueType: "SAGEMAKER_TRAINING",
 		ServiceEnvironmentOrder: []record.ServiceEnvironmentOrder{{Order: 1, ServiceEnvironment: testBase.ServiceEnvironment("se")}}}
 }
@@ -184,7 +189,7 @@ const trainingJobArn = "arn:aws:sagemaker:us-east-1:123456789012:training-job/AW
 
 func fixJob() record.Job {
 	return record.Job{JobID: jobID, JobName: "train", JobArn: testBase.ServiceJob(jobID), JobQueue: testBase.JobQueue("HQ"),
-		ServiceJobType: "SAGEMAKER_TRAINING", Status: "RUNNING", StatusReason: "Job is running",
+		ServiceJobType: "SAGEMAKER_TRAINING", Status: "RUNNING", StatusReason: "fixture: job reason",
 		CreatedAt: 1774000000123, ScheduledAt: 1774000001000, StartedAt: 1774000002000,
 		SchedulingPriority: 7, QuotaShareName: "QS1", ServiceRequestPayload: `{"TrainingJobName":"train"}`,
 		RetryStrategy: &record.RetryStrategy{Attempts: 2, EvaluateOnExit: []record.EvaluateOnExit{{Action: "EXIT", OnStatusReason: "*"}}},

@@ -339,14 +339,14 @@ func TestTerminateServiceJobs(t *testing.T) {
 	srv, fake := newFakeServer(t)
 	const other = "0f2c4b8e-2f0e-4a59-a0cf-9b7a7d1e7f10"
 	fake.terminate = func(ids []string) ([]string, []engine.TerminateError) {
-		return ids[:1], []engine.TerminateError{{Job: ids[1], Message: "Job " + ids[1] + " does not exist"}}
+		return ids[:1], []engine.TerminateError{{Job: ids[1], Message: "fixture: no such job"}}
 	}
 	body := fmt.Sprintf(`{"jobs":["bad id!","%s","%s","%s"],"reason":"cleanup"}`, jobID, testBase.ServiceJob(other), testBase.JobQueue("HQ"))
 	r := do(t, srv, "POST", "/v1/terminateservicejobs", body)
 	want := `{"successful":["` + jobID + `"],"errors":[` +
 		`{"job":"bad id!","code":"ValidationException","message":"\"bad id!\" is not a service job ID or ARN"},` +
 		`{"job":"` + testBase.JobQueue("HQ") + `","code":"ValidationException","message":"\"` + testBase.JobQueue("HQ") + `\" is not a service job ID or ARN"},` +
-		`{"job":"` + other + `","code":"ClientException","message":"Job ` + other + ` does not exist"}]}`
+		`{"job":"` + other + `","code":"ClientException","message":"fixture: no such job"}]}`
 	if r.status != 200 || r.body != want {
 		t.Errorf("got %d %s\nwant %s", r.status, r.body, want)
 	}
@@ -382,7 +382,10 @@ func TestMaxRequestBytes(t *testing.T) {
 
 // Ensure engine errors reach every operation's client as AWS errors: the
 // client-facing codes as ClientException with the engine's message,
-// anything else as ServerException "internal error".
+// anything else as ServerException "internal error". The fake engine fails
+// every operation with each kind of error, which the real one cannot be
+// made to do (a store's I/O error, an unwrapped error); the messages here
+// are the fixture's, the engine's own are checked in texts_test.go.
 func TestEngineErrors(t *testing.T) {
 	srv, fake := newFakeServer(t)
 	client := sdkClient(srv)
@@ -424,7 +427,8 @@ func serverExceptionIs(t *testing.T, err error) {
 }
 
 // Ensure a panic in an operation answers ServerException and leaves the
-// server serving.
+// server serving. The fake engine panics on demand; the real one has no
+// way to be made to.
 func TestPanicIsServerException(t *testing.T) {
 	srv, fake := newFakeServer(t)
 	fake.panics = true

@@ -235,7 +235,7 @@ func TestJobQueueShapes(t *testing.T) {
 
 	// The lists and map AWS always sends are [] and {}, never null.
 	r = do(t, srv, "POST", "/v1/describejobqueues", ``)
-	for _, want := range []string{`"computeEnvironmentOrder":[]`, `"jobStateTimeLimitActions":[]`, `"tags":{}`, `"statusReason":"JobQueue Healthy"`, `"priority":1`} {
+	for _, want := range []string{`"computeEnvironmentOrder":[]`, `"jobStateTimeLimitActions":[]`, `"tags":{}`, `"statusReason":"fixture: queue reason"`, `"priority":1`} {
 		if !strings.Contains(r.body, want) {
 			t.Errorf("DescribeJobQueues body lacks %s: %s", want, r.body)
 		}
@@ -338,7 +338,7 @@ func TestServiceJobShapes(t *testing.T) {
 	}
 	wantEngineGot(t, fake, "DescribeServiceJob", foreign)
 	wantDescribe := &batch.DescribeServiceJobOutput{JobId: aws.String(jobID), JobName: aws.String("train"), JobArn: aws.String(jobArn),
-		JobQueue: aws.String(testBase.JobQueue("HQ")), ServiceJobType: "SAGEMAKER_TRAINING", Status: "RUNNING", StatusReason: aws.String("Job is running"),
+		JobQueue: aws.String(testBase.JobQueue("HQ")), ServiceJobType: "SAGEMAKER_TRAINING", Status: "RUNNING", StatusReason: aws.String("fixture: job reason"),
 		CreatedAt: aws.Int64(1774000000123), ScheduledAt: aws.Int64(1774000001000), StartedAt: aws.Int64(1774000002000),
 		SchedulingPriority: aws.Int32(7), QuotaShareName: aws.String("QS1"), ServiceRequestPayload: aws.String(`{"TrainingJobName":"train"}`),
 		RetryStrategy: &types.ServiceJobRetryStrategy{Attempts: aws.Int32(2), EvaluateOnExit: []types.ServiceJobEvaluateOnExit{{Action: "EXIT", OnStatusReason: aws.String("*")}}},

@@ -1,0 +1,201 @@
+package batchapi
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/batch"
+
+	"github.com/sharq-dev/sharq/internal/executor"
+)
+
+// The texts clients read (statusReason of resources, jobs and attempts,
+// and the messages of ClientException) are the engine's. They are checked
+// here on the wire against the real engine: the shape tests' fake engine
+// answers with fixtures, so a text broken in the engine would pass there.
+
+// Ensure the statusReason of each resource and each way a job waits or
+// ends, and the engine's error messages, reach the wire as the engine words
+// them.
+func TestWireTexts(t *testing.T) {
+	srv, c := newEngineServer(t)
+	ctx := t.Context()
+	setUpTextsQueue(t, srv)
+
+	t.Run("Resources", func(t *testing.T) {
+		r := do(t, srv, "POST", "/v1/describejobqueues", `{"jobQueues":["HQ"]}`)
+		if !strings.Contains(r.body, `"statusReason":"JobQueue Healthy"`) {
+			t.Errorf("DescribeJobQueues: %s", r.body)
+		}
+		// AWS sends no statusReason for a valid environment or share.
+		r = do(t, srv, "POST", "/v1/describeserviceenvironments", `{"serviceEnvironments":["se"]}`)
+		if r.status != 200 || strings.Contains(r.body, "statusReason") {
+			t.Errorf("DescribeServiceEnvironments: %d %s", r.status, r.body)
+		}
+		r = do(t, srv, "POST", "/v1/describequotashare", `{"quotaShareArn":"`+testBase.QuotaShare("HQ", "QS1")+`"}`)
+		if r.status != 200 || strings.Contains(r.body, "statusReason") {
+			t.Errorf("DescribeQuotaShare: %d %s", r.status, r.body)
+		}
+	})
+
+	t.Run("Errors", func(t *testing.T) {
+		unknownJob := "00000000-0000-0000-0000-000000000000"
+		for _, tt := range []struct{ path, body, want string }{
+			{"/v1/createschedulingpolicy", `{"name":"sp","quotaSharePolicy":{"idleResourceAssignmentStrategy":"FIFO"}}`,
+				"Object already exists"}, // the notebook matches this text exactly
+			{"/v1/createquotashare", shareBody("QS1"), "Quota share QS1 already exists"},
+			{"/v1/describequotashare", `{"quotaShareArn":"` + testBase.QuotaShare("HQ", "QS9") + `"}`,
+				"Quota share " + testBase.QuotaShare("HQ", "QS9") + " does not exist"},
+			{"/v1/describeservicejob", `{"jobId":"` + unknownJob + `"}`, "Job " + unknownJob + " does not exist"},
+			{"/v1/deletejobqueue", `{"jobQueue":"nope"}`, "Job queue nope does not exist"},
+			{"/v1/deletejobqueue", `{"jobQueue":"HQ"}`, "Job queue HQ must be DISABLED before it is deleted"},
+			{"/v1/deleteserviceenvironment", `{"serviceEnvironment":"se"}`, "Service environment se must be DISABLED before it is deleted"},
+			{"/v1/submitservicejob", submitBody("x", "nope", "QS1", "", trainingPayload(1, 0)), "Job queue nope does not exist"},
+			{"/v1/submitservicejob", submitBody("x", "HQ", "QS9", "", trainingPayload(1, 0)), "Quota share QS9 does not exist in job queue HQ"},
+		} {
+			wantRawError(t, do(t, srv, "POST", tt.path, tt.body), 400, "ClientException", tt.want)
+		}
+		r := do(t, srv, "POST", "/v1/terminateservicejobs", `{"jobs":["`+unknownJob+`"],"reason":"x"}`)
+		if want := `{"successful":[],"errors":[{"job":"` + unknownJob + `","code":"ClientException","message":"Job ` + unknownJob + ` does not exist"}]}`; r.body != want {
+			t.Errorf("TerminateServiceJobs: %d %s\nwant %s", r.status, r.body, want)
+		}
+	})
+
+	t.Run("Jobs", func(t *testing.T) {
+		ok := submitText(t, srv, "ok", "", trainingPayload(1, time.Millisecond))
+		big := submitText(t, srv, "big", "", trainingPayload(5, 0))
+		fails := submitText(t, srv, "fails", "", exitPayload(3))
+		timedOut := submitText(t, srv, "timed-out", `,"timeoutConfig":{"attemptDurationSeconds":1}`, trainingPayload(1, 0))
+
+		wantJobText(t, ctx, c, ok, "SUCCEEDED", "Training job completed", "Training job completed")
+		wantJobText(t, ctx, c, fails, "FAILED", "exit code 3", "exit code 3")
+		wantJobText(t, ctx, c, timedOut, "FAILED", "Attempt duration exceeded", "Attempt duration exceeded")
+		wantJobText(t, ctx, c, big, "RUNNABLE",
+			"MISCONFIGURATION:SERVICE_ENVIRONMENT_MAX_RESOURCE - the job needs 5 ml.g5.xlarge; service environment se has at most 4", "")
+
+		// A job terminated by its user says what the user said.
+		running := submitText(t, srv, "running", "", trainingPayload(1, 0))
+		wantJobText(t, ctx, c, running, "RUNNING", "", "")
+		_, err := c.TerminateServiceJob(ctx, &batch.TerminateServiceJobInput{JobId: aws.String(running), Reason: aws.String("done with it")})
+		fatalIf(t, err)
+		wantJobText(t, ctx, c, running, "FAILED", "done with it", "done with it")
+		wantRawError(t, do(t, srv, "POST", "/v1/updateservicejob", `{"jobId":"`+running+`","schedulingPriority":3}`), 400, "ClientException",
+			"Job "+running+" is in a terminal state (FAILED); its priority cannot change")
+	})
+}
+
+// Ensure an attempt that its executor ends without a reason is said, on
+// the wire, to have failed or stopped, in words.
+func TestWireTextsAttemptEndWithoutReason(t *testing.T) {
+	srv, c := newEngineServerWith(t, withoutReasons)
+	ctx := t.Context()
+	setUpTextsQueue(t, srv)
+	fails := submitText(t, srv, "fails", "", exitPayload(3))
+	timedOut := submitText(t, srv, "timed-out", `,"timeoutConfig":{"attemptDurationSeconds":1}`, trainingPayload(1, 0))
+	wantJobText(t, ctx, c, fails, "FAILED", "Attempt failed", "Attempt failed")
+	wantJobText(t, ctx, c, timedOut, "FAILED", "Attempt stopped", "Attempt stopped")
+}
+
+// setUpTextsQueue makes the environment se of 4 ml.g5.xlarge, the queue
+// HQ and its share QS1 of 2, and waits until the queue is VALID.
+func setUpTextsQueue(t *testing.T, srv *httptest.Server) {
+	t.Helper()
+	for _, rq := range []struct{ path, body string }{
+		{"/v1/createschedulingpolicy", `{"name":"sp","quotaSharePolicy":{"idleResourceAssignmentStrategy":"FIFO"}}`},
+		{"/v1/createserviceenvironment", `{"serviceEnvironmentName":"se","serviceEnvironmentType":"SAGEMAKER_TRAINING",` +
+			`"capacityLimits":[{"capacityUnit":"ml.g5.xlarge","maxCapacity":4}]}`},
+		{"/v1/createjobqueue", `{"jobQueueName":"HQ","jobQueueType":"SAGEMAKER_TRAINING","priority":1,` +
+			`"schedulingPolicyArn":"` + testBase.SchedulingPolicy("sp") + `","serviceEnvironmentOrder":[{"order":1,"serviceEnvironment":"se"}]}`},
+		{"/v1/createquotashare", shareBody("QS1")},
+	} {
+		if r := do(t, srv, "POST", rq.path, rq.body); r.status != 200 {
+			t.Fatalf("%s: %d %s", rq.path, r.status, r.body)
+		}
+	}
+	eventually(t, "the job queue VALID", func() bool {
+		return strings.Contains(do(t, srv, "POST", "/v1/describejobqueues", `{"jobQueues":["HQ"]}`).body, `"status":"VALID"`)
+	})
+}
+
+func shareBody(name string) string {
+	return `{"quotaShareName":"` + name + `","jobQueue":"HQ","capacityLimits":[{"capacityUnit":"ml.g5.xlarge","maxCapacity":2}],` +
+		`"resourceSharingConfiguration":{"strategy":"RESERVE"},"preemptionConfiguration":{"inSharePreemption":"DISABLED"}}`
+}
+
+func submitBody(name, queue, share, extra, payload string) string {
+	p, _ := json.Marshal(payload)
+	return `{"jobName":"` + name + `","jobQueue":"` + queue + `","serviceJobType":"SAGEMAKER_TRAINING","quotaShareName":"` + share + `"` +
+		extra + `,"serviceRequestPayload":` + string(p) + `}`
+}
+
+// submitText submits a job to HQ's share QS1 and returns its ID.
+func submitText(t *testing.T, srv *httptest.Server, name, extra, payload string) string {
+	t.Helper()
+	r := do(t, srv, "POST", "/v1/submitservicejob", submitBody(name, "HQ", "QS1", extra, payload))
+	var out struct{ JobID string }
+	if err := json.Unmarshal([]byte(r.body), &out); err != nil || r.status != 200 || out.JobID == "" {
+		t.Fatalf("SubmitServiceJob %s: %d %s", name, r.status, r.body)
+	}
+	return out.JobID
+}
+
+// exitPayload runs one instance that fails at once with code.
+func exitPayload(code int) string {
+	b, _ := json.Marshal(map[string]any{
+		"TrainingJobName": "t",
+		"ResourceConfig":  map[string]any{"InstanceType": "ml.g5.xlarge", "InstanceCount": 1, "VolumeSizeInGB": 10},
+		"Environment":     map[string]string{"SHARQ_SIMULATED_RUNTIME_MS": "1", "SHARQ_SIMULATED_EXIT_CODE": fmt.Sprint(code)},
+	})
+	return string(b)
+}
+
+// wantJobText waits until job id has status, then checks its statusReason
+// and, when it has attempts, its last attempt's.
+func wantJobText(t *testing.T, ctx context.Context, c *batch.Client, id, status, reason, attemptReason string) {
+	t.Helper()
+	var out *batch.DescribeServiceJobOutput
+	eventually(t, id+" "+status, func() bool {
+		var err error
+		out, err = c.DescribeServiceJob(ctx, &batch.DescribeServiceJobInput{JobId: aws.String(id)})
+		fatalIf(t, err)
+		return string(out.Status) == status
+	})
+	if got := aws.ToString(out.StatusReason); got != reason {
+		t.Errorf("%s %s: statusReason %q, want %q", aws.ToString(out.JobName), status, got, reason)
+	}
+	if attemptReason == "" {
+		return
+	}
+	n := len(out.Attempts)
+	if n == 0 {
+		t.Errorf("%s %s: no attempts, want one that says %q", aws.ToString(out.JobName), status, attemptReason)
+	} else if got := aws.ToString(out.Attempts[n-1].StatusReason); got != attemptReason {
+		t.Errorf("%s %s: last attempt's statusReason %q, want %q", aws.ToString(out.JobName), status, got, attemptReason)
+	}
+}
+
+// withoutReasons passes the executor's updates on without their reasons.
+func withoutReasons(ex executor.Executor) executor.Executor {
+	s := &reasonless{Executor: ex, ch: make(chan executor.Update, 1024)}
+	go func() {
+		for u := range ex.Updates() {
+			u.Reason = ""
+			s.ch <- u
+		}
+		close(s.ch)
+	}()
+	return s
+}
+
+type reasonless struct {
+	executor.Executor
+	ch chan executor.Update
+}
+
+func (s *reasonless) Updates() <-chan executor.Update { return s.ch }
