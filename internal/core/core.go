@@ -3,7 +3,6 @@ package core
 import (
 	"cmp"
 	"errors"
-	"fmt"
 	"reflect"
 	"slices"
 	"sort"
@@ -62,11 +61,11 @@ func New() *Core {
 }
 
 func invalid(format string, args ...any) error {
-	return fmt.Errorf("%w: "+format, append([]any{ErrInvalid}, args...)...)
+	return refused(ErrInvalid, format, args...)
 }
 
-// Apply applies one event. A bad event returns an error wrapping ErrInvalid,
-// ErrNotFound or ErrConflict and changes nothing.
+// Apply applies one event. A bad event returns an *Error of kind
+// ErrInvalid, ErrNotFound or ErrConflict and changes nothing.
 func (c *Core) Apply(ev Event) error {
 	switch e := ev.(type) {
 	case PutEnv:
@@ -195,10 +194,10 @@ func (c *Core) putEnv(ev PutEnv) error {
 func (c *Core) deleteEnv(ev DeleteEnv) error {
 	e := c.envs[ev.Name]
 	if e == nil {
-		return fmt.Errorf("%w: service environment %s", ErrNotFound, ev.Name)
+		return refused(ErrNotFound, "service environment %s", ev.Name)
 	}
 	if len(e.queues) > 0 {
-		return fmt.Errorf("%w: service environment %s is used by job queue %s", ErrConflict, e.name, e.queues[0].name)
+		return refused(ErrConflict, "service environment %s is used by job queue %s", e.name, e.queues[0].name)
 	}
 	delete(c.envs, ev.Name)
 	return nil
@@ -210,7 +209,7 @@ func (c *Core) putQueue(ev PutQueue) error {
 	}
 	e := c.envs[ev.Env]
 	if e == nil {
-		return fmt.Errorf("%w: service environment %s", ErrNotFound, ev.Env)
+		return refused(ErrNotFound, "service environment %s", ev.Env)
 	}
 	var fair *fairPolicy
 	if ev.Fair != nil {
@@ -224,19 +223,19 @@ func (c *Core) putQueue(ev PutQueue) error {
 	}
 	q := c.queues[ev.Name]
 	if q != nil && q.quota != ev.QuotaShares {
-		return fmt.Errorf("%w: job queue %s cannot switch between quota shares and FIFO", ErrConflict, q.name)
+		return refused(ErrConflict, "job queue %s cannot switch between quota shares and FIFO", q.name)
 	}
 	if q != nil && (q.fair != nil) != (fair != nil) {
-		return fmt.Errorf("%w: job queue %s cannot switch between fair share and FIFO", ErrConflict, q.name)
+		return refused(ErrConflict, "job queue %s cannot switch between fair share and FIFO", q.name)
 	}
 	for _, o := range e.queues {
 		if o != q && (ev.QuotaShares || o.quota || fair != nil || o.fair != nil) {
-			return fmt.Errorf("%w: service environment %s already serves job queue %s", ErrConflict, e.name, o.name)
+			return refused(ErrConflict, "service environment %s already serves job queue %s", e.name, o.name)
 		}
 	}
 	if q != nil && q.env != e {
 		if q.hasJobs() {
-			return fmt.Errorf("%w: job queue %s has jobs; its service environment cannot change", ErrConflict, q.name)
+			return refused(ErrConflict, "job queue %s has jobs; its service environment cannot change", q.name)
 		}
 		old := q.env
 		old.queues = slices.DeleteFunc(old.queues, func(x *queue) bool { return x == q })
@@ -303,10 +302,10 @@ func (c *Core) newShare(q *queue, name string) *share {
 func (c *Core) deleteQueue(ev DeleteQueue) error {
 	q := c.queues[ev.Name]
 	if q == nil {
-		return fmt.Errorf("%w: job queue %s", ErrNotFound, ev.Name)
+		return refused(ErrNotFound, "job queue %s", ev.Name)
 	}
 	if !q.disabled {
-		return fmt.Errorf("%w: job queue %s must be DISABLED before it is deleted", ErrConflict, q.name)
+		return refused(ErrConflict, "job queue %s must be DISABLED before it is deleted", q.name)
 	}
 	for _, s := range q.shares {
 		c.failAll(s, ReasonQueueDeleted)
@@ -327,10 +326,10 @@ func (c *Core) deleteQueue(ev DeleteQueue) error {
 func (c *Core) putShare(ev PutShare) error {
 	q := c.queues[ev.Queue]
 	if q == nil {
-		return fmt.Errorf("%w: job queue %s", ErrNotFound, ev.Queue)
+		return refused(ErrNotFound, "job queue %s", ev.Queue)
 	}
 	if !q.quota {
-		return fmt.Errorf("%w: job queue %s has no quota share scheduling policy", ErrConflict, q.name)
+		return refused(ErrConflict, "job queue %s has no quota share scheduling policy", q.name)
 	}
 	if ev.Name == "" {
 		return invalid("quota share name is empty")
@@ -372,14 +371,14 @@ func (q *queue) share(name string) *share {
 func (c *Core) deleteShare(ev DeleteShare) error {
 	q := c.queues[ev.Queue]
 	if q == nil {
-		return fmt.Errorf("%w: job queue %s", ErrNotFound, ev.Queue)
+		return refused(ErrNotFound, "job queue %s", ev.Queue)
 	}
 	s := q.share(ev.Name)
 	if s == nil || !q.quota {
-		return fmt.Errorf("%w: quota share %s", ErrNotFound, ev.Name)
+		return refused(ErrNotFound, "quota share %s", ev.Name)
 	}
 	if !s.disabled {
-		return fmt.Errorf("%w: quota share %s must be DISABLED before it is deleted", ErrConflict, s.name)
+		return refused(ErrConflict, "quota share %s must be DISABLED before it is deleted", s.name)
 	}
 	c.failAll(s, ReasonShareDeleted)
 	c.unregister(s)
@@ -406,7 +405,7 @@ func (c *Core) submit(ev Submit, restore bool, dispatchedAt int64) error {
 		return invalid("job ID is empty")
 	}
 	if c.lookup(ev.Job) != nil {
-		return fmt.Errorf("%w: job %s already exists", ErrConflict, ev.Job)
+		return refused(ErrConflict, "job %s already exists", ev.Job)
 	}
 	if ev.Priority < 0 || ev.Priority > MaxPriority {
 		return invalid("schedulingPriority %d is outside 0-%d", ev.Priority, MaxPriority)
@@ -441,14 +440,14 @@ func (c *Core) submit(ev Submit, restore bool, dispatchedAt int64) error {
 func (c *Core) submitShare(ev Submit, restore bool) (*share, error) {
 	q := c.queues[ev.Queue]
 	if q == nil {
-		return nil, fmt.Errorf("%w: job queue %s", ErrNotFound, ev.Queue)
+		return nil, refused(ErrNotFound, "job queue %s", ev.Queue)
 	}
 	if q.fair != nil {
 		if ev.Share == "" {
 			return nil, invalid("job queue %s has a fair-share scheduling policy; shareIdentifier is required", q.name)
 		}
 		if !restore && q.disabled {
-			return nil, fmt.Errorf("%w: job queue %s is DISABLED", ErrConflict, q.name)
+			return nil, refused(ErrConflict, "job queue %s is DISABLED", q.name)
 		}
 		return c.fairSubmitShare(q, ev.Share)
 	}
@@ -457,7 +456,7 @@ func (c *Core) submitShare(ev Submit, restore bool) (*share, error) {
 			return nil, invalid("job queue %s has no quota share scheduling policy; quotaShareName must not be given", q.name)
 		}
 		if !restore && q.disabled {
-			return nil, fmt.Errorf("%w: job queue %s is DISABLED", ErrConflict, q.name)
+			return nil, refused(ErrConflict, "job queue %s is DISABLED", q.name)
 		}
 		return q.shares[0], nil
 	}
@@ -466,13 +465,13 @@ func (c *Core) submitShare(ev Submit, restore bool) (*share, error) {
 	}
 	s := q.share(ev.Share)
 	if s == nil {
-		return nil, fmt.Errorf("%w: quota share %s in job queue %s", ErrNotFound, ev.Share, q.name)
+		return nil, refused(ErrNotFound, "quota share %s in job queue %s", ev.Share, q.name)
 	}
 	if !restore && s.disabled {
-		return nil, fmt.Errorf("%w: quota share %s is DISABLED", ErrConflict, s.name)
+		return nil, refused(ErrConflict, "quota share %s is DISABLED", s.name)
 	}
 	if !restore && q.disabled {
-		return nil, fmt.Errorf("%w: job queue %s is DISABLED", ErrConflict, q.name)
+		return nil, refused(ErrConflict, "job queue %s is DISABLED", q.name)
 	}
 	return s, nil
 }
@@ -523,7 +522,7 @@ func (c *Core) demandList(us []UnitCount) ([]need, error) {
 func (c *Core) setPriority(ev SetPriority) error {
 	j := c.lookup(ev.Job)
 	if j == nil {
-		return fmt.Errorf("%w: job %s", ErrNotFound, ev.Job)
+		return refused(ErrNotFound, "job %s", ev.Job)
 	}
 	if ev.Priority < 0 || ev.Priority > MaxPriority {
 		return invalid("schedulingPriority %d is outside 0-%d", ev.Priority, MaxPriority)
@@ -554,7 +553,7 @@ func (c *Core) setPriority(ev SetPriority) error {
 func (c *Core) terminate(ev Terminate) error {
 	j := c.lookup(ev.Job)
 	if j == nil {
-		return fmt.Errorf("%w: job %s", ErrNotFound, ev.Job)
+		return refused(ErrNotFound, "job %s", ev.Job)
 	}
 	c.removeJob(j)
 	return nil
@@ -566,10 +565,10 @@ func (c *Core) attemptEnded(ev AttemptEnded) error {
 		j = c.lookup(ev.Job)
 	}
 	if j == nil {
-		return fmt.Errorf("%w: job %s", ErrNotFound, ev.Job)
+		return refused(ErrNotFound, "job %s", ev.Job)
 	}
 	if j.state != dispatched {
-		return fmt.Errorf("%w: job %s is not dispatched", ErrConflict, ev.Job)
+		return refused(ErrConflict, "job %s is not dispatched", ev.Job)
 	}
 	c.warm(j)
 	if !ev.Requeue {

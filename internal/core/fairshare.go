@@ -2,7 +2,6 @@ package core
 
 import (
 	"cmp"
-	"fmt"
 	"math"
 	"math/big"
 	"slices"
@@ -329,7 +328,7 @@ func (c *Core) fairSubmitShare(q *queue, id string) (*share, error) {
 		}
 	}
 	if active >= MaxActiveShareIdentifiers {
-		return nil, fmt.Errorf("%w: job queue %s already has %d active share identifiers; a job of a new one cannot be submitted", ErrConflict, q.name, active)
+		return nil, refused(ErrConflict, "job queue %s already has %d active share identifiers; a job of a new one cannot be submitted", q.name, active)
 	}
 	s := c.fairShare(q, id)
 	c.markPool(q.env)
@@ -345,10 +344,10 @@ const MaxActiveShareIdentifiers = 500
 func (c *Core) setUsage(ev SetUsage) error {
 	q := c.queues[ev.Queue]
 	if q == nil {
-		return fmt.Errorf("%w: job queue %s", ErrNotFound, ev.Queue)
+		return refused(ErrNotFound, "job queue %s", ev.Queue)
 	}
 	if q.fair == nil {
-		return fmt.Errorf("%w: job queue %s has no fair-share scheduling policy", ErrConflict, q.name)
+		return refused(ErrConflict, "job queue %s has no fair-share scheduling policy", q.name)
 	}
 	if ev.Share == "" {
 		return invalid("share identifier is empty")

@@ -9,7 +9,6 @@ import (
 	"maps"
 	"runtime/debug"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -561,19 +560,19 @@ func formatUUID(b [16]byte) string {
 	return string(out[:])
 }
 
-// coreErr turns a core error into a client error.
+// coreErr turns the core's refusal of an event into a client error.
 func coreErr(err error) error {
-	if err == nil {
-		return nil
+	var ce *core.Error
+	if !errors.As(err, &ce) {
+		return err
 	}
-	msg := err.Error()
-	switch {
-	case errors.Is(err, core.ErrNotFound):
-		return &Error{Code: NotFound, Message: strings.TrimPrefix(msg, "not found: ") + " does not exist"}
-	case errors.Is(err, core.ErrConflict):
-		return &Error{Code: Conflict, Message: strings.TrimPrefix(msg, "conflict: ")}
-	case errors.Is(err, core.ErrInvalid):
-		return &Error{Code: Invalid, Message: strings.TrimPrefix(msg, "invalid: ")}
+	switch ce.Kind {
+	case core.ErrNotFound:
+		return &Error{Code: NotFound, Message: ce.Msg + " does not exist"}
+	case core.ErrConflict:
+		return &Error{Code: Conflict, Message: ce.Msg}
+	case core.ErrInvalid:
+		return &Error{Code: Invalid, Message: ce.Msg}
 	}
 	return err
 }
