@@ -9,6 +9,7 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -560,13 +561,10 @@ func sortShareCapacity(top []ShareCapacity) {
 		}
 		return t
 	}
-	for i := 1; i < len(top); i++ {
-		for k := i; k > 0; k-- {
-			a, b := top[k-1], top[k]
-			if sum(a) > sum(b) || sum(a) == sum(b) && a.Share < b.Share {
-				break
-			}
-			top[k-1], top[k] = b, a
+	slices.SortFunc(top, func(a, b ShareCapacity) int {
+		if c := cmp.Compare(sum(b), sum(a)); c != 0 {
+			return c
 		}
-	}
+		return strings.Compare(a.Share, b.Share)
+	})
 }
