@@ -19,7 +19,7 @@ func (s *server) waitEstimates() {
 		if err != nil {
 			s.t.Fatal(err)
 		}
-		res := s.eng.StartEstimates()
+		res := s.eng.LatestStartEstimates()
 		if res == nil {
 			return false
 		}

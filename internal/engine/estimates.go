@@ -68,10 +68,10 @@ func newEstimator() *estimator {
 	return &estimator{wake: make(chan struct{}, 1), jobs: map[string]*jobFacts{}, history: newRunHistory()}
 }
 
-// StartEstimate returns the latest estimate of a waiting job's start; ok is
-// false when none was made for it yet (it arrived since).
-func (e *Engine) StartEstimate(id string) (forecast.Estimate, bool) {
-	r := e.StartEstimates()
+// LatestStartEstimate returns the latest estimate of a waiting job's start;
+// ok is false when none was made for it yet (it arrived since).
+func (e *Engine) LatestStartEstimate(id string) (forecast.Estimate, bool) {
+	r := e.LatestStartEstimates()
 	if r == nil {
 		return forecast.Estimate{}, false
 	}
@@ -79,12 +79,13 @@ func (e *Engine) StartEstimate(id string) (forecast.Estimate, bool) {
 	return est, ok
 }
 
-// StartEstimates returns the latest estimates; nil before the first. A
-// read after the estimator rested computes them first.
-func (e *Engine) StartEstimates() *forecast.Result {
+// LatestStartEstimates returns the latest estimates of all waiting jobs;
+// nil before the first. A read after the estimator rested computes them
+// first.
+func (e *Engine) LatestStartEstimates() *forecast.Result {
 	e.est.lastRead.Store(time.Now().UnixNano())
 	if e.est.stale.Swap(false) {
-		r, err := e.EstimateStarts()
+		r, err := e.ComputeStartEstimates()
 		if err == nil {
 			return r
 		}
@@ -98,14 +99,14 @@ func (e *Engine) estimatesRead() bool {
 	return time.Since(time.Unix(0, e.est.lastRead.Load())) < estimateInterest
 }
 
-// EstimateStarts estimates now when each waiting job starts, keeps the
-// result for StartEstimate and returns it. Run does this in the
+// ComputeStartEstimates estimates now when each waiting job starts, keeps
+// the result for LatestStartEstimate(s) and returns it. Run does this in the
 // background; a synchronous engine's caller calls it when it wants fresh
 // estimates.
 //
 // A panic of the copied core (a broken invariant) is an error here: the
 // scheduler's own state is untouched, and serving goes on.
-func (e *Engine) EstimateStarts() (res *forecast.Result, err error) {
+func (e *Engine) ComputeStartEstimates() (res *forecast.Result, err error) {
 	e.est.mu.Lock()
 	defer e.est.mu.Unlock()
 	defer func() {
@@ -323,7 +324,7 @@ func (e *Engine) runEstimates(done <-chan struct{}) {
 		case <-e.est.wake:
 		}
 		start := time.Now()
-		if _, err := e.EstimateStarts(); err != nil {
+		if _, err := e.ComputeStartEstimates(); err != nil {
 			e.log.Error("estimate start times", "err", err)
 		}
 		took := time.Since(start)
@@ -336,8 +337,8 @@ func (e *Engine) runEstimates(done <-chan struct{}) {
 	}
 }
 
-// startEstimates starts runEstimates and returns what stops it.
-func (e *Engine) startEstimates() (stop func()) {
+// startEstimator starts runEstimates and returns what stops it.
+func (e *Engine) startEstimator() (stop func()) {
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Go(func() { e.runEstimates(done) })

@@ -30,7 +30,7 @@ func BenchmarkStartEstimates(b *testing.B) {
 	decisions := 0
 	cpu := cpuTime()
 	for b.Loop() {
-		r, err := e.EstimateStarts()
+		r, err := e.ComputeStartEstimates()
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -123,7 +123,7 @@ func estimateWorld(b testing.TB) *engine.Engine {
 		b.Fatalf("%d jobs waiting, want %d", n, estQueued)
 	}
 	// A first computation reads the payloads, as a server's first does.
-	if _, err := e.EstimateStarts(); err != nil {
+	if _, err := e.ComputeStartEstimates(); err != nil {
 		b.Fatal(err)
 	}
 	estWorld = e

@@ -41,7 +41,7 @@ func TestEstimatesFollowTheState(t *testing.T) {
 		t.Helper()
 		var got forecast.Estimate
 		waitFor(t, "the estimate of "+id, func() bool {
-			got, _ = h.e.StartEstimate(id)
+			got, _ = h.e.LatestStartEstimate(id)
 			return got == want
 		})
 	}
@@ -59,7 +59,7 @@ func TestEstimatesFollowTheState(t *testing.T) {
 	}
 	bStart := startedAt(b)
 	expect(c, forecast.Estimate{Kind: forecast.Start, At: bStart + 300_000, Basis: forecast.MaxRuntime})
-	if _, ok := h.e.StartEstimate("no-such-job"); ok {
+	if _, ok := h.e.LatestStartEstimate("no-such-job"); ok {
 		t.Error("an unknown job has an estimate")
 	}
 }
@@ -97,12 +97,12 @@ func TestEstimatesRefreshWhenAnEndIsOverdue(t *testing.T) {
 	})
 	t0 := clock.Now()
 	waitFor(t, "b's first estimate", func() bool {
-		est, _ := h.e.StartEstimate(ids[1])
+		est, _ := h.e.LatestStartEstimate(ids[1])
 		return est.Kind == forecast.Start && est.At == t0.Add(600*time.Second).UnixMilli()
 	})
 	clock.Add(time.Hour) // a runs on (the simulated executor counts real time)
 	waitFor(t, "b's estimate made again", func() bool {
-		est, _ := h.e.StartEstimate(ids[1])
+		est, _ := h.e.LatestStartEstimate(ids[1])
 		return est.Kind == forecast.Start && est.At == t0.Add(time.Hour).UnixMilli()
 	})
 }
@@ -157,7 +157,7 @@ func TestEstimatesRestWhileUnread(t *testing.T) {
 		t.Fatalf("estimates were made while nobody read them: %+v", r.Estimates)
 	}
 	want := forecast.Estimate{Kind: forecast.Start, At: aStart + 600_000, Basis: forecast.MaxRuntime}
-	if got, _ := h.e.StartEstimate(b); got != want {
+	if got, _ := h.e.LatestStartEstimate(b); got != want {
 		t.Fatalf("the first read gave %+v for b, want %+v", got, want)
 	}
 	c := submit("c")

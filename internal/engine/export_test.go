@@ -25,7 +25,7 @@ func PanicInCycle(ctx context.Context, e *Engine) error {
 }
 
 // CopyForEstimates takes the copy a start estimate works on under the
-// engine's lock, as EstimateStarts does, and throws it away.
+// engine's lock, as ComputeStartEstimates does, and throws it away.
 func CopyForEstimates(e *Engine) { e.copyLocked() }
 
 // LatestEstimates returns the latest start estimates without reading them

@@ -162,7 +162,7 @@ func TestFairShareEstimates(t *testing.T) {
 	} {
 		var got forecast.Estimate
 		waitFor(t, "the estimate of "+id, func() bool {
-			got, _ = h.e.StartEstimate(id)
+			got, _ = h.e.LatestStartEstimate(id)
 			return got == want
 		})
 	}

@@ -242,7 +242,7 @@ func (e *Engine) post(fn func(now time.Time) error) {
 func (e *Engine) Run(ctx context.Context) error {
 	defer close(e.stopped)
 	defer e.disp.close()
-	stopEstimates := e.startEstimates()
+	stopEstimates := e.startEstimator()
 	defer stopEstimates()
 	var updates <-chan executor.Update
 	if e.opts.Executor != nil {

@@ -267,7 +267,7 @@ func (w *world) named(reason string) string {
 // estimates estimates start times now and lists every RUNNABLE job's
 // estimate in submission order, relative to the clock.
 func (w *world) estimates() string {
-	if _, err := w.e.EstimateStarts(); err != nil {
+	if _, err := w.e.ComputeStartEstimates(); err != nil {
 		w.t.Fatal(err)
 	}
 	now := w.clock.Now()
@@ -277,7 +277,7 @@ func (w *world) estimates() string {
 		if err != nil || j.Status != engine.StatusRunnable {
 			continue
 		}
-		est, ok := w.e.StartEstimate(j.JobID)
+		est, ok := w.e.LatestStartEstimate(j.JobID)
 		fmt.Fprintf(&b, "%s: ", name)
 		at := time.UnixMilli(est.At).Sub(now).Round(time.Second)
 		switch {

@@ -48,7 +48,7 @@ func (h *Handler) estimates(w http.ResponseWriter, r *http.Request) {
 	if !h.authorize(w, r, access.ActionGetStartEstimates, access.AnyResource) {
 		return
 	}
-	res := h.eng.StartEstimates()
+	res := h.eng.LatestStartEstimates()
 	out := Estimates{Jobs: []JobEstimate{}}
 	if res == nil {
 		writeJSON(w, out)

@@ -92,7 +92,7 @@ func (h *Handler) position(r *http.Request, id string) (Position, error) {
 		p.Place = st.Position + 1
 		p.Reason = st.Reason.String()
 		p.Misconfigured = st.Reason.Misconfiguration()
-		p.ETA = LatestEstimate(h.eng.StartEstimates(), j.JobID)
+		p.ETA = LatestEstimate(h.eng.LatestStartEstimates(), j.JobID)
 	}
 	return p, nil
 }

@@ -60,7 +60,7 @@ type Engine interface {
 	RecentEvents() []engine.JobEvent
 	Subscribe(buf int) (<-chan engine.JobEvent, func())
 	DryRunSubmit(ctx context.Context, in engine.SubmitServiceJobInput) (engine.DryRun, error)
-	StartEstimates() *forecast.Result
+	LatestStartEstimates() *forecast.Result
 }
 
 // Options configures the handler.

@@ -14,7 +14,7 @@ type StartEstimate struct {
 
 // estimateOf is a job's estimate in the engine's latest, or nil.
 func (c *Console) estimateOf(jobID string) *StartEstimate {
-	r := c.eng.StartEstimates()
+	r := c.eng.LatestStartEstimates()
 	if r == nil {
 		return nil
 	}

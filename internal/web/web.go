@@ -65,7 +65,7 @@ type Engine interface {
 	JobEvents(id string) ([]engine.JobEvent, error)
 	RecentEvents() []engine.JobEvent
 	Subscribe(buf int) (<-chan engine.JobEvent, func())
-	StartEstimates() *forecast.Result
+	LatestStartEstimates() *forecast.Result
 }
 
 var _ Engine = (*engine.Engine)(nil)
