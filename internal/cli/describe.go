@@ -15,10 +15,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/batch/types"
 
 	"github.com/sharq-dev/sharq/internal/batchapi"
-	"github.com/sharq-dev/sharq/internal/executor"
 	"github.com/sharq-dev/sharq/internal/optml"
 	"github.com/sharq-dev/sharq/internal/sharqapi"
-	"github.com/sharq-dev/sharq/internal/web"
 )
 
 // jobDetail is everything `sharq describe` shows of a job.
@@ -30,7 +28,7 @@ type jobDetail struct {
 	names    map[string]string // names of the jobs that reasons mention
 	// instances tells, by attempt, where each instance runs, when the
 	// server's executor can tell (the kube executor's pods and nodes).
-	instances [][]executor.Instance
+	instances [][]sharqapi.Placement
 }
 
 // Describe is `sharq describe JOB`: a job's settings, where it stands and
@@ -88,7 +86,7 @@ func (c *client) jobDetail(ctx context.Context, id string) (*jobDetail, error) {
 	d.events = evs.Events
 	// Only some executors tell where instances run, and a caller may not
 	// read the console's view: the pods are shown when they can be.
-	var jd web.JobDetail
+	var jd sharqapi.JobPlacements
 	if c.getJSON(ctx, "/sharq/v1/console/jobs/"+url.PathEscape(id), nil, &jd) == nil {
 		d.instances = jd.Instances
 	}
@@ -169,7 +167,7 @@ func writeDetail(w io.Writer, d *jobDetail) error {
 
 // writePods lists each attempt's pods and their nodes, when the server
 // told them.
-func writePods(w io.Writer, instances [][]executor.Instance) error {
+func writePods(w io.Writer, instances [][]sharqapi.Placement) error {
 	some := false
 	for _, l := range instances {
 		some = some || len(l) > 0

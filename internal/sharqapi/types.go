@@ -80,6 +80,24 @@ type Instances struct {
 	Count int    `json:"count"`
 }
 
+// Placement is where one instance of an attempt runs, as an executor that
+// knows it tells (the kube executor's pods and nodes).
+type Placement struct {
+	Host  string `json:"host"`            // algo-N
+	Name  string `json:"name,omitempty"`  // the pod ("" while there is none)
+	Node  string `json:"node,omitempty"`  // "" until it is placed
+	Phase string `json:"phase,omitempty"` // Pending, Running, Succeeded or Failed
+}
+
+// JobPlacements is the part of the console's job detail (GET
+// /sharq/v1/console/jobs/{job}) that `sharq describe` reads.
+type JobPlacements struct {
+	// Instances, by attempt as in the job's attempts, tells where each
+	// instance runs (its pod and node) while the executor knows it; absent
+	// when the executor tells no such thing.
+	Instances [][]Placement `json:"instances,omitempty"`
+}
+
 // Loan is borrowed capacity of one unit and whose it is.
 type Loan struct {
 	Unit  string `json:"unit"`

@@ -28,9 +28,9 @@ type JobDetail struct {
 	Reason        string `json:"reason,omitempty"`
 	Misconfigured bool   `json:"misconfigured,omitempty"`
 	// Instances, by attempt as in Job.Attempts, tells where each
-	// instance runs (its pod and node) while the executor knows it; absent
-	// when the executor tells no such thing (Options.Instances).
-	Instances [][]executor.Instance `json:"instances,omitempty"`
+	// instance runs; absent when the executor tells no such thing
+	// (Options.Instances).
+	sharqapi.JobPlacements
 	// ETA is a waiting job's estimated start.
 	ETA *StartEstimate `json:"eta,omitempty"`
 	// Model is where the model of a succeeded job went, and Checkpoints
@@ -70,13 +70,27 @@ func (c *Console) jobDetail(w http.ResponseWriter, r *http.Request) {
 		d.Checkpoints = loc.Checkpoints
 	}
 	if l := c.opts.Instances; l != nil && len(j.Attempts) > 0 {
-		d.Instances = make([][]executor.Instance, len(j.Attempts))
+		d.Instances = make([][]sharqapi.Placement, len(j.Attempts))
 		for i, a := range j.Attempts {
 			// The attempt's ID is its training job's name, the last part of the ARN.
-			d.Instances[i] = l.Instances(path.Base(a.ServiceResourceID.Value))
+			d.Instances[i] = placements(l.Instances(path.Base(a.ServiceResourceID.Value)))
 		}
 	}
 	writeJSON(w, d)
+}
+
+// placements is what the executor tells of an attempt's instances in the
+// API's shape; nil stays nil. The conversion compiles only while both
+// shapes have the same fields.
+func placements(is []executor.Instance) []sharqapi.Placement {
+	if is == nil {
+		return nil
+	}
+	out := make([]sharqapi.Placement, len(is))
+	for i, in := range is {
+		out[i] = sharqapi.Placement(in)
+	}
+	return out
 }
 
 // PriorityRequest is the body of POST /sharq/v1/jobs/{job}/priority.
