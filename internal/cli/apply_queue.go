@@ -13,7 +13,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/batch/types"
 
 	"github.com/sharq-dev/sharq/internal/clusterconfig"
-	"github.com/sharq-dev/sharq/internal/engine"
 	"github.com/sharq-dev/sharq/internal/record"
 	"github.com/sharq-dev/sharq/internal/sharqapi"
 )
@@ -22,18 +21,19 @@ func (p *planner) queue(q clusterconfig.JobQueue) error {
 	want := clusterconfig.QueueInput(q, "")
 	have, ok := p.cur.queues[q.Name]
 	if !ok {
-		p.createQueue(q, want)
+		p.createQueue(q)
 		return nil
 	}
 	if have.JobQueueType != "" && string(have.JobQueueType) != want.Type {
 		return usagef("job queue %s is of type %s on the server; a type cannot change", q.Name, have.JobQueueType)
 	}
-	p.updateQueue(q, want, have)
+	p.updateQueue(q, have)
 	p.tagChange("job queue", q.Name, aws.ToString(have.JobQueueArn), have.Tags, want.Tags)
 	return nil
 }
 
-func (p *planner) createQueue(q clusterconfig.JobQueue, want engine.CreateJobQueueInput) {
+func (p *planner) createQueue(q clusterconfig.JobQueue) {
+	want := clusterconfig.QueueInput(q, "")
 	details := []string{fmt.Sprintf("priority %d", want.Priority), "environments " + strings.Join(q.ServiceEnvironments, ",")}
 	if q.SchedulingPolicy != "" {
 		details = append(details, "policy "+q.SchedulingPolicy)
@@ -49,7 +49,8 @@ func (p *planner) createQueue(q clusterconfig.JobQueue, want engine.CreateJobQue
 }
 
 // updateQueue sends only what differs: UpdateJobQueue leaves the rest.
-func (p *planner) updateQueue(q clusterconfig.JobQueue, want engine.CreateJobQueueInput, have types.JobQueueDetail) {
+func (p *planner) updateQueue(q clusterconfig.JobQueue, have types.JobQueueDetail) {
+	want := clusterconfig.QueueInput(q, "")
 	in := &batch.UpdateJobQueueInput{JobQueue: aws.String(q.Name)}
 	var d diffs
 	if h := int(aws.ToInt32(have.Priority)); h != want.Priority {
@@ -157,15 +158,16 @@ func (p *planner) share(queue string, s clusterconfig.QuotaShare) {
 	name := queue + "/" + s.Name
 	have := p.cur.shares[queue][s.Name]
 	if have == nil {
-		p.createShare(queue, name, s, want)
+		p.createShare(queue, name, s)
 	} else {
-		p.updateShare(name, want, have)
+		p.updateShare(queue, name, s, have)
 		p.tagChange("quota share", name, aws.ToString(have.QuotaShareArn), have.Tags, want.Tags)
 	}
 	p.shareSettings(queue, s)
 }
 
-func (p *planner) createShare(queue, name string, s clusterconfig.QuotaShare, want engine.CreateQuotaShareInput) {
+func (p *planner) createShare(queue, name string, s clusterconfig.QuotaShare) {
+	want := clusterconfig.ShareInput(queue, s)
 	wantRSC := want.ResourceSharingConfiguration
 	details := []string{limitsText(want.CapacityLimits), strategyText(wantRSC.Strategy, wantRSC.BorrowLimit),
 		"in-share preemption " + want.PreemptionConfiguration.InSharePreemption}
@@ -181,7 +183,8 @@ func (p *planner) createShare(queue, name string, s clusterconfig.QuotaShare, wa
 }
 
 // updateShare sends only what differs: UpdateQuotaShare is a partial update.
-func (p *planner) updateShare(name string, want engine.CreateQuotaShareInput, have *batch.DescribeQuotaShareOutput) {
+func (p *planner) updateShare(queue, name string, s clusterconfig.QuotaShare, have *batch.DescribeQuotaShareOutput) {
+	want := clusterconfig.ShareInput(queue, s)
 	wantRSC := want.ResourceSharingConfiguration
 	in := &batch.UpdateQuotaShareInput{QuotaShareArn: have.QuotaShareArn}
 	var d diffs
