@@ -14,8 +14,8 @@ import (
 )
 
 // The texts below are what clients read in statusReason; they are checked
-// here against the engine itself, as the wire tests check them against a
-// fixture.
+// here against the engine itself, and on the wire in batchapi's
+// texts_test.go.
 
 func TestQueueStatusReason(t *testing.T) {
 	h := startEngine(t, t.TempDir())
