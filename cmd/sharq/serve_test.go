@@ -280,6 +280,8 @@ func steps(n string, ended, endedMany, endedConsole, changed string) []step {
 		{"PUT /sharq/v1/access/policies/{name}", "PUT", "/sharq/v1/access/policies/team-" + n,
 			`{"Statement":[{"Effect":"Allow","Action":["batch:SubmitServiceJob"],"Resource":["` + qs1 + `"]}]}`,
 			"sharq:PutAccessPolicy", "arn:aws:iam::000000000000:policy/team-" + n},
+		{"PUT /sharq/v1/queues/{queue}/shares/{share}/settings", "PUT", "/sharq/v1/queues/jq/shares/QS1/settings",
+			`{"minimumRuntimeSeconds":60}`, "sharq:UpdateQuotaShareSettings", qs1},
 	}
 }
 
