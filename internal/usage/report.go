@@ -58,7 +58,7 @@ type Row struct {
 }
 
 type rowKey struct {
-	bucket                int64
+	bucket                 int64
 	queue, key, kind, peer string
 }
 
