@@ -55,7 +55,7 @@ func (s *Store) writeTx(group []*store.Batch) error {
 // connection.
 type writeStmts struct {
 	upsertJob, upsertResource, deleteResource, upsertMeta *sql.Stmt
-	upsertUsage, markPreempted                             *sql.Stmt
+	upsertUsage, markPreempted                            *sql.Stmt
 }
 
 const (
