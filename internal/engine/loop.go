@@ -56,6 +56,7 @@ type Engine struct {
 	tx        *tx
 	spare     *tx // the last cycle's, emptied, for the next (recycle)
 	cycles    uint64
+	usage     usageState
 	// wantEvents and wantTransitions: what setStatus records; timed:
 	// whether cycles are timed (listeners).
 	wantEvents, wantTransitions, timed bool
@@ -101,6 +102,12 @@ type tx struct {
 	// jobsChanged: a job changed, which an ephemeral engine keeps no
 	// record of in jobs.
 	jobsChanged bool
+	// usage holds the usage segments to write, preemptedAttempts the
+	// attempts whose segments to mark preempted; usagePurgeBefore, when
+	// set, purges closed segments that stopped before it after commit.
+	usage             []store.UsageSegment
+	preemptedAttempts []string
+	usagePurgeBefore  int64
 }
 
 // start is an attempt to start, once the attempts preempted for it (its
@@ -351,6 +358,7 @@ func (e *Engine) cycle(ctx context.Context, batch []*op) error {
 	if t.purgeBefore > 0 {
 		e.purgeStore(ctx, t.purgeBefore)
 	}
+	e.afterUsageCommit(ctx, t)
 	e.recycle(t)
 	return nil
 }
@@ -393,6 +401,7 @@ func (e *Engine) decide(ctx context.Context, batch []*op) (t *tx, err error) {
 		o.err = o.fn(now)
 	}
 	e.step(now)
+	e.accountUsage(now)
 	e.publishReads()
 	t = e.tx
 	e.tx = nil
@@ -450,7 +459,7 @@ func (e *Engine) step(now time.Time) {
 }
 
 func (e *Engine) storeBatch(t *tx) *store.Batch {
-	b := &store.Batch{DeletedResources: t.deleted}
+	b := &store.Batch{DeletedResources: t.deleted, Usage: t.usage, PreemptedAttempts: t.preemptedAttempts}
 	for _, r := range t.resources {
 		b.Resources = append(b.Resources, r)
 	}

@@ -142,6 +142,17 @@ func (t *Tracker) Resume(s Segment) {
 	slices.SortFunc(l.parts, func(a, b Part) int { return cmp.Or(kindOrder(a.Kind)-kindOrder(b.Kind), cmp.Compare(a.Peer, b.Peer)) })
 }
 
+// Follows tells whether the Tracker follows attempt id.
+func (t *Tracker) Follows(id string) bool { return t.live[id] != nil }
+
+// JobOf returns the job of attempt id, "" when not followed.
+func (t *Tracker) JobOf(id string) string {
+	if l := t.live[id]; l != nil {
+		return l.a.Job
+	}
+	return ""
+}
+
 // Live returns the IDs of the attempts followed, sorted.
 func (t *Tracker) Live() []string {
 	out := make([]string, 0, len(t.live))
