@@ -41,6 +41,7 @@ package access
 //	GET /sharq/v1/estimates                sharq:GetStartEstimates         *
 //	GET /sharq/v1/jobs/match               sharq:GetJobMatches             *
 //	GET /sharq/v1/whoami                   sharq:GetCallerIdentity         *
+//	GET /sharq/v1/usage                    sharq:GetUsage                  *
 //	GET /sharq/v1/jobs/{job}/events        sharq:GetJobEvents              the job's ARN
 //	GET /sharq/v1/jobs/{job}/logs          sharq:GetLogs                   the job's ARN
 //	GET /sharq/v1/events                   sharq:GetEvents                 the job's ARN with ?job=, else the share's with ?queue=&share=, the queue's with ?queue=, else *
@@ -85,6 +86,7 @@ const (
 	ActionGetStartEstimates      = "sharq:GetStartEstimates"
 	ActionGetJobMatches          = "sharq:GetJobMatches"
 	ActionGetCallerIdentity      = "sharq:GetCallerIdentity"
+	ActionGetUsage               = "sharq:GetUsage"
 	ActionGetJobEvents           = "sharq:GetJobEvents"
 	ActionGetLogs                = "sharq:GetLogs"
 	ActionGetEvents              = "sharq:GetEvents"

@@ -3,7 +3,11 @@ package usage
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"slices"
+	"strconv"
+	"strings"
+	"time"
 )
 
 // Groupings of a report.
@@ -155,4 +159,23 @@ func Seconds(ms int64) string {
 		return fmt.Sprintf("%s%d", sign, ms/1000)
 	}
 	return fmt.Sprintf("%s%d.%03d", sign, ms/1000, ms%1000)
+}
+
+// ParseDuration reads a duration as time.ParseDuration does, and also in
+// whole days ("30d") and weeks ("2w"), as reports and retention are said.
+func ParseDuration(s string) (time.Duration, error) {
+	for suffix, unit := range map[string]time.Duration{"d": 24 * time.Hour, "w": 7 * 24 * time.Hour} {
+		if n, ok := strings.CutSuffix(s, suffix); ok {
+			v, err := strconv.ParseInt(n, 10, 64)
+			if err != nil || v < 0 || v > int64(math.MaxInt64/unit) {
+				return 0, fmt.Errorf("invalid duration %q: want a whole number of days (30d) or weeks (2w), or a Go duration (12h, 90m)", s)
+			}
+			return time.Duration(v) * unit, nil
+		}
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return 0, fmt.Errorf("invalid duration %q: want a whole number of days (30d) or weeks (2w), or a Go duration (12h, 90m)", s)
+	}
+	return d, nil
 }
