@@ -148,24 +148,27 @@ func (e *Engine) afterUsageCommit(ctx context.Context, t *tx) {
 var ErrNoUsage = errors.New("this store keeps no usage history")
 
 // Usage reports the usage history q asks for, from the store, with the
-// attempts still holding capacity counted up to now.
-func (e *Engine) Usage(ctx context.Context, q usage.Query) ([]usage.Row, error) {
+// attempts still holding capacity counted up to now; a period given by
+// q.Since ends now. It returns the query with its period resolved.
+func (e *Engine) Usage(ctx context.Context, q usage.Query) (usage.Query, []usage.Row, error) {
+	now := ms(e.opts.Clock.Now())
+	q = q.Resolve(now)
 	if err := q.Check(); err != nil {
-		return nil, &Error{Code: Invalid, Message: err.Error()}
+		return q, nil, &Error{Code: Invalid, Message: err.Error()}
 	}
 	us, ok := e.opts.Store.(store.UsageStore)
 	if !ok {
-		return nil, &Error{Code: Internal, Message: "internal error", Err: ErrNoUsage}
+		return q, nil, &Error{Code: Internal, Message: "internal error", Err: ErrNoUsage}
 	}
-	rep := usage.NewReport(q, ms(e.opts.Clock.Now()))
+	rep := usage.NewReport(q, now)
 	err := us.Usage(ctx, q.From, q.To, func(s store.UsageSegment) error {
 		rep.Add(s)
 		return nil
 	})
 	if err != nil {
-		return nil, &Error{Code: Internal, Message: "internal error", Err: err}
+		return q, nil, &Error{Code: Internal, Message: "internal error", Err: err}
 	}
-	return rep.Rows(), nil
+	return q, rep.Rows(), nil
 }
 
 // UsageCounters returns the capacity held since this engine started, by

@@ -160,9 +160,9 @@ func checkUsageAgainstAttempts(t *testing.T, seed uint64, open func() store.Stor
 	}
 	for _, by := range []string{usage.ByShare, usage.ByOwner, usage.ByShareID, usage.ByQueue} {
 		for _, every := range []int64{0, 60_000, 3_600_000} {
-			rows, err := e.Usage(ctx, usage.Query{From: 0, To: now + 1, Every: every, By: by})
+			_, rows, err := e.Usage(ctx, usage.Query{From: 0, To: now + 1, Every: every, By: by})
 			if every > 0 {
-				rows, err = e.Usage(ctx, usage.Query{From: now - 10*3_600_000, To: now + 1, Every: every, By: by})
+				_, rows, err = e.Usage(ctx, usage.Query{Since: 10 * 3_600_000, Every: every, By: by})
 			}
 			if err != nil {
 				t.Fatal(err)

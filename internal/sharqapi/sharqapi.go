@@ -62,7 +62,7 @@ type Engine interface {
 	Subscribe(buf int) (<-chan engine.JobEvent, func())
 	DryRunSubmit(ctx context.Context, in engine.SubmitServiceJobInput) (engine.DryRun, error)
 	StartEstimates() *forecast.Result
-	Usage(ctx context.Context, q usage.Query) ([]usage.Row, error)
+	Usage(ctx context.Context, q usage.Query) (usage.Query, []usage.Row, error)
 }
 
 // Options configures the handler.

@@ -1,6 +1,7 @@
 package sharqapi
 
 import (
+	"errors"
 	"net/http"
 	"strconv"
 	"time"
@@ -48,12 +49,12 @@ func (h *Handler) usageHistory(w http.ResponseWriter, r *http.Request) {
 	if !h.authorize(w, r, access.ActionGetUsage, access.AnyResource) {
 		return
 	}
-	q, err := usageQuery(r, time.Now())
+	q, err := usageQuery(r)
 	if err != nil {
 		writeError(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	rows, err := h.eng.Usage(r.Context(), q)
+	q, rows, err := h.eng.Usage(r.Context(), q)
 	if err != nil {
 		h.engineError(w, err)
 		return
@@ -66,22 +67,24 @@ func (h *Handler) usageHistory(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, out)
 }
 
-// usageQuery reads a report's query; now ends a period given by since.
-func usageQuery(r *http.Request, now time.Time) (usage.Query, error) {
+// usageQuery reads a report's query: a period of ?from=&to= or, without
+// them, ?since= up to the engine's now.
+func usageQuery(r *http.Request) (usage.Query, error) {
 	v := r.URL.Query()
-	q := usage.Query{By: v.Get("by"), To: now.UnixMilli()}
+	q := usage.Query{By: v.Get("by"), Since: DefaultUsageSince.Milliseconds()}
 	if q.By == "" {
 		q.By = usage.ByShare
 	}
-	since := DefaultUsageSince
 	if s := v.Get("since"); s != "" {
 		d, err := usage.ParseDuration(s)
 		if err != nil {
 			return q, err
 		}
-		since = d
+		if d <= 0 {
+			return q, errors.New("since must be a positive duration")
+		}
+		q.Since = d.Milliseconds()
 	}
-	q.From = q.To - since.Milliseconds()
 	for name, dst := range map[string]*int64{"from": &q.From, "to": &q.To} {
 		if s := v.Get(name); s != "" {
 			n, err := strconv.ParseInt(s, 10, 64)
@@ -89,7 +92,11 @@ func usageQuery(r *http.Request, now time.Time) (usage.Query, error) {
 				return q, &paramError{name, s}
 			}
 			*dst = n
+			q.Since = 0
 		}
+	}
+	if q.Since == 0 && (v.Get("from") == "" || v.Get("to") == "") {
+		return q, errors.New("give both from and to, or since")
 	}
 	if s := v.Get("every"); s != "" {
 		d, err := usage.ParseDuration(s)
@@ -97,6 +104,9 @@ func usageQuery(r *http.Request, now time.Time) (usage.Query, error) {
 			return q, err
 		}
 		q.Every = d.Milliseconds()
+	}
+	if q.Since > 0 {
+		return q, nil // checked once the engine has resolved it
 	}
 	return q, q.Check()
 }

@@ -52,7 +52,9 @@ func TestUsageRoute(t *testing.T) {
 		{"since=thirty", `invalid duration "thirty"`},
 		{"every=1s&since=30d", "10000 buckets at most"},
 		{"from=10&to=5", "the period is empty"},
-		{"from=yesterday", `from must be a time in epoch milliseconds, not "yesterday"`},
+		{"from=yesterday&to=5", `from must be a time in epoch milliseconds, not "yesterday"`},
+		{"from=5", "give both from and to, or since"},
+		{"since=-1h", "since must be a positive duration"},
 	} {
 		wantError(t, s.do("GET", "/sharq/v1/usage?"+c.query, ""), 400, c.want)
 	}

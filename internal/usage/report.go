@@ -22,10 +22,20 @@ const (
 const MaxBuckets = 10000
 
 // Query asks for usage over [From, To) (epoch ms), in buckets of Every ms
-// (one bucket when 0), grouped By.
+// (one bucket when 0), grouped By. Since, when above 0, sets the period
+// instead: the last Since ms up to now (Resolve).
 type Query struct {
 	From, To, Every int64
+	Since           int64
 	By              string
+}
+
+// Resolve sets a period given by Since from now (epoch ms).
+func (q Query) Resolve(now int64) Query {
+	if q.Since > 0 {
+		q.From, q.To, q.Since = now-q.Since, now, 0
+	}
+	return q
 }
 
 // Check tells what is wrong with q, if anything.
