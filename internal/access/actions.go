@@ -73,8 +73,8 @@ package access
 //	Logs_20140328.DescribeLogStreams       logs:DescribeLogStreams         arn:aws:logs:<region>:<account>:log-group:<group>
 //	Logs_20140328.GetLogEvents             logs:GetLogEvents               arn:aws:logs:<region>:<account>:log-group:<group>:log-stream:<stream>
 //
-// GET /healthz and the console's page and assets (GET /, /jobs/{job},
-// /assets/) hold no data: they are authenticated but not authorized. A
+// GET /healthz and the console's pages and assets (GET /, /jobs/{job},
+// /usage, /assets/) hold no data: they are authenticated but not authorized. A
 // path that names no operation is answered 404 without authorization.
 const (
 	// AnyResource is the resource of an operation on no one resource.
