@@ -19,11 +19,13 @@ const DefaultUsageRetention = 400 * 24 * time.Hour
 const usagePurgeEvery = time.Hour
 
 // UsageObserver is an Observer that also hears the usage segments each
-// committed cycle wrote: closed ones and those it opened (the simulator
-// sums them).
+// committed cycle wrote (closed ones and those it opened; a later one of
+// the same Attempt and Seq replaces an earlier one) and the attempts whose
+// every segment is now marked Preempted, as the store writes them (the
+// simulator sums them).
 type UsageObserver interface {
 	Observer
-	ObserveUsage(segs []usage.Segment)
+	ObserveUsage(segs []usage.Segment, preempted []string)
 }
 
 // usageState is the engine's accounting of the capacity attempts hold:
@@ -128,10 +130,10 @@ func preemptedAttempt(j *record.Job, suffix string) bool {
 // afterUsageCommit hands the cycle's segments to usage observers and
 // purges closed segments past retention.
 func (e *Engine) afterUsageCommit(ctx context.Context, t *tx) {
-	if len(t.usage) > 0 {
+	if len(t.usage) > 0 || len(t.preemptedAttempts) > 0 {
 		for _, o := range e.opts.Observers {
 			if uo, ok := o.(UsageObserver); ok {
-				uo.ObserveUsage(t.usage)
+				uo.ObserveUsage(t.usage, t.preemptedAttempts)
 			}
 		}
 	}
