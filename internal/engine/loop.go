@@ -108,6 +108,9 @@ type tx struct {
 	usage             []store.UsageSegment
 	preemptedAttempts []string
 	usagePurgeBefore  int64
+	// touched lists the jobs changed, in both kinds of engine, for the
+	// usage accounting (duplicates included).
+	touched []*record.Job
 }
 
 // start is an attempt to start, once the attempts preempted for it (its
@@ -146,7 +149,7 @@ const recycleMax = 256
 // preemptions, to observers) is not reused.
 func (e *Engine) recycle(t *tx) {
 	if len(t.jobs) > recycleMax || len(t.resources) > recycleMax || len(t.submitted) > recycleMax ||
-		len(t.starts) > recycleMax || len(t.stops) > recycleMax || len(t.transitions) > recycleMax {
+		len(t.starts) > recycleMax || len(t.stops) > recycleMax || len(t.transitions) > recycleMax || len(t.touched) > recycleMax {
 		return
 	}
 	clear(t.jobs)
@@ -155,8 +158,9 @@ func (e *Engine) recycle(t *tx) {
 	clear(t.starts)
 	clear(t.stops)
 	clear(t.transitions)
+	clear(t.touched)
 	*t = tx{jobs: t.jobs, resources: t.resources, submitted: t.submitted[:0], starts: t.starts[:0],
-		stops: t.stops[:0], transitions: t.transitions[:0]}
+		stops: t.stops[:0], transitions: t.transitions[:0], touched: t.touched[:0]}
 	e.spare = t
 }
 
@@ -498,6 +502,7 @@ func (e *Engine) act(t *tx) {
 // touch marks a job record changed in this cycle. An ephemeral engine
 // stores no job: it notes only that one changed.
 func (e *Engine) touch(j *record.Job) {
+	e.tx.touched = append(e.tx.touched, j)
 	if e.opts.Ephemeral {
 		e.tx.jobsChanged = true
 		return

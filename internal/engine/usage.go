@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sharq-dev/sharq/internal/core"
 	"github.com/sharq-dev/sharq/internal/record"
 	"github.com/sharq-dev/sharq/internal/store"
 	"github.com/sharq-dev/sharq/internal/usage"
@@ -36,12 +37,42 @@ type usageState struct {
 	tracker   *usage.Tracker
 	dirty     bool      // account at the next cycle even without a change
 	lastPurge time.Time // of closed segments past retention
+	// use is the instances per unit the followed attempts of each share
+	// hold, demand is each followed attempt's: whether a share stands
+	// beyond its limit, without asking the core.
+	use    map[usage.ShareKey]map[string]int
+	demand map[string][]record.UnitCount
+	// Kept from cycle to cycle, emptied: a cycle's scratch.
+	seen   map[string]bool
+	shares map[usage.ShareKey]bool
+	ids    []string
+}
+
+// follow notes that attempt id of job j is followed from now on.
+func (u *usageState) follow(id string, j *record.Job) {
+	k := usage.ShareKey{Queue: j.Queue, Share: j.QuotaShareName}
+	if u.use[k] == nil {
+		u.use[k] = map[string]int{}
+	}
+	for _, d := range j.Demand {
+		u.use[k][d.Unit] += d.Count
+	}
+	u.demand[id] = j.Demand
+}
+
+// unfollow notes that attempt id of share k is no longer followed.
+func (u *usageState) unfollow(id string, k usage.ShareKey) {
+	for _, d := range u.demand[id] {
+		u.use[k][d.Unit] -= d.Count
+	}
+	delete(u.demand, id)
 }
 
 // resumeUsage follows again the segments that were open when the store was
 // last written; the first cycle closes those of attempts no longer live.
 func (e *Engine) resumeUsage(ctx context.Context) error {
 	e.usage.tracker = usage.NewTracker()
+	e.usage.use, e.usage.demand = map[usage.ShareKey]map[string]int{}, map[string][]record.UnitCount{}
 	e.usage.dirty = true
 	us, ok := e.opts.Store.(store.UsageStore)
 	if !ok {
@@ -54,46 +85,192 @@ func (e *Engine) resumeUsage(ctx context.Context) error {
 }
 
 // accountUsage, at the end of a cycle's decisions, has the tracker follow
-// whose capacity every dispatched attempt holds now. Attribution of
-// borrowed capacity depends on the whole service environment, so any
-// change of a job or resource recomputes every queue's holdings.
+// whose capacity every dispatched attempt holds now. After a change of
+// resources (limits, strategies) or a restart it asks the core of every
+// attempt; otherwise only of those whose holding may have changed: the
+// attempts of the jobs changed, every attempt of a changed share that
+// borrows (its own and borrowed capacity is split by dispatch order,
+// priority first, so a new job can push another beyond the limit), and
+// every attempt that borrows (whose lender depends on the other shares).
+// A share's jobs that all stand within its limit stay own until its limit
+// changes.
 func (e *Engine) accountUsage(now time.Time) {
 	t := e.tx
-	if !e.usage.dirty && len(t.jobs) == 0 && !t.jobsChanged && len(t.resources) == 0 && len(t.deleted) == 0 {
+	full := e.usage.dirty || len(t.resources) > 0 || len(t.deleted) > 0
+	if !full && len(t.touched) == 0 {
 		return
 	}
 	e.usage.dirty = false
-	tr := e.usage.tracker
 	nowMs := ms(now)
-	live := map[string]bool{}
+	if full {
+		e.holdAll(nowMs)
+	} else {
+		e.accountChanges(nowMs)
+	}
+	if e.opts.UsageRetention > 0 && now.Sub(e.usage.lastPurge) >= usagePurgeEvery {
+		e.usage.lastPurge = now
+		t.usagePurgeBefore = ms(now.Add(-e.opts.UsageRetention))
+	}
+}
+
+// accountChanges is accountUsage after a cycle that changed jobs only.
+// The holding of an attempt whose share stands within its limit is all
+// own: only the others are asked of the core.
+func (e *Engine) accountChanges(now int64) {
+	t, tr, u := e.tx, e.usage.tracker, &e.usage
+	if u.seen == nil {
+		u.seen, u.shares = map[string]bool{}, map[usage.ShareKey]bool{}
+	}
+	seen, beyond := u.seen, u.shares
+	clear(seen)
+	clear(beyond)
+	ids := u.ids[:0]
+	add := func(job string) {
+		if !seen[job] {
+			seen[job] = true
+			ids = append(ids, job)
+		}
+	}
+	var changed []usage.ShareKey
+	// Attempts that ended, and those that began.
+	for _, j := range t.touched {
+		old := tr.AttemptOfJob(j.JobID)
+		_, live := e.attempts[j.AttemptID]
+		live = live && j.AttemptID != ""
+		if old != "" && (!live || old != j.AttemptID) {
+			e.endUsage(old, now)
+			old = ""
+		}
+		if !live || seen[j.JobID] {
+			continue
+		}
+		add(j.JobID)
+		changed = append(changed, usage.ShareKey{Queue: j.Queue, Share: j.QuotaShareName})
+		if old == "" {
+			u.follow(j.AttemptID, j)
+		}
+	}
+	// Borrowers: whose capacity they stand on depends on the other shares.
+	tr.Borrowing(func(job, _, _ string) { add(job) })
+	// Every attempt of a changed share beyond its limit: which of them
+	// borrow follows their order.
+	isBeyond := func(k usage.ShareKey) bool {
+		b, ok := beyond[k]
+		if !ok {
+			b = e.beyondLimit(k)
+			beyond[k] = b
+		}
+		return b
+	}
+	for _, k := range changed {
+		if isBeyond(k) {
+			tr.AttemptsOfShare(k.Queue, k.Share, func(job, _ string) { add(job) })
+		}
+	}
+	u.ids = ids
+	var ask []string
+	for _, job := range ids {
+		if j := e.jobs[job]; j != nil && isBeyond(usage.ShareKey{Queue: j.Queue, Share: j.QuotaShareName}) {
+			ask = append(ask, job)
+		}
+	}
+	var holdings map[string]core.Holding
+	if len(ask) > 0 {
+		holdings = e.core.HoldingsOf(ask)
+	}
+	for _, job := range ids {
+		j := e.jobs[job]
+		if j == nil || j.AttemptID == "" {
+			continue
+		}
+		var parts []usage.Part
+		if isBeyond(usage.ShareKey{Queue: j.Queue, Share: j.QuotaShareName}) {
+			h, ok := holdings[job]
+			if !ok {
+				continue
+			}
+			parts = usage.Parts(h)
+		} else {
+			parts = usage.OwnOf(j.Demand)
+		}
+		e.holdOne(j, parts, now)
+	}
+}
+
+// holdOne has the tracker follow what job j's attempt holds now; a new
+// attempt from its dispatch.
+func (e *Engine) holdOne(j *record.Job, parts []usage.Part, now int64) {
+	tr := e.usage.tracker
+	at := now
+	if !tr.Follows(j.AttemptID) && j.DispatchedAt > 0 {
+		at = min(now, j.DispatchedAt/int64(time.Millisecond))
+	}
+	a := usage.Attempt{ID: j.AttemptID, Job: j.JobID, Queue: j.Queue, Share: j.QuotaShareName, ShareID: j.ShareIdentifier, Owner: j.Owner}
+	e.tx.usage = append(e.tx.usage, tr.Hold(a, parts, at)...)
+}
+
+// endUsage closes the segments of attempt id, which holds nothing now.
+func (e *Engine) endUsage(id string, now int64) {
+	t, tr := e.tx, e.usage.tracker
+	e.usage.unfollow(id, tr.ShareOf(id))
+	stop, preempted := e.attemptEnd(tr.JobOf(id), id, now)
+	t.usage = append(t.usage, tr.End(id, stop, preempted)...)
+	if preempted {
+		t.preemptedAttempts = append(t.preemptedAttempts, id)
+	}
+}
+
+// beyondLimit tells whether the attempts followed of share k hold more of
+// a unit than its limit: some of them borrow. Those of a FIFO queue never
+// do.
+func (e *Engine) beyondLimit(k usage.ShareKey) bool {
+	q := e.queues[k.Queue]
+	if q == nil || !q.quota {
+		return false
+	}
+	s := q.shares[k.Share]
+	for unit, n := range e.usage.use[k] {
+		limit := 0
+		if s != nil {
+			for _, l := range s.CapacityLimits {
+				if l.CapacityUnit == unit {
+					limit = l.MaxCapacity
+				}
+			}
+		}
+		if n > limit {
+			return true
+		}
+	}
+	return false
+}
+
+// holdAll has the tracker follow the holdings of every dispatched job,
+// counting each share's use again, and ends the attempts it follows that
+// nothing holds any more.
+func (e *Engine) holdAll(now int64) {
+	tr := e.usage.tracker
+	clear(e.usage.use)
+	clear(e.usage.demand)
+	held := map[string]bool{}
 	for _, q := range e.sortedQueues() {
 		for _, h := range e.core.Holdings(q.JobQueueName) {
 			j := e.jobs[h.Job]
 			if j == nil || j.AttemptID == "" {
 				continue
 			}
-			live[j.AttemptID] = true
-			at := nowMs
-			if !tr.Follows(j.AttemptID) && j.DispatchedAt > 0 {
-				at = min(nowMs, j.DispatchedAt/int64(time.Millisecond))
+			if old := tr.AttemptOfJob(j.JobID); old != "" && old != j.AttemptID {
+				e.endUsage(old, now)
 			}
-			a := usage.Attempt{ID: j.AttemptID, Job: j.JobID, Queue: j.Queue, Share: j.QuotaShareName, ShareID: j.ShareIdentifier, Owner: j.Owner}
-			t.usage = append(t.usage, tr.Hold(a, usage.Parts(h), at)...)
+			held[j.AttemptID] = true
+			e.usage.follow(j.AttemptID, j)
+			e.holdOne(j, usage.Parts(h), now)
 		}
 	}
 	for _, id := range tr.Live() {
-		if live[id] {
-			continue
+		if !held[id] {
+			e.endUsage(id, now)
 		}
-		stop, preempted := e.attemptEnd(tr.JobOf(id), id, nowMs)
-		t.usage = append(t.usage, tr.End(id, stop, preempted)...)
-		if preempted {
-			t.preemptedAttempts = append(t.preemptedAttempts, id)
-		}
-	}
-	if e.opts.UsageRetention > 0 && now.Sub(e.usage.lastPurge) >= usagePurgeEvery {
-		e.usage.lastPurge = now
-		t.usagePurgeBefore = ms(now.Add(-e.opts.UsageRetention))
 	}
 }
 

@@ -74,16 +74,32 @@ func checkUsageAgainstAttempts(t *testing.T, seed uint64, open func() store.Stor
 	e := start()
 	h := &harness{t: t, e: e}
 	h.setupWalkthrough()
+	if seed%2 == 1 {
+		// Two lending shares and spare capacity beyond the limits: whose
+		// capacity a borrower stands on moves as the lenders' queues
+		// change, with nothing of the borrower's share changing.
+		_, err := e.CreateQuotaShare(ctx, engine.CreateQuotaShareInput{Name: "QS4", JobQueue: "my-sm-training-qm-jq",
+			CapacityLimits:               []record.CapacityLimit{{CapacityUnit: "ml.g5.xlarge", MaxCapacity: 1}},
+			ResourceSharingConfiguration: record.ResourceSharingConfiguration{Strategy: "LEND"},
+			PreemptionConfiguration:      record.QuotaSharePreemptionConfiguration{InSharePreemption: "DISABLED"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.UpdateServiceEnvironment(ctx, engine.UpdateServiceEnvironmentInput{ServiceEnvironment: "my-sm-training-qm-se",
+			CapacityLimits: []record.CapacityLimit{{CapacityUnit: "ml.g5.xlarge", MaxCapacity: 5}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
 	var ids []string
 	owners := []string{"alice", "bob", ""}
 	for step := 0; step < 150; step++ {
 		clock.Add(time.Duration(r.IntN(90_000)) * time.Millisecond)
-		switch k := r.IntN(10); {
+		switch k := r.IntN(11); {
 		case k < 4:
 			prio := r.IntN(3)
 			j, err := e.SubmitServiceJob(ctx, engine.SubmitServiceJobInput{JobName: fmt.Sprint("j", step), JobQueue: "my-sm-training-qm-jq",
 				ServiceJobType: "SAGEMAKER_TRAINING", ServiceRequestPayload: payload("ml.g5.xlarge", 1, nil),
-				QuotaShareName: []string{"QS1", "QS1", "QS2", "QS3"}[r.IntN(4)], SchedulingPriority: &prio,
+				QuotaShareName: []string{"QS1", "QS1", "QS1", "QS2", "QS3", "QS4"}[r.IntN(4+2*int(seed%2))], SchedulingPriority: &prio,
 				Owner: owners[r.IntN(len(owners))]})
 			if err != nil {
 				t.Fatal(err)
@@ -110,10 +126,19 @@ func checkUsageAgainstAttempts(t *testing.T, seed uint64, open func() store.Stor
 			st.Close()
 			st = open()
 			e = start()
+		case k < 10 && len(ids) > 0:
+			// A priority change of a dispatched job reorders its share:
+			// own and borrowed capacity move between its jobs.
+			if _, err := e.UpdateServiceJob(ctx, ids[r.IntN(len(ids))], r.IntN(4)); err != nil {
+				t.Logf("update: %v", err) // an ended job refuses it
+			}
 		default:
 			if err := e.Tick(ctx); err != nil {
 				t.Fatal(err)
 			}
+		}
+		if err := engine.CheckUsageTracking(e); err != nil {
+			t.Fatalf("step %d: %v", step, err)
 		}
 	}
 	clock.Add(7 * time.Second)

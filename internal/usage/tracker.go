@@ -16,7 +16,15 @@ type Attempt struct {
 type Tracker struct {
 	live   map[string]*live
 	closed map[CounterKey]Amount
+	// Indexes of live: by job, by share, and those holding borrowed
+	// capacity, so that a caller rechecks only what may have changed.
+	byJob     map[string]string
+	byShare   map[ShareKey]map[string]bool
+	borrowing map[string]bool
 }
+
+// ShareKey names a share: its queue and name.
+type ShareKey struct{ Queue, Share string }
 
 // live is an attempt the Tracker follows: its open segments and the
 // totals of its closed ones (for the preempted counter).
@@ -46,7 +54,8 @@ func (a *Amount) add(s *Segment, stop int64) {
 
 // NewTracker returns a Tracker following no attempt.
 func NewTracker() *Tracker {
-	return &Tracker{live: map[string]*live{}, closed: map[CounterKey]Amount{}}
+	return &Tracker{live: map[string]*live{}, closed: map[CounterKey]Amount{},
+		byJob: map[string]string{}, byShare: map[ShareKey]map[string]bool{}, borrowing: map[string]bool{}}
 }
 
 // Hold records that attempt a holds parts from at (epoch ms) on. When they
@@ -55,13 +64,13 @@ func NewTracker() *Tracker {
 func (t *Tracker) Hold(a Attempt, parts []Part, at int64) []Segment {
 	l := t.live[a.ID]
 	if l == nil {
-		l = &live{a: a}
-		t.live[a.ID] = l
+		l = t.follow(a)
 	} else if slices.Equal(l.parts, parts) {
 		return nil
 	}
 	out := t.closeOpen(l, at)
 	l.parts = slices.Clone(parts)
+	t.noteBorrowing(a.ID, l.parts)
 	for _, p := range parts {
 		s := Segment{Attempt: a.ID, Seq: l.next, Job: a.Job, Queue: a.Queue, Share: a.Share, ShareID: a.ShareID, Owner: a.Owner,
 			Kind: p.Kind, Peer: p.Peer, Instances: p.Instances, GPUs: p.GPUs, Start: at}
@@ -70,6 +79,78 @@ func (t *Tracker) Hold(a Attempt, parts []Part, at int64) []Segment {
 		out = append(out, s)
 	}
 	return out
+}
+
+// follow begins following attempt a.
+func (t *Tracker) follow(a Attempt) *live {
+	l := &live{a: a}
+	t.live[a.ID] = l
+	t.byJob[a.Job] = a.ID
+	k := ShareKey{a.Queue, a.Share}
+	if t.byShare[k] == nil {
+		t.byShare[k] = map[string]bool{}
+	}
+	t.byShare[k][a.ID] = true
+	return l
+}
+
+// forget stops following attempt l.
+func (t *Tracker) forget(l *live) {
+	delete(t.live, l.a.ID)
+	if t.byJob[l.a.Job] == l.a.ID {
+		delete(t.byJob, l.a.Job)
+	}
+	k := ShareKey{l.a.Queue, l.a.Share}
+	delete(t.byShare[k], l.a.ID)
+	if len(t.byShare[k]) == 0 {
+		delete(t.byShare, k)
+	}
+	delete(t.borrowing, l.a.ID)
+}
+
+func (t *Tracker) noteBorrowing(id string, parts []Part) {
+	if slices.ContainsFunc(parts, func(p Part) bool { return p.Kind == Borrowed }) {
+		t.borrowing[id] = true
+	} else {
+		delete(t.borrowing, id)
+	}
+}
+
+// Parts returns what attempt id holds as the Tracker last heard, nil when
+// not followed.
+func (t *Tracker) Parts(id string) []Part {
+	if l := t.live[id]; l != nil {
+		return slices.Clone(l.parts)
+	}
+	return nil
+}
+
+// ShareOf returns the share of attempt id.
+func (t *Tracker) ShareOf(id string) ShareKey {
+	if l := t.live[id]; l != nil {
+		return ShareKey{l.a.Queue, l.a.Share}
+	}
+	return ShareKey{}
+}
+
+// AttemptOfJob returns the attempt of job followed, "" when none.
+func (t *Tracker) AttemptOfJob(job string) string { return t.byJob[job] }
+
+// AttemptsOfShare calls fn with the job and attempt of every attempt of a
+// share followed.
+func (t *Tracker) AttemptsOfShare(queue, share string, fn func(job, attempt string)) {
+	for id := range t.byShare[ShareKey{queue, share}] {
+		fn(t.live[id].a.Job, id)
+	}
+}
+
+// Borrowing calls fn with the job, queue and share of every attempt
+// followed that holds borrowed capacity.
+func (t *Tracker) Borrowing(fn func(job, queue, share string)) {
+	for id := range t.borrowing {
+		a := t.live[id].a
+		fn(a.Job, a.Queue, a.Share)
+	}
 }
 
 // closeOpen closes l's open segments at at (never before they began).
@@ -112,7 +193,7 @@ func (t *Tracker) End(id string, at int64, preempted bool) []Segment {
 	if l == nil {
 		return nil
 	}
-	delete(t.live, id)
+	t.forget(l)
 	out := t.closeOpen(l, at)
 	if preempted {
 		for i := range out {
@@ -132,14 +213,14 @@ func (t *Tracker) End(id string, at int64, preempted bool) []Segment {
 func (t *Tracker) Resume(s Segment) {
 	l := t.live[s.Attempt]
 	if l == nil {
-		l = &live{a: Attempt{ID: s.Attempt, Job: s.Job, Queue: s.Queue, Share: s.Share, ShareID: s.ShareID, Owner: s.Owner}}
-		t.live[s.Attempt] = l
+		l = t.follow(Attempt{ID: s.Attempt, Job: s.Job, Queue: s.Queue, Share: s.Share, ShareID: s.ShareID, Owner: s.Owner})
 	}
 	s.Stop = 0
 	l.open = append(l.open, s)
 	l.parts = append(l.parts, Part{Kind: s.Kind, Peer: s.Peer, Instances: s.Instances, GPUs: s.GPUs})
 	l.next = max(l.next, s.Seq+1)
 	slices.SortFunc(l.parts, func(a, b Part) int { return cmp.Or(kindOrder(a.Kind)-kindOrder(b.Kind), cmp.Compare(a.Peer, b.Peer)) })
+	t.noteBorrowing(s.Attempt, l.parts)
 }
 
 // Follows tells whether the Tracker follows attempt id.

@@ -17,6 +17,7 @@ import (
 	"slices"
 
 	"github.com/sharq-dev/sharq/internal/core"
+	"github.com/sharq-dev/sharq/internal/record"
 	"github.com/sharq-dev/sharq/internal/store"
 	"github.com/sharq-dev/sharq/internal/trainingjob"
 )
@@ -66,6 +67,23 @@ func Parts(h core.Holding) []Part {
 	}
 	slices.SortFunc(out, func(a, b Part) int { return cmp.Or(kindOrder(a.Kind)-kindOrder(b.Kind), cmp.Compare(a.Peer, b.Peer)) })
 	return out
+}
+
+// OwnOf is the parts of a holding all within its share's limit: one Own
+// part of every unit's instances, as Parts makes it.
+func OwnOf(units []record.UnitCount) []Part {
+	if len(units) == 0 {
+		return nil
+	}
+	p := Part{Kind: Own}
+	for _, u := range units {
+		p.Instances += u.Count
+		p.GPUs += u.Count * trainingjob.GPUs(u.Unit)
+	}
+	if p.Instances == 0 {
+		return nil
+	}
+	return []Part{p}
 }
 
 // kindOrder orders kinds in reports.
