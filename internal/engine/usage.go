@@ -42,6 +42,7 @@ type usageState struct {
 	// beyond its limit, without asking the core.
 	use    map[usage.ShareKey]map[string]int
 	demand map[string][]record.UnitCount
+	prio   map[string]int // each followed attempt's job's priority
 	// Kept from cycle to cycle, emptied: a cycle's scratch.
 	seen   map[string]bool
 	shares map[usage.ShareKey]bool
@@ -58,6 +59,7 @@ func (u *usageState) follow(id string, j *record.Job) {
 		u.use[k][d.Unit] += d.Count
 	}
 	u.demand[id] = j.Demand
+	u.prio[id] = j.SchedulingPriority
 }
 
 // unfollow notes that attempt id of share k is no longer followed.
@@ -66,13 +68,14 @@ func (u *usageState) unfollow(id string, k usage.ShareKey) {
 		u.use[k][d.Unit] -= d.Count
 	}
 	delete(u.demand, id)
+	delete(u.prio, id)
 }
 
 // resumeUsage follows again the segments that were open when the store was
 // last written; the first cycle closes those of attempts no longer live.
 func (e *Engine) resumeUsage(ctx context.Context) error {
 	e.usage.tracker = usage.NewTracker()
-	e.usage.use, e.usage.demand = map[usage.ShareKey]map[string]int{}, map[string][]record.UnitCount{}
+	e.usage.use, e.usage.demand, e.usage.prio = map[usage.ShareKey]map[string]int{}, map[string][]record.UnitCount{}, map[string]int{}
 	e.usage.dirty = true
 	us, ok := e.opts.Store.(store.UsageStore)
 	if !ok {
@@ -132,26 +135,43 @@ func (e *Engine) accountChanges(now int64) {
 		}
 	}
 	var changed []usage.ShareKey
-	// Attempts that ended, and those that began.
+	// Attempts that ended, those that began and those whose priority
+	// changed move capacity between shares or within one; a waiting job
+	// may change which share's idle capacity borrowers stand on, when its
+	// share has some. Other changes (a running job's status) move none.
+	recheck := false
 	for _, j := range t.touched {
+		if seen[j.JobID] {
+			continue // touched more than once
+		}
+		k := usage.ShareKey{Queue: j.Queue, Share: j.QuotaShareName}
 		old := tr.AttemptOfJob(j.JobID)
 		_, live := e.attempts[j.AttemptID]
 		live = live && j.AttemptID != ""
 		if old != "" && (!live || old != j.AttemptID) {
 			e.endUsage(old, now)
 			old = ""
+			recheck = true
+			changed = append(changed, k)
 		}
-		if !live || seen[j.JobID] {
+		switch {
+		case !live:
+			recheck = recheck || e.hasIdle(k)
+			continue
+		case old == "":
+			u.follow(j.AttemptID, j)
+		case u.prio[old] == j.SchedulingPriority:
 			continue
 		}
+		u.prio[j.AttemptID] = j.SchedulingPriority
+		recheck = true
 		add(j.JobID)
-		changed = append(changed, usage.ShareKey{Queue: j.Queue, Share: j.QuotaShareName})
-		if old == "" {
-			u.follow(j.AttemptID, j)
-		}
+		changed = append(changed, k)
 	}
 	// Borrowers: whose capacity they stand on depends on the other shares.
-	tr.Borrowing(func(job, _, _ string) { add(job) })
+	if recheck {
+		tr.Borrowing(func(job, _, _ string) { add(job) })
+	}
 	// Every attempt of a changed share beyond its limit: which of them
 	// borrow follows their order.
 	isBeyond := func(k usage.ShareKey) bool {
@@ -195,6 +215,25 @@ func (e *Engine) accountChanges(now int64) {
 		}
 		e.holdOne(j, parts, now)
 	}
+}
+
+// hasIdle tells whether share k holds less than its limit of a unit:
+// borrowers may stand on that idle capacity.
+func (e *Engine) hasIdle(k usage.ShareKey) bool {
+	q := e.queues[k.Queue]
+	if q == nil || !q.quota {
+		return false
+	}
+	s := q.shares[k.Share]
+	if s == nil {
+		return false
+	}
+	for _, l := range s.CapacityLimits {
+		if e.usage.use[k][l.CapacityUnit] < l.MaxCapacity {
+			return true
+		}
+	}
+	return false
 }
 
 // holdOne has the tracker follow what job j's attempt holds now; a new
@@ -252,6 +291,7 @@ func (e *Engine) holdAll(now int64) {
 	tr := e.usage.tracker
 	clear(e.usage.use)
 	clear(e.usage.demand)
+	clear(e.usage.prio)
 	held := map[string]bool{}
 	for _, q := range e.sortedQueues() {
 		for _, h := range e.core.Holdings(q.JobQueueName) {

@@ -15,10 +15,41 @@ func CheckUsageTracking(e *Engine) error {
 	defer e.mu.RUnlock()
 	tr := e.usage.tracker
 	want := map[string][]usage.Part{}
+	use := map[usage.ShareKey]map[string]int{}
 	for _, q := range e.sortedQueues() {
 		for _, h := range e.core.Holdings(q.JobQueueName) {
 			if j := e.jobs[h.Job]; j != nil && j.AttemptID != "" {
 				want[j.AttemptID] = usage.Parts(h)
+				k := usage.ShareKey{Queue: j.Queue, Share: j.QuotaShareName}
+				if use[k] == nil {
+					use[k] = map[string]int{}
+				}
+				for _, d := range j.Demand {
+					use[k][d.Unit] += d.Count
+				}
+			}
+		}
+	}
+	// What each share holds, as the accounting counts it to tell which
+	// shares stand beyond their limits and which have idle capacity; after
+	// a restart, once the first cycle has counted it.
+	for k, units := range e.usage.use {
+		if e.usage.dirty {
+			break
+		}
+		for unit, n := range units {
+			if n != use[k][unit] {
+				return fmt.Errorf("share %v holds %d %s, the accounting counts %d", k, use[k][unit], unit, n)
+			}
+		}
+	}
+	for k, units := range use {
+		if e.usage.dirty {
+			break
+		}
+		for unit, n := range units {
+			if e.usage.use[k][unit] != n {
+				return fmt.Errorf("share %v holds %d %s, the accounting counts %d", k, n, unit, e.usage.use[k][unit])
 			}
 		}
 	}
