@@ -90,10 +90,13 @@ func usageKeyHeader(by string) string {
 }
 
 // usageKey names a group: a FIFO queue's jobs have no share, unsigned
-// ones no owner.
+// ones no owner; an owner by its user name, as `sharq jobs` does.
 func usageKey(by, key string) string {
-	if key == "" && by == usage.ByShare {
+	switch {
+	case key == "" && by == usage.ByShare:
 		return "(fifo)"
+	case by == usage.ByOwner:
+		return orDash(userName(key))
 	}
 	return orDash(key)
 }
