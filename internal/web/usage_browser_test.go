@@ -47,6 +47,7 @@ func TestUsagePage(t *testing.T) {
 	do(t, ctx, "group by owner", chromedp.SetValue(`select[name="by"]`, "owner"))
 	eval[bool](t, ctx, `document.querySelector('select[name="by"]').dispatchEvent(new Event('change'))`)
 	waitFor(t, ctx, "one group by owner", `document.querySelectorAll('.usage-group').length === 1 && !document.querySelector('tr[data-kind="lent"]') && location.search.includes('by=owner')`)
+	waitFor(t, ctx, "the unsigned jobs' group named", `document.querySelector('.usage-group h2').innerText === '(unsigned)'`)
 
 	do(t, ctx, "open the overview", chromedp.Navigate(s.url+"/"))
 	waitFor(t, ctx, "the overview", `document.querySelector('.bar')`)

@@ -753,7 +753,9 @@
     return +(ms / 60e3).toFixed(1) + ' min';
   }
 
+  // usageName names a group; an owner by its user name, as the CLI does.
   function usageName(by, key) {
+    if (key && by === 'owner' && key.includes(':user/')) return key.slice(key.lastIndexOf(':user/') + 6);
     if (key) return key;
     return by === 'share' ? '(fifo)' : by === 'owner' ? '(unsigned)' : '(none)';
   }
