@@ -98,7 +98,7 @@ func checkUsageAgainstAttempts(t *testing.T, seed uint64, open func() store.Stor
 		case k < 4:
 			prio := r.IntN(3)
 			j, err := e.SubmitServiceJob(ctx, engine.SubmitServiceJobInput{JobName: fmt.Sprint("j", step), JobQueue: "my-sm-training-qm-jq",
-				ServiceJobType: "SAGEMAKER_TRAINING", ServiceRequestPayload: payload("ml.g5.xlarge", 1, nil),
+				ServiceJobType: "SAGEMAKER_TRAINING", ServiceRequestPayload: payload("ml.g5.xlarge", 1+r.IntN(1+int(seed%2)), nil),
 				QuotaShareName: []string{"QS1", "QS1", "QS1", "QS2", "QS3", "QS4"}[r.IntN(4+2*int(seed%2))], SchedulingPriority: &prio,
 				Owner: owners[r.IntN(len(owners))]})
 			if err != nil {
@@ -145,7 +145,7 @@ func checkUsageAgainstAttempts(t *testing.T, seed uint64, open func() store.Stor
 	now := clock.Now().UnixMilli()
 
 	// What the jobs record: each SCHEDULED entry begins an attempt, which
-	// ends at its stop (or holds on now).
+	// ends at its stop (or holds on now), of the job's instances.
 	want := map[string]map[string]int64{} // by grouping, key → instance-ms
 	var total, preempted int64
 	for _, id := range ids {
@@ -164,7 +164,11 @@ func checkUsageAgainstAttempts(t *testing.T, seed uint64, open func() store.Stor
 			if stop == 0 {
 				stop = now
 			}
-			d := stop - tr.At
+			n := 0
+			for _, u := range j.Demand {
+				n += u.Count
+			}
+			d := (stop - tr.At) * int64(n)
 			total += d
 			for by, key := range map[string]string{usage.ByShare: j.QuotaShareName, usage.ByOwner: j.Owner, usage.ByShareID: j.ShareIdentifier, usage.ByQueue: j.Queue} {
 				if want[by] == nil {
