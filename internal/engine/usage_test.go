@@ -27,7 +27,9 @@ import (
 // of preempted attempts and the borrowed capacity lent add up too.
 func TestUsageEqualsAttemptIntervals(t *testing.T) {
 	var preempted int64
-	for seed := range uint64(6) {
+	// Seeds 21 and 27 hold a job waiting in a share with idle capacity
+	// while borrowers stand on it.
+	for _, seed := range []uint64{0, 1, 2, 3, 4, 5, 21, 27} {
 		t.Run(fmt.Sprint("sqlite/", seed), func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "sharq.db")
 			preempted += checkUsageAgainstAttempts(t, seed, func() store.Store {
@@ -74,32 +76,44 @@ func checkUsageAgainstAttempts(t *testing.T, seed uint64, open func() store.Stor
 	e := start()
 	h := &harness{t: t, e: e}
 	h.setupWalkthrough()
+	shares := []string{"QS1", "QS1", "QS1", "QS2", "QS3"}
 	if seed%2 == 1 {
-		// Two lending shares and spare capacity beyond the limits: whose
-		// capacity a borrower stands on moves as the lenders' queues
+		// More lending and borrowing shares, some with room to borrow
+		// more than their limit, and spare capacity beyond the limits:
+		// whose capacity a borrower stands on moves as the lenders' queues
 		// change, with nothing of the borrower's share changing.
-		_, err := e.CreateQuotaShare(ctx, engine.CreateQuotaShareInput{Name: "QS4", JobQueue: "my-sm-training-qm-jq",
-			CapacityLimits:               []record.CapacityLimit{{CapacityUnit: "ml.g5.xlarge", MaxCapacity: 1}},
-			ResourceSharingConfiguration: record.ResourceSharingConfiguration{Strategy: "LEND"},
-			PreemptionConfiguration:      record.QuotaSharePreemptionConfiguration{InSharePreemption: "DISABLED"}})
-		if err != nil {
-			t.Fatal(err)
+		for i, c := range []struct {
+			strategy string
+			limit    int
+		}{{"LEND", 1}, {"LEND_AND_BORROW", 2}, {"LEND", 2}, {"LEND_AND_BORROW", 1}} {
+			name := fmt.Sprint("QS", 4+i)
+			in := engine.CreateQuotaShareInput{Name: name, JobQueue: "my-sm-training-qm-jq",
+				CapacityLimits:               []record.CapacityLimit{{CapacityUnit: "ml.g5.xlarge", MaxCapacity: c.limit}},
+				ResourceSharingConfiguration: record.ResourceSharingConfiguration{Strategy: c.strategy},
+				PreemptionConfiguration:      record.QuotaSharePreemptionConfiguration{InSharePreemption: "ENABLED"}}
+			if c.strategy == "LEND_AND_BORROW" {
+				in.ResourceSharingConfiguration.BorrowLimit = ptr(-1)
+			}
+			if _, err := e.CreateQuotaShare(ctx, in); err != nil {
+				t.Fatal(err)
+			}
+			shares = append(shares, name, name)
 		}
 		if _, err := e.UpdateServiceEnvironment(ctx, engine.UpdateServiceEnvironmentInput{ServiceEnvironment: "my-sm-training-qm-se",
-			CapacityLimits: []record.CapacityLimit{{CapacityUnit: "ml.g5.xlarge", MaxCapacity: 5}}}); err != nil {
+			CapacityLimits: []record.CapacityLimit{{CapacityUnit: "ml.g5.xlarge", MaxCapacity: 11}}}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	var ids []string
 	owners := []string{"alice", "bob", ""}
-	for step := 0; step < 150; step++ {
+	for step := 0; step < 150+150*int(seed%2); step++ {
 		clock.Add(time.Duration(r.IntN(90_000)) * time.Millisecond)
 		switch k := r.IntN(11); {
 		case k < 4:
 			prio := r.IntN(3)
 			j, err := e.SubmitServiceJob(ctx, engine.SubmitServiceJobInput{JobName: fmt.Sprint("j", step), JobQueue: "my-sm-training-qm-jq",
-				ServiceJobType: "SAGEMAKER_TRAINING", ServiceRequestPayload: payload("ml.g5.xlarge", 1+r.IntN(1+int(seed%2)), nil),
-				QuotaShareName: []string{"QS1", "QS1", "QS1", "QS2", "QS3", "QS4"}[r.IntN(4+2*int(seed%2))], SchedulingPriority: &prio,
+				ServiceJobType: "SAGEMAKER_TRAINING", ServiceRequestPayload: payload("ml.g5.xlarge", 1+r.IntN(1+2*int(seed%2)), nil),
+				QuotaShareName: shares[r.IntN(len(shares))], SchedulingPriority: &prio,
 				Owner: owners[r.IntN(len(owners))]})
 			if err != nil {
 				t.Fatal(err)
