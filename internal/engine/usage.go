@@ -99,6 +99,10 @@ func (e *Engine) resumeUsage(ctx context.Context) error {
 // changes.
 func (e *Engine) accountUsage(now time.Time) {
 	t := e.tx
+	if e.opts.UsageRetention > 0 && now.Sub(e.usage.lastPurge) >= usagePurgeEvery {
+		e.usage.lastPurge = now
+		t.usagePurgeBefore = ms(now.Add(-e.opts.UsageRetention))
+	}
 	full := e.usage.dirty || len(t.resources) > 0 || len(t.deleted) > 0
 	if !full && len(t.touched) == 0 {
 		return
@@ -109,10 +113,6 @@ func (e *Engine) accountUsage(now time.Time) {
 		e.holdAll(nowMs)
 	} else {
 		e.accountChanges(nowMs)
-	}
-	if e.opts.UsageRetention > 0 && now.Sub(e.usage.lastPurge) >= usagePurgeEvery {
-		e.usage.lastPurge = now
-		t.usagePurgeBefore = ms(now.Add(-e.opts.UsageRetention))
 	}
 }
 
