@@ -294,5 +294,22 @@ func TestUsageRetention(t *testing.T) {
 		if fmt.Sprint(got) != fmt.Sprint(c.want) {
 			t.Errorf("retention %v: segments %v, want %v", c.retention, got, c.want)
 		}
+		if c.retention < 0 {
+			continue
+		}
+		// A quiet server purges too: a day on, "recent" passes the
+		// retention, and the purge of every hour takes it; "open", closed
+		// at the first cycle, stays.
+		clock.Add(25 * time.Hour)
+		if err := e.Tick(ctx); err != nil {
+			t.Fatal(err)
+		}
+		got = nil
+		if err := st.Usage(ctx, 0, clock.Now().UnixMilli(), func(s store.UsageSegment) error { got = append(got, s.Attempt); return nil }); err != nil {
+			t.Fatal(err)
+		}
+		if fmt.Sprint(got) != "[open]" {
+			t.Errorf("a day on, in a quiet server: segments %v, want [open]", got)
+		}
 	}
 }
