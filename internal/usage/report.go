@@ -159,18 +159,6 @@ func (r *Report) Rows() []Row {
 	return out
 }
 
-// Seconds writes milliseconds as seconds with three decimals, exactly.
-func Seconds(ms int64) string {
-	sign := ""
-	if ms < 0 {
-		sign, ms = "-", -ms
-	}
-	if ms%1000 == 0 {
-		return fmt.Sprintf("%s%d", sign, ms/1000)
-	}
-	return fmt.Sprintf("%s%d.%03d", sign, ms/1000, ms%1000)
-}
-
 // ParseDuration reads a duration as time.ParseDuration does, and also in
 // whole days ("30d") and weeks ("2w"), as reports and retention are said.
 func ParseDuration(s string) (time.Duration, error) {

@@ -244,18 +244,6 @@ func (t *Tracker) Live() []string {
 	return out
 }
 
-// Open returns the open segments of every attempt followed.
-func (t *Tracker) Open() []Segment {
-	var out []Segment
-	for _, l := range t.live {
-		out = append(out, l.open...)
-	}
-	slices.SortFunc(out, func(a, b Segment) int {
-		return cmp.Or(cmp.Compare(a.Start, b.Start), cmp.Compare(a.Attempt, b.Attempt), cmp.Compare(a.Seq, b.Seq))
-	})
-	return out
-}
-
 // Counter is a running total of one share and kind.
 type Counter struct {
 	CounterKey

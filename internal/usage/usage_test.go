@@ -1,6 +1,7 @@
 package usage
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"strconv"
 	"testing"
@@ -140,15 +141,12 @@ func TestReportLentMirrorsBorrowed(t *testing.T) {
 	}
 	got := ""
 	for _, r := range rep.Rows() {
-		got += Seconds(r.From) + " " + r.Key + " " + r.Kind + " " + r.Peer + " " + Seconds(r.InstanceMillis) + " " + Seconds(r.GPUMillis) + "\n"
+		got += seconds(r.From) + " " + r.Key + " " + r.Kind + " " + r.Peer + " " + seconds(r.InstanceMillis) + " " + seconds(r.GPUMillis) + "\n"
 	}
 	want := "0 QS1 own  7200 57600\n0 QS1 borrowed QS2 1800 14400\n0 QS2 lent QS1 1800 14400\n" +
 		"3600 QS1 borrowed QS2 1800 14400\n3600 QS2 lent QS1 1800 14400\n"
 	if got != want {
 		t.Fatalf("rows:\n%s\nwant:\n%s", got, want)
-	}
-	if s := Seconds(1234567); s != "1234.567" {
-		t.Fatalf("Seconds = %s", s)
 	}
 }
 
@@ -161,4 +159,16 @@ func TestQueryCheck(t *testing.T) {
 	if err := (Query{From: 0, To: 86400_000, Every: 3600_000, By: ByOwner}).Check(); err != nil {
 		t.Error(err)
 	}
+}
+
+// seconds writes milliseconds as seconds with three decimals, exactly.
+func seconds(ms int64) string {
+	sign := ""
+	if ms < 0 {
+		sign, ms = "-", -ms
+	}
+	if ms%1000 == 0 {
+		return fmt.Sprintf("%s%d", sign, ms/1000)
+	}
+	return fmt.Sprintf("%s%d.%03d", sign, ms/1000, ms%1000)
 }
