@@ -217,9 +217,11 @@ func steps(n string, ended, endedMany, endedConsole, changed string) []step {
 		{"GET /readyz", "GET", "/readyz", "", "", ""},
 		{"GET /{$}", "GET", "/", "", "", ""},
 		{"GET /jobs/{job}", "GET", "/jobs/" + changed, "", "", ""},
+		{"GET /usage", "GET", "/usage?since=7d", "", "", ""},
 		{"GET /assets/", "GET", "/assets/app.js", "", "", ""},
 		{"/sharq/v1/", "GET", "/sharq/v1/nothing", "", "", ""},
 		{"GET /sharq/v1/whoami", "GET", "/sharq/v1/whoami", "", "sharq:GetCallerIdentity", "*"},
+		{"GET /sharq/v1/usage", "GET", "/sharq/v1/usage?since=1d&by=owner", "", "sharq:GetUsage", "*"},
 		{"GET /metrics", "GET", "/metrics", "", "sharq:GetMetrics", "*"},
 		// send names the operation: X-Amz-Target SageMaker.ListTrainingJobs.
 		{"POST /{$}", "POST", "/", "{}", "sagemaker:ListTrainingJobs", "*"},
