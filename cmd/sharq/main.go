@@ -55,6 +55,7 @@ func commands() []command {
 		{"logs", "print or follow a job's output", cli.Logs},
 		{"wait", "wait for a job to end; exit 0 if it succeeded, 1 if it failed", cli.Wait},
 		{"shares", "show each quota share's own, borrowed, lent and idle capacity", cli.Shares},
+		{"usage", "show the capacity used over a period: own, borrowed, lent and preempted", cli.Usage},
 		{"top", "watch shares and jobs live", cli.Top},
 		{"events", "show or follow job state changes", cli.Events},
 		{"admin", "manage access keys (admin keys create|list|disable|enable|delete)", runAdmin},

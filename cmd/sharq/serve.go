@@ -31,6 +31,7 @@ import (
 	"github.com/sharq-dev/sharq/internal/store"
 	"github.com/sharq-dev/sharq/internal/store/postgres"
 	"github.com/sharq-dev/sharq/internal/store/sqlite"
+	usagehist "github.com/sharq-dev/sharq/internal/usage"
 	"github.com/sharq-dev/sharq/internal/web"
 )
 
@@ -42,9 +43,11 @@ type serveConfig struct {
 	executor  string
 	maxShares int
 	retention time.Duration
-	grace     time.Duration
-	workers   int
-	logLevel  string
+	// usageRetention is how long usage history is kept (0: for ever).
+	usageRetention time.Duration
+	grace          time.Duration
+	workers        int
+	logLevel       string
 	// supervisor is the local executor's supervisor program (empty: this
 	// binary).
 	supervisor string
@@ -82,6 +85,15 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.StringVar(&cfg.executor, "executor", "local", "how jobs run: local (processes on this machine), kube (pods on a Kubernetes cluster) or simulated (sleep for the payload's runtime)")
 	fs.IntVar(&cfg.maxShares, "max-shares-per-queue", 20, "quota shares allowed per job queue")
 	fs.DurationVar(&cfg.retention, "retention", 7*24*time.Hour, "how long ended jobs are kept")
+	cfg.usageRetention = engine.DefaultUsageRetention
+	fs.Func("usage-retention", "how long usage history is kept, as 400d, 8w or 9600h (0: for ever; default 400d)", func(s string) error {
+		d, err := usagehist.ParseDuration(s)
+		if err == nil && d < 0 {
+			err = errors.New("must not be negative")
+		}
+		cfg.usageRetention = d
+		return err
+	})
 	fs.DurationVar(&cfg.grace, "stop-grace", 120*time.Second, "time a stopped job gets between SIGTERM and SIGKILL")
 	fs.IntVar(&cfg.workers, "executor-workers", 0, "executor calls (starts and stops) made at once (0: 64 for kube, whose calls wait on the API server, else 16)")
 	fs.StringVar(&cfg.logLevel, "log-level", "info", "debug, info, warn or error")
@@ -352,7 +364,7 @@ func newServer(ctx context.Context, cfg serveConfig, st store.Store, keys access
 	console := web.New(wopts)
 	eng, err := engine.New(ctx, engine.Options{
 		Region: cfg.region, AccountID: cfg.accountID, Store: st, Executor: ex, Logger: log,
-		MaxSharesPerQueue: cfg.maxShares, Retention: cfg.retention, StopGrace: cfg.grace, Lease: cfg.lease, ExecutorWorkers: cfg.workers,
+		MaxSharesPerQueue: cfg.maxShares, Retention: cfg.retention, UsageRetention: usageRetention(cfg.usageRetention), StopGrace: cfg.grace, Lease: cfg.lease, ExecutorWorkers: cfg.workers,
 		Observers: []engine.Observer{met, console, metrics.TransitionLogger{Log: log}},
 	})
 	if err != nil {
@@ -476,4 +488,13 @@ func consoleURL(scheme string, addr net.Addr) string {
 		host = "localhost"
 	}
 	return scheme + "://" + net.JoinHostPort(host, port) + "/"
+}
+
+// usageRetention is the engine's setting for --usage-retention: 0 there
+// means the default, and keeping for ever is negative.
+func usageRetention(d time.Duration) time.Duration {
+	if d == 0 {
+		return -1
+	}
+	return d
 }

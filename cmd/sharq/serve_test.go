@@ -217,9 +217,11 @@ func steps(n string, ended, endedMany, endedConsole, changed string) []step {
 		{"GET /readyz", "GET", "/readyz", "", "", ""},
 		{"GET /{$}", "GET", "/", "", "", ""},
 		{"GET /jobs/{job}", "GET", "/jobs/" + changed, "", "", ""},
+		{"GET /usage", "GET", "/usage?since=7d", "", "", ""},
 		{"GET /assets/", "GET", "/assets/app.js", "", "", ""},
 		{"/sharq/v1/", "GET", "/sharq/v1/nothing", "", "", ""},
 		{"GET /sharq/v1/whoami", "GET", "/sharq/v1/whoami", "", "sharq:GetCallerIdentity", "*"},
+		{"GET /sharq/v1/usage", "GET", "/sharq/v1/usage?since=1d&by=owner", "", "sharq:GetUsage", "*"},
 		{"GET /metrics", "GET", "/metrics", "", "sharq:GetMetrics", "*"},
 		// send names the operation: X-Amz-Target SageMaker.ListTrainingJobs.
 		{"POST /{$}", "POST", "/", "{}", "sagemaker:ListTrainingJobs", "*"},
@@ -280,6 +282,8 @@ func steps(n string, ended, endedMany, endedConsole, changed string) []step {
 		{"PUT /sharq/v1/access/policies/{name}", "PUT", "/sharq/v1/access/policies/team-" + n,
 			`{"Statement":[{"Effect":"Allow","Action":["batch:SubmitServiceJob"],"Resource":["` + qs1 + `"]}]}`,
 			"sharq:PutAccessPolicy", "arn:aws:iam::000000000000:policy/team-" + n},
+		{"PUT /sharq/v1/queues/{queue}/shares/{share}/settings", "PUT", "/sharq/v1/queues/jq/shares/QS1/settings",
+			`{"minimumRuntimeSeconds":60}`, "sharq:UpdateQuotaShareSettings", qs1},
 	}
 }
 

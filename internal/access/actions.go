@@ -43,6 +43,7 @@ package access
 //	GET /sharq/v1/whoami                   sharq:GetCallerIdentity         *
 //	PUT /sharq/v1/queues/{queue}/shares/{share}/settings
 //	                                       sharq:UpdateQuotaShareSettings  the quota share's ARN
+//	GET /sharq/v1/usage                    sharq:GetUsage                  *
 //	GET /sharq/v1/jobs/{job}/events        sharq:GetJobEvents              the job's ARN
 //	GET /sharq/v1/jobs/{job}/logs          sharq:GetLogs                   the job's ARN
 //	GET /sharq/v1/events                   sharq:GetEvents                 the job's ARN with ?job=, else the share's with ?queue=&share=, the queue's with ?queue=, else *
@@ -94,8 +95,8 @@ package access
 //	AbortMultipartUpload                   s3:AbortMultipartUpload         arn:aws:s3:::<bucket>/<key>
 //	ListParts                              s3:ListMultipartUploadParts     arn:aws:s3:::<bucket>/<key>
 //
-// GET /healthz and the console's page and assets (GET /, /jobs/{job},
-// /assets/) hold no data: they are authenticated but not authorized. A
+// GET /healthz and the console's pages and assets (GET /, /jobs/{job},
+// /usage, /assets/) hold no data: they are authenticated but not authorized. A
 // path that names no operation is answered 404 without authorization.
 const (
 	// AnyResource is the resource of an operation on no one resource.
@@ -107,6 +108,7 @@ const (
 	ActionGetStartEstimates      = "sharq:GetStartEstimates"
 	ActionGetJobMatches          = "sharq:GetJobMatches"
 	ActionGetCallerIdentity      = "sharq:GetCallerIdentity"
+	ActionGetUsage               = "sharq:GetUsage"
 	ActionGetJobEvents           = "sharq:GetJobEvents"
 	ActionGetLogs                = "sharq:GetLogs"
 	ActionGetEvents              = "sharq:GetEvents"

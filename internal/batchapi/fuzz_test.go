@@ -497,7 +497,7 @@ func (x *recordingExecutor) Attempts(context.Context) ([]executor.Update, error)
 	}
 	return out, nil
 }
-func (x *recordingExecutor) Close() error                                        { return nil }
+func (x *recordingExecutor) Close() error { return nil }
 
 // fingerprint renders what a client, an operator or a restart can observe:
 // every resource as described and listed, each queue's shares and

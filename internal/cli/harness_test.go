@@ -133,10 +133,20 @@ func newKeyedServer(t *testing.T) (s *server, ring *access.Keyring) {
 // startServer starts a server, its handler wrapped by wrap when not nil.
 func startServer(t *testing.T, localExec bool, wrap func(http.Handler, access.KeyStore) http.Handler) *server {
 	t.Helper()
+	return startSeededServer(t, localExec, wrap, nil)
+}
+
+// startSeededServer starts a server whose store seed has written to
+// first, when not nil: what an earlier server left.
+func startSeededServer(t *testing.T, localExec bool, wrap func(http.Handler, access.KeyStore) http.Handler, seed func(*sqlite.Store)) *server {
+	t.Helper()
 	dir := t.TempDir()
 	st, err := sqlite.Open(filepath.Join(dir, "sharq.db"))
 	if err != nil {
 		t.Fatal(err)
+	}
+	if seed != nil {
+		seed(st)
 	}
 	var ex executor.Executor = simulated.New()
 	if localExec {

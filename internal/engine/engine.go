@@ -42,6 +42,9 @@ type Options struct {
 	MaxCapacityLimits int
 	// Retention keeps ended jobs this long (default 7 days).
 	Retention time.Duration
+	// UsageRetention keeps usage history this long (default
+	// DefaultUsageRetention; negative keeps it forever).
+	UsageRetention time.Duration
 	// Synchronous makes every call run its own cycle in the caller's
 	// goroutine instead of through Run: the simulator drives the engine this
 	// way on a virtual clock, calling Deliver for executor updates and Tick
@@ -130,6 +133,9 @@ func (o *Options) setDefaults() {
 	}
 	if o.Retention == 0 {
 		o.Retention = 7 * 24 * time.Hour
+	}
+	if o.UsageRetention == 0 {
+		o.UsageRetention = DefaultUsageRetention
 	}
 	if o.NewID == nil {
 		o.NewID = newUUID

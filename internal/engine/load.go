@@ -82,6 +82,9 @@ func (e *Engine) load(ctx context.Context) error {
 	if err := e.disableLoaded(); err != nil {
 		return err
 	}
+	if err := e.resumeUsage(ctx); err != nil {
+		return fmt.Errorf("load usage: %w", err)
+	}
 	return e.reconcile(ctx, live)
 }
 

@@ -55,6 +55,7 @@ type Engine struct {
 	ended     []endMark      // ended jobs in the order they ended, for purging
 	tx        *tx
 	spare     *tx // the last cycle's, emptied, for the next (recycle)
+	usage     usageState
 	// wantEvents and wantTransitions: what setStatus records; timed:
 	// whether cycles are timed (listeners).
 	wantEvents, wantTransitions, timed bool
@@ -104,6 +105,15 @@ type tx struct {
 	// jobsChanged: a job changed, which an ephemeral engine keeps no
 	// record of in jobs.
 	jobsChanged bool
+	// usage holds the usage segments to write, preemptedAttempts the
+	// attempts whose segments to mark preempted; usagePurgeBefore, when
+	// set, purges closed segments that stopped before it after commit.
+	usage             []store.UsageSegment
+	preemptedAttempts []string
+	usagePurgeBefore  int64
+	// touched lists the jobs changed, in both kinds of engine, for the
+	// usage accounting (duplicates included).
+	touched []*record.Job
 }
 
 // start is an attempt to start, once the attempts preempted for it (its
@@ -142,7 +152,7 @@ const recycleMax = 256
 // preemptions, to observers) is not reused.
 func (e *Engine) recycle(t *tx) {
 	if len(t.jobs) > recycleMax || len(t.resources) > recycleMax || len(t.submitted) > recycleMax ||
-		len(t.starts) > recycleMax || len(t.stops) > recycleMax || len(t.transitions) > recycleMax {
+		len(t.starts) > recycleMax || len(t.stops) > recycleMax || len(t.transitions) > recycleMax || len(t.touched) > recycleMax {
 		return
 	}
 	clear(t.jobs)
@@ -151,8 +161,9 @@ func (e *Engine) recycle(t *tx) {
 	clear(t.starts)
 	clear(t.stops)
 	clear(t.transitions)
+	clear(t.touched)
 	*t = tx{jobs: t.jobs, resources: t.resources, submitted: t.submitted[:0], starts: t.starts[:0],
-		stops: t.stops[:0], transitions: t.transitions[:0]}
+		stops: t.stops[:0], transitions: t.transitions[:0], touched: t.touched[:0]}
 	e.spare = t
 }
 
@@ -372,6 +383,7 @@ func (e *Engine) cycle(ctx context.Context, batch []*op) error {
 	if t.purgeBefore > 0 {
 		e.purgeStore(ctx, t.purgeBefore)
 	}
+	e.afterUsageCommit(ctx, t)
 	e.recycle(t)
 	return nil
 }
@@ -415,6 +427,7 @@ func (e *Engine) decide(ctx context.Context, batch []*op) (t *tx, err error) {
 	}
 	e.step(now)
 	e.wakeAt, _ = e.core.NextWake()
+	e.accountUsage(now)
 	e.publishReads()
 	t = e.tx
 	e.tx = nil
@@ -471,7 +484,7 @@ func (e *Engine) step(now time.Time) {
 }
 
 func (e *Engine) storeBatch(t *tx) *store.Batch {
-	b := &store.Batch{DeletedResources: t.deleted}
+	b := &store.Batch{DeletedResources: t.deleted, Usage: t.usage, PreemptedAttempts: t.preemptedAttempts}
 	for _, r := range t.resources {
 		b.Resources = append(b.Resources, r)
 	}
@@ -510,6 +523,7 @@ func (e *Engine) act(t *tx) {
 // touch marks a job record changed in this cycle. An ephemeral engine
 // stores no job: it notes only that one changed.
 func (e *Engine) touch(j *record.Job) {
+	e.tx.touched = append(e.tx.touched, j)
 	if e.opts.Ephemeral {
 		e.tx.jobsChanged = true
 		return

@@ -22,6 +22,8 @@
 //	sharq_cycle_duration_seconds                      histogram
 //	sharq_api_requests_total{operation,result}        counter
 //	sharq_store_commit_seconds                        histogram
+//	sharq_usage_instance_seconds_total{queue,share,kind} counter (own, borrowed, lent, preempted)
+//	sharq_usage_gpu_seconds_total{queue,share,kind}    counter
 //	sharq_leader, sharq_lease_term                    gauges (a shared store's leader)
 //	sharq_lease_renewals_total                        counter (a shared store's leader)
 package metrics
@@ -96,9 +98,13 @@ func New() *Metrics {
 	return m
 }
 
-// Watch adds the gauges read from src at each scrape.
+// Watch adds the gauges read from src at each scrape, and the usage
+// counters when src is also a UsageSource.
 func (m *Metrics) Watch(src Source) {
 	m.reg.MustRegister(&stateCollector{src: src})
+	if us, ok := src.(UsageSource); ok {
+		m.reg.MustRegister(&usageCollector{src: us})
+	}
 }
 
 // Handler serves the registry in the Prometheus exposition format.

@@ -249,6 +249,37 @@ func TestMetricsAfterWalkthrough(t *testing.T) {
 			t.Errorf("%s is missing", name)
 		}
 	}
+	checkUsageCounters(t, url, m)
+}
+
+// checkUsageCounters checks the walkthrough's usage counters: QS1's own
+// and borrowed capacity (med borrowed QS2's instance until QS2 reclaimed
+// it), QS2's side of the loan and its own, the preempted attempts' part;
+// GPU-seconds as instance-seconds (one GPU per ml.g5.xlarge); and that
+// the counters of running jobs grow.
+func checkUsageCounters(t *testing.T, url string, m map[string]*model.Sample) {
+	t.Helper()
+	series := func(name, share, kind string) string {
+		return fmt.Sprintf(`%s{kind="%s", queue="my-sm-training-qm-jq", share="%s"}`, name, kind, share)
+	}
+	for _, c := range []struct{ share, kind string }{{"QS1", "own"}, {"QS1", "borrowed"}, {"QS1", "preempted"}, {"QS2", "own"}, {"QS2", "lent"}} {
+		inst, gpu := m[series("sharq_usage_instance_seconds_total", c.share, c.kind)], m[series("sharq_usage_gpu_seconds_total", c.share, c.kind)]
+		if inst == nil || gpu == nil || inst.Value <= 0 || gpu.Value != inst.Value {
+			t.Errorf("%s %s: instance-seconds %v, GPU-seconds %v: want the same, above 0", c.share, c.kind, inst, gpu)
+		}
+	}
+	if b, l := m[series("sharq_usage_instance_seconds_total", "QS1", "borrowed")], m[series("sharq_usage_instance_seconds_total", "QS2", "lent")]; b != nil && l != nil && b.Value != l.Value {
+		t.Errorf("QS1 borrowed %v s, QS2 lent %v s: the same loan", b.Value, l.Value)
+	}
+	own := series("sharq_usage_instance_seconds_total", "QS2", "own")
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if later := scrape(t, url)[own]; later != nil && later.Value > m[own].Value {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s did not grow while QS2's job runs", own)
+		}
+	}
 }
 
 // TestAPIOperationLabels checks how requests are named: by path segment,

@@ -10,14 +10,23 @@ import (
 )
 
 // TimeCommits returns st with each Commit's duration observed in
-// sharq_store_commit_seconds: the durable write each cycle waits for.
+// sharq_store_commit_seconds: the durable write each cycle waits for. A
+// store that keeps usage history still does.
 func (m *Metrics) TimeCommits(st store.Store) store.Store {
 	h := prometheus.NewHistogram(prometheus.HistogramOpts{
 		Name: "sharq_store_commit_seconds", Help: "Duration of a store commit, from the engine's call to the batch being durable.",
 		Buckets: prometheus.ExponentialBuckets(0.0001, 2.5, 14),
 	})
 	m.reg.MustRegister(h)
+	if us, ok := st.(store.UsageStore); ok {
+		return timedUsageStore{timedStore{Store: st, h: h}, us}
+	}
 	return timedStore{Store: st, h: h}
+}
+
+type timedUsageStore struct {
+	timedStore
+	store.UsageStore
 }
 
 type timedStore struct {

@@ -25,6 +25,10 @@ func TestCommitsAndLease(t *testing.T) {
 	}
 	defer st.Close()
 	timed := m.TimeCommits(st)
+	// The engine finds the usage history through the wrapper.
+	if _, ok := timed.(store.UsageStore); !ok {
+		t.Error("a store timed is no longer a store.UsageStore")
+	}
 	for range 2 {
 		if err := timed.Commit(t.Context(), &store.Batch{Meta: map[string]string{"k": "v"}}); err != nil {
 			t.Fatal(err)

@@ -14,6 +14,7 @@
 //	GET  /sharq/v1/events                 JSON lines of batchapi.Event
 //	POST /sharq/v1/dryrun                 SubmitRequest -> engine.DryRun (errors in AWS's shape)
 //	GET  /sharq/v1/whoami                 Caller: the principal the caller's jobs record as owner
+//	GET  /sharq/v1/usage?by=&since=&every= UsageReport: capacity used, borrowed, lent and preempted over time
 //	GET  /sharq/v1/access/policies        []AccessPolicy
 //	PUT  /sharq/v1/access/policies/{name} access.PolicyDocument -> AccessPolicy
 //	GET  /sharq/v1/audit                  JSON lines of access.AuditEntry
@@ -43,6 +44,7 @@ import (
 	"github.com/sharq-dev/sharq/internal/forecast"
 	"github.com/sharq-dev/sharq/internal/jsonhttp"
 	"github.com/sharq-dev/sharq/internal/record"
+	"github.com/sharq-dev/sharq/internal/usage"
 )
 
 // Engine is what the handler reads; *engine.Engine implements it.
@@ -61,6 +63,7 @@ type Engine interface {
 	Subscribe(buf int) (<-chan engine.JobEvent, func())
 	DryRunSubmit(ctx context.Context, in engine.SubmitServiceJobInput) (engine.DryRun, error)
 	LatestStartEstimates() *forecast.Result
+	Usage(ctx context.Context, q usage.Query) (usage.Query, []usage.Row, error)
 }
 
 // Options configures the handler.
@@ -136,6 +139,7 @@ func (h *Handler) Mount(mux Mux) {
 	mux.HandleFunc("POST "+DryRunPath, h.dryRun)
 	mux.HandleFunc("GET "+WhoAmIPath, h.whoami)
 	mux.HandleFunc("PUT "+ShareSettingsPath("{queue}", "{share}"), h.putShareSettings)
+	mux.HandleFunc("GET "+UsagePath, h.usageHistory)
 	if h.opts.Keyring != nil {
 		h.mountKeys(mux)
 	}

@@ -209,6 +209,7 @@ func routeCases(job string) map[string]routeCase {
 		"GET /sharq/v1/jobs/match":        {"GET", "/sharq/v1/jobs/match?id=" + job[len(job)-8:], "", access.ActionGetJobMatches, "*"},
 		"GET /sharq/v1/estimates":         {"GET", "/sharq/v1/estimates", "", access.ActionGetStartEstimates, "*"},
 		"GET /sharq/v1/whoami":            {"GET", "/sharq/v1/whoami", "", access.ActionGetCallerIdentity, "*"},
+		"GET /sharq/v1/usage":             {"GET", "/sharq/v1/usage?since=1d&by=owner", "", access.ActionGetUsage, "*"},
 		"GET /sharq/v1/jobs/{job}/events": {"GET", "/sharq/v1/jobs/" + job + "/events", "", access.ActionGetJobEvents, jobARN},
 		"GET /sharq/v1/jobs/{job}/logs":   {"GET", "/sharq/v1/jobs/" + url.PathEscape(jobARN) + "/logs", "", access.ActionGetLogs, jobARN},
 		"GET /sharq/v1/events":            {"GET", "/sharq/v1/events?queue=" + queue, "", access.ActionGetEvents, base.JobQueue(queue)},

@@ -49,6 +49,7 @@ type collector struct {
 	first                     time.Duration  // first submission
 	last                      time.Duration  // last job end
 	line                      []TimelineEntry
+	usage                     usageLog
 }
 
 func newCollector(s *Sim) *collector {

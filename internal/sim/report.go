@@ -34,6 +34,9 @@ type Report struct {
 	// Series is each share's own, borrowed and lent capacity over time.
 	Series   []PoolSeries    `json:"timeSeries"`
 	Timeline []TimelineEntry `json:"timeline,omitempty"`
+	// Usage is each share's use over the run as the server's usage history
+	// counts it (package usage), by kind and peer.
+	Usage []UsageRow `json:"usage,omitempty"`
 
 	series *seriesData
 }
@@ -283,6 +286,7 @@ func (c *collector) report() *Report {
 		}
 	}
 	c.poolReports(r, span)
+	r.Usage = c.usageReport(Epoch.Add(end).UnixMilli())
 	waits := c.perJob()
 	r.Waits = WaitReport{
 		ByShare:    groups(waits.share, func(k string) string { return k }),

@@ -30,6 +30,7 @@ func (r *Report) WriteText(w io.Writer) error {
 	r.writePools(b)
 	r.writeWaits(b)
 	r.writePreemptions(b)
+	r.writeUsage(b)
 	r.writeTimeline(b)
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -221,4 +222,35 @@ func secs(s float64) string {
 		return fmt.Sprintf("%.1fm", s/60)
 	}
 	return fmt.Sprintf("%.3gs", s)
+}
+
+// writeUsage prints each share's use over the run by kind, as `sharq
+// usage` does.
+func (r *Report) writeUsage(b *strings.Builder) {
+	if len(r.Usage) == 0 {
+		return
+	}
+	gpus := r.hasGPUs()
+	b.WriteString("\n")
+	if gpus {
+		b.WriteString("usage by share (instance-hours, GPU-hours; preempted: held by attempts later preempted):\n")
+	} else {
+		b.WriteString("usage by share (instance-hours; preempted: held by attempts later preempted):\n")
+	}
+	for _, u := range r.Usage {
+		with := ""
+		switch {
+		case u.Kind == "borrowed" && u.Peer == "":
+			with = " from spare capacity"
+		case u.Kind == "borrowed":
+			with = " from " + u.Peer
+		case u.Kind == "lent":
+			with = " to " + u.Peer
+		}
+		fmt.Fprintf(b, "  %s %s: %s%s %.2f", u.Queue, orDash(u.Share), u.Kind, with, u.InstanceHours)
+		if gpus {
+			fmt.Fprintf(b, ", %.2f", u.GPUHours)
+		}
+		b.WriteString("\n")
+	}
 }

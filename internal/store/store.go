@@ -62,6 +62,11 @@ type Batch struct {
 	Jobs             []Job      // upserted by ID
 	// Meta holds small named values the engine keeps (counters, versions).
 	Meta map[string]string
+	// Usage upserts segments by (Attempt, Seq); PreemptedAttempts then
+	// marks every segment of those attempts Preempted. A store that is no
+	// UsageStore ignores both.
+	Usage             []UsageSegment
+	PreemptedAttempts []string
 }
 
 // JobFilter selects jobs for ListJobs. Empty fields match everything.
@@ -122,4 +127,42 @@ type Store interface {
 	// Close waits for commits in flight and releases the store; Commit
 	// fails afterwards. Calling Close again does nothing.
 	Close() error
+}
+
+// UsageSegment is capacity one attempt held of one kind, without change,
+// over [Start, Stop) (epoch ms; Stop is 0 while the attempt still holds
+// it). An attempt's segments, one after another, cover it from its
+// dispatch until the capacity is released; a change of whose capacity it
+// holds (own, or borrowed from a share) closes them and opens new ones.
+type UsageSegment struct {
+	Attempt string // the attempt's ID: with Seq, the key
+	Seq     int
+	Job     string
+	Queue   string // job queue name
+	Share   string // quota share name, empty in a FIFO queue
+	ShareID string // the job's shareIdentifier, if any
+	Owner   string // who submitted the job, empty when unsigned
+	Kind    string // "own" or "borrowed"
+	// Peer is the lending share of borrowed capacity; empty for the
+	// service environment's capacity beyond all share limits.
+	Peer        string
+	Instances   int
+	GPUs        int // all instances' GPUs together
+	Start, Stop int64
+	// Preempted marks the segments of an attempt that was preempted.
+	Preempted bool
+}
+
+// UsageStore keeps usage segments: a Batch's Usage and PreemptedAttempts
+// are written by the stores that implement it and ignored by others.
+type UsageStore interface {
+	// Usage calls fn for every segment overlapping [from, to): Start < to
+	// and (Stop == 0 or Stop > from), in Start, Attempt, Seq order.
+	Usage(ctx context.Context, from, to int64, fn func(UsageSegment) error) error
+	// OpenUsage calls fn for every segment with Stop 0, in Start, Attempt,
+	// Seq order: what the engine resumes on start.
+	OpenUsage(ctx context.Context, fn func(UsageSegment) error) error
+	// PurgeUsage deletes the segments with 0 < Stop < before (epoch ms)
+	// and returns how many went.
+	PurgeUsage(ctx context.Context, before int64) (int, error)
 }

@@ -10,6 +10,7 @@
 //
 //	GET  /                                    the console
 //	GET  /jobs/{job}                          a job's page
+//	GET  /usage                               the usage history's page (it reads /sharq/v1/usage)
 //	GET  /assets/...                          its scripts and styles
 //	GET  /sharq/v1/stream                     server-sent events: "state" (State) and "job" (batchapi.Event)
 //	GET  /sharq/v1/console/state              State, once
@@ -178,6 +179,7 @@ func (c *Console) Mount(mux Mux, eng Engine, jobs JobOperations) {
 	c.eng, c.jobs = eng, jobs
 	mux.HandleFunc("GET /{$}", serveIndex)
 	mux.HandleFunc("GET /jobs/{job}", serveIndex)
+	mux.HandleFunc("GET /usage", serveIndex)
 	mux.Handle("GET /assets/", assetHandler())
 	mux.HandleFunc("GET /sharq/v1/stream", c.stream)
 	mux.HandleFunc("GET /sharq/v1/console/state", c.state)

@@ -70,6 +70,8 @@ func (s *Store) writeTx(group []*store.Batch) error {
 	var batch pgx.Batch
 	jobs := map[string]store.Job{}
 	meta := map[string]string{}
+	usage := map[usageKey]store.UsageSegment{}
+	var preempted []string
 	for _, b := range group {
 		// Resources in order, each batch's deletions after its upserts.
 		for _, res := range b.Resources {
@@ -85,6 +87,13 @@ func (s *Store) writeTx(group []*store.Batch) error {
 		for k, v := range b.Meta {
 			meta[k] = v
 		}
+		for _, u := range b.Usage {
+			if prev, ok := usage[usageKey{u.Attempt, u.Seq}]; ok && prev.Preempted {
+				u.Preempted = true
+			}
+			usage[usageKey{u.Attempt, u.Seq}] = u
+		}
+		preempted = append(preempted, b.PreemptedAttempts...)
 	}
 	if len(jobs) > 0 {
 		queueJobs(&batch, jobs)
@@ -96,6 +105,7 @@ func (s *Store) writeTx(group []*store.Batch) error {
 		}
 		batch.Queue(upsertMetaSQL, ks, vs)
 	}
+	queueUsage(&batch, usage, preempted)
 	if batch.Len() > 0 {
 		if err := tx.SendBatch(ctx, &batch).Close(); err != nil {
 			return fmt.Errorf("commit batch: %w", err)

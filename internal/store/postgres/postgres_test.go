@@ -41,3 +41,7 @@ func TestAuditStore(t *testing.T) {
 		return s.Keys()
 	})
 }
+
+func TestUsageConformance(t *testing.T) {
+	storetest.RunUsage(t, func(t *testing.T) store.Store { return mustOpen(t, pgtest.URL(t)) })
+}

@@ -55,6 +55,7 @@ func (s *Store) writeTx(group []*store.Batch) error {
 // connection.
 type writeStmts struct {
 	upsertJob, upsertResource, deleteResource, upsertMeta *sql.Stmt
+	upsertUsage, markPreempted                            *sql.Stmt
 }
 
 const (
@@ -68,6 +69,13 @@ const (
 		ON CONFLICT (arn) DO UPDATE SET kind = excluded.kind, doc = excluded.doc`
 	deleteResourceSQL = `DELETE FROM resources WHERE arn = ?`
 	upsertMetaSQL     = `INSERT INTO meta (k, v) VALUES (?, ?) ON CONFLICT (k) DO UPDATE SET v = excluded.v`
+	upsertUsageSQL    = `INSERT INTO usage (attempt, seq, job, queue, share, share_id, owner, kind, peer, instances, gpus, start_at, stop_at, preempted)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (attempt, seq) DO UPDATE SET job = excluded.job, queue = excluded.queue, share = excluded.share,
+			share_id = excluded.share_id, owner = excluded.owner, kind = excluded.kind, peer = excluded.peer,
+			instances = excluded.instances, gpus = excluded.gpus, start_at = excluded.start_at,
+			stop_at = excluded.stop_at, preempted = excluded.preempted OR usage.preempted`
+	markPreemptedSQL = `UPDATE usage SET preempted = 1 WHERE attempt = ?`
 )
 
 func prepareWrites(ctx context.Context, db *sql.DB) (*writeStmts, error) {
@@ -82,6 +90,8 @@ func prepareWrites(ctx context.Context, db *sql.DB) (*writeStmts, error) {
 	w.upsertResource = prep(upsertResourceSQL)
 	w.deleteResource = prep(deleteResourceSQL)
 	w.upsertMeta = prep(upsertMetaSQL)
+	w.upsertUsage = prep(upsertUsageSQL)
+	w.markPreempted = prep(markPreemptedSQL)
 	if err := errors.Join(errs...); err != nil {
 		return nil, errors.Join(fmt.Errorf("prepare writes: %w", err), w.close())
 	}
@@ -95,12 +105,14 @@ func (w *writeStmts) in(ctx context.Context, tx *sql.Tx) *writeStmts {
 		upsertResource: tx.StmtContext(ctx, w.upsertResource),
 		deleteResource: tx.StmtContext(ctx, w.deleteResource),
 		upsertMeta:     tx.StmtContext(ctx, w.upsertMeta),
+		upsertUsage:    tx.StmtContext(ctx, w.upsertUsage),
+		markPreempted:  tx.StmtContext(ctx, w.markPreempted),
 	}
 }
 
 func (w *writeStmts) close() error {
 	var errs []error
-	for _, st := range []*sql.Stmt{w.upsertJob, w.upsertResource, w.deleteResource, w.upsertMeta} {
+	for _, st := range []*sql.Stmt{w.upsertJob, w.upsertResource, w.deleteResource, w.upsertMeta, w.upsertUsage, w.markPreempted} {
 		if st != nil {
 			errs = append(errs, st.Close())
 		}
@@ -109,7 +121,7 @@ func (w *writeStmts) close() error {
 }
 
 // apply writes one batch: resources, then deletions (so an ARN in both
-// ends deleted), then jobs and meta.
+// ends deleted), then jobs and meta, then usage.
 func (w *writeStmts) apply(b *store.Batch) error {
 	for _, r := range b.Resources {
 		if _, err := w.upsertResource.Exec(r.ARN, r.Kind, docOrEmpty(r.Doc)); err != nil {
@@ -130,6 +142,17 @@ func (w *writeStmts) apply(b *store.Batch) error {
 	for k, v := range b.Meta {
 		if _, err := w.upsertMeta.Exec(k, v); err != nil {
 			return fmt.Errorf("upsert meta %q: %w", k, err)
+		}
+	}
+	for _, u := range b.Usage {
+		if _, err := w.upsertUsage.Exec(u.Attempt, u.Seq, u.Job, u.Queue, u.Share, u.ShareID, u.Owner, u.Kind, u.Peer,
+			u.Instances, u.GPUs, u.Start, u.Stop, u.Preempted); err != nil {
+			return fmt.Errorf("upsert usage %q/%d: %w", u.Attempt, u.Seq, err)
+		}
+	}
+	for _, a := range b.PreemptedAttempts {
+		if _, err := w.markPreempted.Exec(a); err != nil {
+			return fmt.Errorf("mark usage of %q preempted: %w", a, err)
 		}
 	}
 	return nil

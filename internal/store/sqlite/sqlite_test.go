@@ -23,3 +23,9 @@ func mustOpen(tb testing.TB, path string, opts ...Option) *Store {
 	}
 	return s
 }
+
+func TestUsageConformance(t *testing.T) {
+	storetest.RunUsage(t, func(t *testing.T) store.Store {
+		return mustOpen(t, filepath.Join(storetest.Dir(t), "sharq.db"))
+	})
+}

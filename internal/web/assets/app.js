@@ -679,8 +679,157 @@
     };
   }
 
+
+  // ---- usage history
+
+  const SVG = 'http://www.w3.org/2000/svg';
+  const USAGE_STACK = ['own', 'borrowed', 'lent'];
+
+  // svg builds an SVG element as el builds HTML ones.
+  function svg(tag, attrs, ...kids) {
+    const n = document.createElementNS(SVG, tag);
+    for (const [k, v] of Object.entries(attrs || {})) if (v !== undefined && v !== null) n.setAttribute(k, String(v));
+    for (const kid of kids.flat(Infinity)) if (kid !== undefined && kid !== null) n.append(kid instanceof Node ? kid : document.createTextNode(String(kid)));
+    return n;
+  }
+
+  // periodMs reads 90m, 12h, 7d as milliseconds.
+  function periodMs(s) {
+    const m = /^(\d+)([mhdw])$/.exec(s || '');
+    if (!m) return 0;
+    return Number(m[1]) * { m: 60e3, h: 3600e3, d: 86400e3, w: 7 * 86400e3 }[m[2]];
+  }
+
+  function usageSelect(name, value, options, onchange) {
+    return el('label', {}, el('select', { name, onchange },
+      options.map(([v, text]) => el('option', { value: v, selected: v === value, text }))));
+  }
+
+  // usagePage shows what each share (share identifier, owner, queue) used
+  // over a period, as a chart of stacked columns per bucket (own, borrowed,
+  // lent) on one scale for all, and the period's totals, preempted
+  // included. The period, grouping and measure are in the page's URL.
+  function usagePage() {
+    document.title = 'sharq usage';
+    const params = new URLSearchParams(location.search);
+    const st = { since: params.get('since') || '7d', by: params.get('by') || 'share', measure: params.get('measure') || 'gpu' };
+    if (!periodMs(st.since)) st.since = '7d';
+    const box = el('div', { id: 'usage' });
+    const change = (e) => {
+      st[e.target.name] = e.target.value;
+      history.replaceState(null, '', '/usage?' + new URLSearchParams(st));
+      load();
+    };
+    const periods = [['1h', 'last hour'], ['1d', 'last day'], ['7d', 'last 7 days'], ['30d', 'last 30 days'], ['90d', 'last 90 days']];
+    if (!periods.some(([v]) => v === st.since)) periods.unshift([st.since, 'last ' + st.since]);
+    const controls = el('div', { class: 'panel usage-controls', id: 'usage-controls' },
+      usageSelect('since', st.since, periods, change),
+      usageSelect('by', st.by, [['share', 'by quota share'], ['share-id', 'by share identifier'], ['owner', 'by owner'], ['queue', 'by queue']], change),
+      usageSelect('measure', st.measure, [['gpu', 'GPU-hours'], ['instance', 'instance-hours']], change));
+    main.replaceChildren(el('p', {}, el('a', { href: '/', text: '← all shares' })), controls, box);
+    let seq = 0;
+    let timer = null;
+    // load reads the report, and again every 30 s: the attempts still
+    // running add to it.
+    async function load() {
+      const mine = ++seq;
+      clearTimeout(timer);
+      const every = Math.max(60e3, Math.round(periodMs(st.since) / 24));
+      try {
+        const rep = await api('GET', '/sharq/v1/usage?' + new URLSearchParams({ since: st.since, by: st.by, every: every + 'ms' }));
+        if (mine === seq) { renderUsage(box, rep, st.measure); setConn('live', 'as of ' + clock(rep.to)); }
+      } catch (e) {
+        if (mine === seq) { box.replaceChildren(el('section', { class: 'panel' }, el('p', { class: 'msg err', text: e.message }))); setConn('down', 'not read'); }
+      }
+      if (mine === seq) timer = setTimeout(load, 30e3);
+    }
+    load();
+  }
+
+  // perText says a bucket's length: "1 d", "6 h", "2.5 min".
+  function perText(ms) {
+    if (ms % 86400e3 === 0) return ms / 86400e3 + ' d';
+    if (ms % 3600e3 === 0) return ms / 3600e3 + ' h';
+    return +(ms / 60e3).toFixed(1) + ' min';
+  }
+
+  // usageName names a group; an owner by its user name, as the CLI does.
+  function usageName(by, key) {
+    if (key && by === 'owner' && key.includes(':user/')) return key.slice(key.lastIndexOf(':user/') + 6);
+    if (key) return key;
+    return by === 'share' ? '(fifo)' : by === 'owner' ? '(unsigned)' : '(none)';
+  }
+
+  function renderUsage(box, rep, measure) {
+    const hours = (r) => (measure === 'gpu' ? r.gpuSeconds : r.instanceSeconds) / 3600;
+    const unit = measure === 'gpu' ? 'GPU-hours' : 'instance-hours';
+    const n = Math.max(1, Math.ceil((rep.to - rep.from) / rep.every));
+    const groups = new Map();
+    for (const r of rep.rows) {
+      const id = (r.queue || '') + '\u0000' + r.key;
+      if (!groups.has(id)) groups.set(id, { queue: r.queue, key: r.key, cols: Array.from({ length: n }, () => ({})), totals: new Map() });
+      const g = groups.get(id);
+      const b = Math.floor((r.from - rep.from) / rep.every);
+      if (USAGE_STACK.includes(r.kind)) g.cols[b][r.kind] = (g.cols[b][r.kind] || 0) + hours(r);
+      const t = r.kind + '\u0000' + (r.peer || '');
+      g.totals.set(t, { kind: r.kind, peer: r.peer, h: (g.totals.has(t) ? g.totals.get(t).h : 0) + hours(r) });
+    }
+    box.dataset.rows = String(rep.rows.length);
+    if (!groups.size) {
+      box.replaceChildren(el('section', { class: 'panel' }, el('p', { class: 'muted', text: 'No capacity was used from ' + stamp(rep.from) + ' to ' + stamp(rep.to) + '.' })));
+      return;
+    }
+    let top = 0;
+    for (const g of groups.values()) for (const c of g.cols) top = Math.max(top, USAGE_STACK.reduce((s, k) => s + (c[k] || 0), 0));
+    const legendBox = el('div', { class: 'legend' }, USAGE_STACK.map((k) => el('span', {}, el('i', { class: k }), k)),
+      el('span', { class: 'muted', text: unit + ' per ' + perText(rep.every) +
+        ', ' + stamp(rep.from) + ' to ' + stamp(rep.to) }));
+    box.replaceChildren(el('section', { class: 'panel' }, legendBox),
+      ...[...groups.values()].map((g) => usageGroup(rep, g, n, top, unit)));
+    box.dataset.version = String((Number(box.dataset.version) || 0) + 1);
+  }
+
+  // fmtHours writes hours; less than a minute's worth in seconds.
+  function fmtHours(h) {
+    if (h > 0 && h < 1 / 60) return +(h * 3600).toFixed(h * 3600 < 1 ? 3 : 1) + ' s';
+    return h >= 100 ? h.toFixed(0) : h >= 1 ? h.toFixed(1) : h.toFixed(3);
+  }
+
+  function usageGroup(rep, g, n, top, unit) {
+    const W = 720, H = 120, pad = 2;
+    const w = W / n;
+    const chart = svg('svg', { class: 'usage-chart', viewBox: '0 0 ' + W + ' ' + (H + 16), width: '100%', role: 'img',
+      'aria-label': usageName(rep.by, g.key) + ' ' + unit + ' over time' });
+    chart.append(svg('line', { class: 'axis', x1: 0, y1: H, x2: W, y2: H }));
+    g.cols.forEach((c, i) => {
+      let y = H;
+      for (const k of USAGE_STACK) {
+        const v = c[k] || 0;
+        if (!v || !top) continue;
+        const h = Math.max(1, (H - pad) * v / top);
+        y -= h;
+        chart.append(svg('rect', { class: 'col ' + k, x: i * w + 0.5, y, width: Math.max(1, w - 1), height: h, 'data-kind': k, 'data-bucket': i, 'data-hours': v },
+          svg('title', {}, stamp(rep.from + i * rep.every) + ': ' + fmtHours(v) + ' ' + unit + ' ' + k)));
+      }
+    });
+    chart.append(svg('text', { class: 'tick', x: 0, y: H + 13 }, stamp(rep.from)),
+      svg('text', { class: 'tick', x: W, y: H + 13, 'text-anchor': 'end' }, stamp(rep.to)));
+    const order = ['own', 'borrowed', 'lent', 'preempted'];
+    const totals = [...g.totals.values()].sort((a, b) => order.indexOf(a.kind) - order.indexOf(b.kind) || (a.peer || '').localeCompare(b.peer || ''));
+    const rows = totals.map((t) => el('tr', { 'data-kind': t.kind, 'data-peer': t.peer || '' },
+      el('td', {}, el('i', { class: 'swatch ' + t.kind }), t.kind),
+      el('td', { text: t.kind === 'borrowed' ? 'from ' + (t.peer || 'spare capacity') : t.kind === 'lent' ? 'to ' + t.peer : t.kind === 'preempted' ? 'held by attempts later preempted' : '' }),
+      el('td', { class: 'num', text: fmtHours(t.h) })));
+    const title = usageName(rep.by, g.key) + (g.queue && rep.by !== 'queue' ? ' · ' + g.queue : '');
+    return el('section', { class: 'panel usage-group', 'data-key': g.key, 'data-queue': g.queue || '' },
+      el('h2', { text: title }), chart,
+      el('table', { class: 'usage-totals' }, el('thead', {}, el('tr', {}, el('th', { text: 'kind' }), el('th', { text: 'with' }), el('th', { class: 'num', text: unit }))),
+        el('tbody', {}, rows)));
+  }
+
   authControl();
   const m = location.pathname.match(/^\/jobs\/([^/]+)$/);
   if (m) jobPage(decodeURIComponent(m[1]));
+  else if (location.pathname === '/usage') usagePage();
   else overview();
 })();

@@ -1,0 +1,402 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/sharq-dev/sharq/internal/core"
+	"github.com/sharq-dev/sharq/internal/record"
+	"github.com/sharq-dev/sharq/internal/store"
+	"github.com/sharq-dev/sharq/internal/usage"
+)
+
+// DefaultUsageRetention is how long usage history is kept by default.
+const DefaultUsageRetention = 400 * 24 * time.Hour
+
+// usagePurgeEvery is how often closed usage segments past retention are
+// deleted.
+const usagePurgeEvery = time.Hour
+
+// UsageObserver is an Observer that also hears the usage segments each
+// committed cycle wrote (closed ones and those it opened; a later one of
+// the same Attempt and Seq replaces an earlier one) and the attempts whose
+// every segment is now marked Preempted, as the store writes them (the
+// simulator sums them).
+type UsageObserver interface {
+	Observer
+	ObserveUsage(segs []usage.Segment, preempted []string)
+}
+
+// usageState is the engine's accounting of the capacity attempts hold:
+// the tracker of live attempts, whose segments each cycle writes with its
+// other changes, so a restart or a failover resumes them from the store
+// and nothing is counted twice or lost.
+type usageState struct {
+	tracker   *usage.Tracker
+	dirty     bool      // account at the next cycle even without a change
+	lastPurge time.Time // of closed segments past retention
+	// use is the instances per unit the followed attempts of each share
+	// hold, demand is each followed attempt's: whether a share stands
+	// beyond its limit, without asking the core.
+	use    map[usage.ShareKey]map[string]int
+	demand map[string][]record.UnitCount
+	prio   map[string]int // each followed attempt's job's priority
+	// Kept from cycle to cycle, emptied: a cycle's scratch.
+	seen   map[string]bool
+	shares map[usage.ShareKey]bool
+	ids    []string
+}
+
+// follow notes that attempt id of job j is followed from now on.
+func (u *usageState) follow(id string, j *record.Job) {
+	k := usage.ShareKey{Queue: j.Queue, Share: j.QuotaShareName}
+	if u.use[k] == nil {
+		u.use[k] = map[string]int{}
+	}
+	for _, d := range j.Demand {
+		u.use[k][d.Unit] += d.Count
+	}
+	u.demand[id] = j.Demand
+	u.prio[id] = j.SchedulingPriority
+}
+
+// unfollow notes that attempt id of share k is no longer followed.
+func (u *usageState) unfollow(id string, k usage.ShareKey) {
+	for _, d := range u.demand[id] {
+		u.use[k][d.Unit] -= d.Count
+	}
+	delete(u.demand, id)
+	delete(u.prio, id)
+}
+
+// resumeUsage follows again the segments that were open when the store was
+// last written; the first cycle closes those of attempts no longer live.
+func (e *Engine) resumeUsage(ctx context.Context) error {
+	e.usage.tracker = usage.NewTracker()
+	e.usage.use, e.usage.demand, e.usage.prio = map[usage.ShareKey]map[string]int{}, map[string][]record.UnitCount{}, map[string]int{}
+	e.usage.dirty = true
+	us, ok := e.opts.Store.(store.UsageStore)
+	if !ok {
+		return nil
+	}
+	return us.OpenUsage(ctx, func(s store.UsageSegment) error {
+		e.usage.tracker.Resume(s)
+		return nil
+	})
+}
+
+// accountUsage, at the end of a cycle's decisions, has the tracker follow
+// whose capacity every dispatched attempt holds now. After a change of
+// resources (limits, strategies) or a restart it asks the core of every
+// attempt; otherwise only of those whose holding may have changed: the
+// attempts of the jobs changed, every attempt of a changed share that
+// borrows (its own and borrowed capacity is split by dispatch order,
+// priority first, so a new job can push another beyond the limit), and
+// every attempt that borrows (whose lender depends on the other shares).
+// A share's jobs that all stand within its limit stay own until its limit
+// changes.
+func (e *Engine) accountUsage(now time.Time) {
+	t := e.tx
+	if e.opts.UsageRetention > 0 && now.Sub(e.usage.lastPurge) >= usagePurgeEvery {
+		e.usage.lastPurge = now
+		t.usagePurgeBefore = ms(now.Add(-e.opts.UsageRetention))
+	}
+	full := e.usage.dirty || len(t.resources) > 0 || len(t.deleted) > 0
+	if !full && len(t.touched) == 0 {
+		return
+	}
+	e.usage.dirty = false
+	nowMs := ms(now)
+	if full {
+		e.holdAll(nowMs)
+	} else {
+		e.accountChanges(nowMs)
+	}
+}
+
+// accountChanges is accountUsage after a cycle that changed jobs only.
+// The holding of an attempt whose share stands within its limit is all
+// own: only the others are asked of the core.
+func (e *Engine) accountChanges(now int64) {
+	t, tr, u := e.tx, e.usage.tracker, &e.usage
+	if u.seen == nil {
+		u.seen, u.shares = map[string]bool{}, map[usage.ShareKey]bool{}
+	}
+	seen, beyond := u.seen, u.shares
+	clear(seen)
+	clear(beyond)
+	ids := u.ids[:0]
+	add := func(job string) {
+		if !seen[job] {
+			seen[job] = true
+			ids = append(ids, job)
+		}
+	}
+	var changed []usage.ShareKey
+	// Attempts that ended, those that began and those whose priority
+	// changed move capacity between shares or within one; a waiting job
+	// may change which share's idle capacity borrowers stand on, when its
+	// share has some. Other changes (a running job's status) move none.
+	recheck := false
+	for _, j := range t.touched {
+		if seen[j.JobID] {
+			continue // touched more than once
+		}
+		k := usage.ShareKey{Queue: j.Queue, Share: j.QuotaShareName}
+		old := tr.AttemptOfJob(j.JobID)
+		_, live := e.attempts[j.AttemptID]
+		live = live && j.AttemptID != ""
+		if old != "" && (!live || old != j.AttemptID) {
+			e.endUsage(old, now)
+			old = ""
+			recheck = true
+			changed = append(changed, k)
+		}
+		switch {
+		case !live:
+			recheck = recheck || e.hasIdle(k)
+			continue
+		case old == "":
+			u.follow(j.AttemptID, j)
+		case u.prio[old] == j.SchedulingPriority:
+			continue
+		}
+		u.prio[j.AttemptID] = j.SchedulingPriority
+		recheck = true
+		add(j.JobID)
+		changed = append(changed, k)
+	}
+	// Borrowers: whose capacity they stand on depends on the other shares.
+	if recheck {
+		tr.Borrowing(func(job, _, _ string) { add(job) })
+	}
+	// Every attempt of a changed share beyond its limit: which of them
+	// borrow follows their order.
+	isBeyond := func(k usage.ShareKey) bool {
+		b, ok := beyond[k]
+		if !ok {
+			b = e.beyondLimit(k)
+			beyond[k] = b
+		}
+		return b
+	}
+	for _, k := range changed {
+		if isBeyond(k) {
+			tr.AttemptsOfShare(k.Queue, k.Share, func(job, _ string) { add(job) })
+		}
+	}
+	u.ids = ids
+	var ask []string
+	for _, job := range ids {
+		if j := e.jobs[job]; j != nil && isBeyond(usage.ShareKey{Queue: j.Queue, Share: j.QuotaShareName}) {
+			ask = append(ask, job)
+		}
+	}
+	var holdings map[string]core.Holding
+	if len(ask) > 0 {
+		holdings = e.core.HoldingsOf(ask)
+	}
+	for _, job := range ids {
+		j := e.jobs[job]
+		if j == nil || j.AttemptID == "" {
+			continue
+		}
+		var parts []usage.Part
+		if isBeyond(usage.ShareKey{Queue: j.Queue, Share: j.QuotaShareName}) {
+			h, ok := holdings[job]
+			if !ok {
+				continue
+			}
+			parts = usage.Parts(h)
+		} else {
+			parts = usage.OwnOf(j.Demand)
+		}
+		e.holdOne(j, parts, now)
+	}
+}
+
+// hasIdle tells whether share k holds less than its limit of a unit:
+// borrowers may stand on that idle capacity.
+func (e *Engine) hasIdle(k usage.ShareKey) bool {
+	q := e.queues[k.Queue]
+	if q == nil || !q.quota {
+		return false
+	}
+	s := q.shares[k.Share]
+	if s == nil {
+		return false
+	}
+	for _, l := range s.CapacityLimits {
+		if e.usage.use[k][l.CapacityUnit] < l.MaxCapacity {
+			return true
+		}
+	}
+	return false
+}
+
+// holdOne has the tracker follow what job j's attempt holds now; a new
+// attempt from its dispatch.
+func (e *Engine) holdOne(j *record.Job, parts []usage.Part, now int64) {
+	tr := e.usage.tracker
+	at := now
+	if !tr.Follows(j.AttemptID) && j.DispatchedAt > 0 {
+		at = min(now, j.DispatchedAt/int64(time.Millisecond))
+	}
+	a := usage.Attempt{ID: j.AttemptID, Job: j.JobID, Queue: j.Queue, Share: j.QuotaShareName, ShareID: j.ShareIdentifier, Owner: j.Owner}
+	e.tx.usage = append(e.tx.usage, tr.Hold(a, parts, at)...)
+}
+
+// endUsage closes the segments of attempt id, which holds nothing now.
+func (e *Engine) endUsage(id string, now int64) {
+	t, tr := e.tx, e.usage.tracker
+	e.usage.unfollow(id, tr.ShareOf(id))
+	stop, preempted := e.attemptEnd(tr.JobOf(id), id, now)
+	t.usage = append(t.usage, tr.End(id, stop, preempted)...)
+	if preempted {
+		t.preemptedAttempts = append(t.preemptedAttempts, id)
+	}
+}
+
+// beyondLimit tells whether the attempts followed of share k hold more of
+// a unit than its limit: some of them borrow. Those of a FIFO queue never
+// do.
+func (e *Engine) beyondLimit(k usage.ShareKey) bool {
+	q := e.queues[k.Queue]
+	if q == nil || !q.quota {
+		return false
+	}
+	s := q.shares[k.Share]
+	for unit, n := range e.usage.use[k] {
+		limit := 0
+		if s != nil {
+			for _, l := range s.CapacityLimits {
+				if l.CapacityUnit == unit {
+					limit = l.MaxCapacity
+				}
+			}
+		}
+		if n > limit {
+			return true
+		}
+	}
+	return false
+}
+
+// holdAll has the tracker follow the holdings of every dispatched job,
+// counting each share's use again, and ends the attempts it follows that
+// nothing holds any more.
+func (e *Engine) holdAll(now int64) {
+	tr := e.usage.tracker
+	clear(e.usage.use)
+	clear(e.usage.demand)
+	clear(e.usage.prio)
+	held := map[string]bool{}
+	for _, q := range e.sortedQueues() {
+		for _, h := range e.core.Holdings(q.JobQueueName) {
+			j := e.jobs[h.Job]
+			if j == nil || j.AttemptID == "" {
+				continue
+			}
+			if old := tr.AttemptOfJob(j.JobID); old != "" && old != j.AttemptID {
+				e.endUsage(old, now)
+			}
+			held[j.AttemptID] = true
+			e.usage.follow(j.AttemptID, j)
+			e.holdOne(j, usage.Parts(h), now)
+		}
+	}
+	for _, id := range tr.Live() {
+		if !held[id] {
+			e.endUsage(id, now)
+		}
+	}
+}
+
+// attemptEnd is when attempt id of job ended, by its record (now when the
+// record is gone), and whether a preemption ended it.
+func (e *Engine) attemptEnd(job, id string, now int64) (int64, bool) {
+	j := e.jobs[job]
+	if j == nil {
+		return now, false
+	}
+	stop := now
+	suffix := "/" + id
+	for i := range j.Attempts {
+		if a := &j.Attempts[i]; strings.HasSuffix(a.ServiceResourceID.Value, suffix) && a.StoppedAt > 0 {
+			stop = min(now, a.StoppedAt)
+		}
+	}
+	return stop, preemptedAttempt(j, suffix)
+}
+
+// preemptedAttempt tells whether the job's attempt whose training job ends
+// in suffix was preempted: its most recent preemptions include it.
+func preemptedAttempt(j *record.Job, suffix string) bool {
+	if ps := j.PreemptionSummary; ps != nil {
+		for _, a := range ps.RecentPreemptedAttempts {
+			if strings.HasSuffix(a.ServiceResourceID.Value, suffix) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// afterUsageCommit hands the cycle's segments to usage observers and
+// purges closed segments past retention.
+func (e *Engine) afterUsageCommit(ctx context.Context, t *tx) {
+	if len(t.usage) > 0 || len(t.preemptedAttempts) > 0 {
+		for _, o := range e.opts.Observers {
+			if uo, ok := o.(UsageObserver); ok {
+				uo.ObserveUsage(t.usage, t.preemptedAttempts)
+			}
+		}
+	}
+	if t.usagePurgeBefore > 0 {
+		if us, ok := e.opts.Store.(store.UsageStore); ok {
+			if _, err := us.PurgeUsage(ctx, t.usagePurgeBefore); err != nil {
+				e.log.Warn("purge usage", "err", err)
+			}
+		}
+	}
+}
+
+// ErrNoUsage is Usage's error on a store that keeps no usage history.
+var ErrNoUsage = errors.New("this store keeps no usage history")
+
+// Usage reports the usage history q asks for, from the store, with the
+// attempts still holding capacity counted up to now; a period given by
+// q.Since ends now. It returns the query with its period resolved.
+func (e *Engine) Usage(ctx context.Context, q usage.Query) (usage.Query, []usage.Row, error) {
+	now := ms(e.opts.Clock.Now())
+	q = q.Resolve(now)
+	if err := q.Check(); err != nil {
+		return q, nil, &Error{Code: Invalid, Message: err.Error()}
+	}
+	us, ok := e.opts.Store.(store.UsageStore)
+	if !ok {
+		return q, nil, &Error{Code: Internal, Message: "internal error", Err: ErrNoUsage}
+	}
+	rep := usage.NewReport(q, now)
+	err := us.Usage(ctx, q.From, q.To, func(s store.UsageSegment) error {
+		rep.Add(s)
+		return nil
+	})
+	if err != nil {
+		return q, nil, &Error{Code: Internal, Message: "internal error", Err: err}
+	}
+	return q, rep.Rows(), nil
+}
+
+// UsageCounters returns the capacity held since this engine started, by
+// queue, share and kind, up to now: what counters export.
+func (e *Engine) UsageCounters() []usage.Counter {
+	e.rlock()
+	defer e.mu.RUnlock()
+	if e.usage.tracker == nil {
+		return nil
+	}
+	return e.usage.tracker.Counters(ms(e.opts.Clock.Now()))
+}
