@@ -159,7 +159,11 @@ func checkUsageAgainstAttempts(t *testing.T, seed uint64, open func() store.Stor
 	now := clock.Now().UnixMilli()
 
 	// What the jobs record: each SCHEDULED entry begins an attempt, which
-	// ends at its stop (or holds on now), of the job's instances.
+	// holds the job's instances until the job leaves SCHEDULED, STARTING
+	// and RUNNING (or on until now). That is when the scheduler gave the
+	// capacity to another: a preempted attempt's processes may take their
+	// grace period longer, its stoppedAt then, while its preemptor holds
+	// the instances; nothing here reports them gone, as the executor would.
 	want := map[string]map[string]int64{} // by grouping, key → instance-ms
 	var total, preempted int64
 	for _, id := range ids {
@@ -168,15 +172,21 @@ func checkUsageAgainstAttempts(t *testing.T, seed uint64, open func() store.Stor
 			t.Fatal(err)
 		}
 		k := 0
-		for _, tr := range j.History {
+		for i, tr := range j.History {
 			if tr.Status != record.StatusScheduled {
 				continue
 			}
 			a := j.Attempts[k]
 			k++
-			stop := a.StoppedAt
-			if stop == 0 {
-				stop = now
+			stop := now
+			for _, next := range j.History[i+1:] {
+				if next.Status != record.StatusScheduled && next.Status != record.StatusStarting && next.Status != record.StatusRunning {
+					stop = next.At
+					break
+				}
+			}
+			if a.StoppedAt != 0 && a.StoppedAt != stop {
+				t.Errorf("job %s: attempt %s stopped at %d, its job left its dispatched states at %d", id, a.ServiceResourceID.Value, a.StoppedAt, stop)
 			}
 			n := 0
 			for _, u := range j.Demand {
