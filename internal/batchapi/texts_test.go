@@ -88,6 +88,23 @@ func TestWireTexts(t *testing.T) {
 		wantRawError(t, do(t, srv, "POST", "/v1/updateservicejob", `{"jobId":"`+running+`","schedulingPriority":3}`), 400, "ClientException",
 			"Job "+running+" is in a terminal state (FAILED); its priority cannot change")
 	})
+
+	// The jobs of a deleted queue fail saying so; a job that waited has no
+	// attempt to speak of.
+	t.Run("QueueDeleted", func(t *testing.T) {
+		waiting := submitText(t, srv, "waiting", "", trainingPayload(5, 0))
+		wantJobText(t, ctx, c, waiting, "RUNNABLE",
+			"MISCONFIGURATION:SERVICE_ENVIRONMENT_MAX_RESOURCE - the job needs 5 ml.g5.xlarge; service environment se has at most 4", "")
+		for _, rq := range []struct{ path, body string }{
+			{"/v1/updatejobqueue", `{"jobQueue":"HQ","state":"DISABLED"}`},
+			{"/v1/deletejobqueue", `{"jobQueue":"HQ"}`},
+		} {
+			if r := do(t, srv, "POST", rq.path, rq.body); r.status != 200 {
+				t.Fatalf("%s: %d %s", rq.path, r.status, r.body)
+			}
+		}
+		wantJobText(t, ctx, c, waiting, "FAILED", "Job queue deleted", "")
+	})
 }
 
 // Ensure an attempt that its executor ends without a reason is said, on
