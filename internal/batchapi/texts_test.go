@@ -89,6 +89,23 @@ func TestWireTexts(t *testing.T) {
 			"Job "+running+" is in a terminal state (FAILED); its priority cannot change")
 	})
 
+	// A job preempted in its share waits again, its attempt saying by
+	// whom.
+	t.Run("Preempted", func(t *testing.T) {
+		body := `{"quotaShareName":"QS2","jobQueue":"HQ","capacityLimits":[{"capacityUnit":"ml.g5.xlarge","maxCapacity":1}],` +
+			`"resourceSharingConfiguration":{"strategy":"RESERVE"},"preemptionConfiguration":{"inSharePreemption":"ENABLED"}}`
+		if r := do(t, srv, "POST", "/v1/createquotashare", body); r.status != 200 {
+			t.Fatalf("CreateQuotaShare: %d %s", r.status, r.body)
+		}
+		low := submitTo(t, srv, "low", "QS2", `,"schedulingPriority":1`, trainingPayload(1, 0))
+		wantJobText(t, ctx, c, low, "RUNNING", "", "")
+		high := submitTo(t, srv, "high", "QS2", `,"schedulingPriority":5`, trainingPayload(1, 0))
+		wantJobText(t, ctx, c, high, "RUNNING", "", "")
+		wantJobText(t, ctx, c, low, "RUNNABLE",
+			"QS2 at its limit of 1 ml.g5.xlarge; only LEND_AND_BORROW shares may borrow the idle instance beyond the quota share limits",
+			"Preempted: in-share preemption (higher priority job "+high+")")
+	})
+
 	// The jobs of a deleted queue fail saying so; a job that waited has no
 	// attempt to speak of.
 	t.Run("QueueDeleted", func(t *testing.T) {
@@ -154,7 +171,13 @@ func submitBody(name, queue, share, extra, payload string) string {
 // submitText submits a job to HQ's share QS1 and returns its ID.
 func submitText(t *testing.T, srv *httptest.Server, name, extra, payload string) string {
 	t.Helper()
-	r := do(t, srv, "POST", "/v1/submitservicejob", submitBody(name, "HQ", "QS1", extra, payload))
+	return submitTo(t, srv, name, "QS1", extra, payload)
+}
+
+// submitTo submits a job to HQ's share and returns its ID.
+func submitTo(t *testing.T, srv *httptest.Server, name, share, extra, payload string) string {
+	t.Helper()
+	r := do(t, srv, "POST", "/v1/submitservicejob", submitBody(name, "HQ", share, extra, payload))
 	var out struct{ JobID string }
 	if err := json.Unmarshal([]byte(r.body), &out); err != nil || r.status != 200 || out.JobID == "" {
 		t.Fatalf("SubmitServiceJob %s: %d %s", name, r.status, r.body)
