@@ -32,7 +32,6 @@ type Engine struct {
 	// cycle.
 	postedMu sync.Mutex
 	posted   []*op
-	failed   error
 
 	readWaits readWaits // reads from outside the loop, counted as they take mu
 	reads     reads     // describes served without mu
