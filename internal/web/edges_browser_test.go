@@ -111,6 +111,25 @@ func TestConsoleOversizedLimit(t *testing.T) {
 	}
 }
 
+// TestConsoleMinimumRuntime: a share with a minimum runtime before
+// preemption says so in a badge of its row; the others carry none.
+func TestConsoleMinimumRuntime(t *testing.T) {
+	s := start(t)
+	s.setupWalkthrough()
+	if _, err := s.eng.SetQuotaShareMinimumRuntime(t.Context(), "arn:aws:batch:us-east-1:000000000000:job-queue/"+queue+"/quota-share/QS2", 300); err != nil {
+		t.Fatal(err)
+	}
+	ctx := browser(t)
+	do(t, ctx, "load the console", chromedp.Navigate(s.url+"/"))
+	waitFor(t, ctx, "the shares", `document.querySelector('tr[data-share-row="QS3"]') !== null`)
+	if got := eval[string](t, ctx, `(() => { const b = document.querySelector('tr[data-share-row="QS2"] .badge.min-runtime'); return b ? b.textContent + ' | ' + b.title : ''; })()`); got != "min runtime 300s | a job of this share is not preempted in its first 300s (minimum runtime)" {
+		t.Errorf("QS2's minimum runtime badge says %q", got)
+	}
+	if n := eval[int](t, ctx, `document.querySelectorAll('tr[data-share-row="QS1"] .badge.min-runtime, tr[data-share-row="QS3"] .badge.min-runtime').length`); n != 0 {
+		t.Errorf("%d minimum runtime badges on QS1 and QS3", n)
+	}
+}
+
 // heldStops is an executor whose stops take effect only when released: a
 // victim's processes that take their grace period.
 type heldStops struct {

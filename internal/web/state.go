@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/sharq-dev/sharq/internal/access"
 	"github.com/sharq-dev/sharq/internal/engine"
@@ -48,8 +49,11 @@ type Share struct {
 	Strategy          string `json:"strategy"`
 	BorrowLimit       int    `json:"borrowLimit"` // -1: unlimited
 	InSharePreemption bool   `json:"inSharePreemption"`
-	Runnable          int    `json:"runnable"`
-	Units             []Unit `json:"units"`
+	// MinimumRuntimeSeconds: a job of the share is not preempted in its
+	// first this many seconds (sharq's setting; 0: none).
+	MinimumRuntimeSeconds int    `json:"minimumRuntimeSeconds,omitempty"`
+	Runnable              int    `json:"runnable"`
+	Units                 []Unit `json:"units"`
 	// Front is the first waiting jobs in scheduling order; FrontPartial
 	// tells that the share has too many waiting jobs to order them all
 	// here, so Front holds only the head.
@@ -175,7 +179,8 @@ func warnOversized(shares []Share, env Env) {
 
 func (c *Console) buildShare(ctx context.Context, q record.JobQueue, s engine.ShareState) Share {
 	sh := Share{Name: s.Share, State: s.State, Strategy: s.Strategy, BorrowLimit: s.BorrowLimit,
-		InSharePreemption: s.InSharePreemption, Runnable: s.Runnable, Units: sharqapi.UnitsOf(s.Units), Front: []JobLine{}}
+		InSharePreemption: s.InSharePreemption, MinimumRuntimeSeconds: int(s.MinimumRuntime / time.Second),
+		Runnable: s.Runnable, Units: sharqapi.UnitsOf(s.Units), Front: []JobLine{}}
 	switch {
 	case s.Runnable == 0:
 	case s.Runnable > c.opts.MaxOrdered:

@@ -333,6 +333,7 @@
     if (sh.strategy) out.push(el('span', { class: 'badge', text: sh.strategy }));
     if (sh.strategy === 'LEND_AND_BORROW') out.push(el('span', { class: 'badge', text: 'borrow ' + (sh.borrowLimit < 0 ? 'unlimited' : sh.borrowLimit + '%') }));
     if (sh.inSharePreemption) out.push(el('span', { class: 'badge', text: 'in-share preemption' }));
+    if (sh.minimumRuntimeSeconds) out.push(el('span', { class: 'badge min-runtime', title: 'a job of this share is not preempted in its first ' + sh.minimumRuntimeSeconds + 's (minimum runtime)', text: 'min runtime ' + sh.minimumRuntimeSeconds + 's' }));
     if (sh.state && sh.state !== 'ENABLED') out.push(el('span', { class: 'badge off', text: sh.state }));
     for (const w of sh.warnings || []) out.push(el('span', { class: 'badge warn', title: w, text: '⚠ ' + w }));
     return out;
