@@ -226,3 +226,39 @@ func TestFairShareQueueStoredBesideOthers(t *testing.T) {
 	}
 	h2.waitStatus(id, dispatched...)
 }
+
+// TestListByShareIdentifier: ListServiceJobs' SHARE_IDENTIFIER filter,
+// with the status, lists a fair-share queue's jobs of that identifier, as
+// the SDK's list_jobs_by_share asks; QUOTA_SHARE_NAME of the same name
+// lists none of them.
+func TestListByShareIdentifier(t *testing.T) {
+	h := startEngine(t, t.TempDir())
+	h.setupFair()
+	h.waitStatus(h.mustSubmitFair("red1", "red"), dispatched...)
+	h.waitStatus(h.mustSubmitFair("red2", "red"), dispatched...) // the two instances
+	red3 := h.mustSubmitFair("red3", "red")
+	h.mustSubmitFair("blue1", "blue")
+	list := func(filter, value, status string) []string {
+		t.Helper()
+		js, _, err := h.e.ListServiceJobs(context.Background(), engine.ListServiceJobsInput{JobQueue: "fq", JobStatus: status,
+			Filters: []engine.JobFilter{{Name: filter, Values: []string{value}}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, j := range js {
+			names = append(names, j.JobName)
+		}
+		return names
+	}
+	h.waitStatus(red3, "RUNNABLE")
+	if got := list("SHARE_IDENTIFIER", "red", "RUNNABLE"); strings.Join(got, " ") != "red3" {
+		t.Errorf("red's RUNNABLE jobs: %v, want red3", got)
+	}
+	if got := list("SHARE_IDENTIFIER", "blue", "RUNNABLE"); strings.Join(got, " ") != "blue1" {
+		t.Errorf("blue's RUNNABLE jobs: %v, want blue1", got)
+	}
+	if got := list("QUOTA_SHARE_NAME", "red", "RUNNABLE"); len(got) != 0 {
+		t.Errorf("QUOTA_SHARE_NAME red lists %v on a fair-share queue", got)
+	}
+}

@@ -30,6 +30,7 @@ func (e *Engine) ListServiceJobs(ctx context.Context, in ListServiceJobsInput) (
 		f.Queue = q.JobQueueArn
 	}
 	status := in.JobStatus
+	var shareID bool // f.Share is a share identifier, not a quota share's name
 	if len(in.Filters) == 0 && status == "" {
 		status = StatusRunning
 	}
@@ -54,10 +55,12 @@ func (e *Engine) ListServiceJobs(ctx context.Context, in ListServiceJobsInput) (
 				f.CreatedAfter = t
 			}
 		case "QUOTA_SHARE_NAME":
-			f.Share = v
+			f.Share, shareID = v, false
 		case "SHARE_IDENTIFIER":
-			// Fair-share queues are not served; no job carries one.
-			return []record.Job{}, "", nil
+			// The store's share column holds a fair-share job's identifier
+			// (a job has a quota share or an identifier, never both); the
+			// rows are told apart below.
+			f.Share, shareID = v, true
 		default:
 			return nil, "", invalidf("unknown filter name %s", flt.Name)
 		}
@@ -76,13 +79,18 @@ func (e *Engine) ListServiceJobs(ctx context.Context, in ListServiceJobsInput) (
 	e.rlock()
 	defer e.mu.RUnlock()
 	for _, r := range rows {
-		if j := e.jobs[r.ID]; j != nil {
-			out = append(out, e.view(j))
+		var j record.Job
+		if live := e.jobs[r.ID]; live != nil {
+			j = e.view(live)
+		} else if d, err := record.DecodeJob(r.Doc); err == nil {
+			j = *d
+		} else {
 			continue
 		}
-		if j, err := record.DecodeJob(r.Doc); err == nil {
-			out = append(out, *j)
+		if f.Share != "" && shareID != (j.ShareIdentifier == f.Share) {
+			continue // a quota share and an identifier of the same name
 		}
+		out = append(out, j)
 	}
 	return out, next, nil
 }

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -493,7 +494,7 @@ func (e *Engine) storeBatch(t *tx) *store.Batch {
 	b.Jobs = make([]store.Job, 0, len(t.jobs))
 	for _, j := range t.jobs {
 		b.Jobs = append(b.Jobs, store.Job{
-			ID: j.JobID, Name: j.JobName, Queue: j.JobQueue, Share: j.QuotaShareName,
+			ID: j.JobID, Name: j.JobName, Queue: j.JobQueue, Share: cmp.Or(j.QuotaShareName, j.ShareIdentifier),
 			Status: j.Status, CreatedAt: j.CreatedAt, EndedAt: j.EndedAt, ClientToken: j.ClientToken, Doc: record.Encode(j),
 		})
 	}

@@ -34,7 +34,7 @@ type Job struct {
 	ID        string
 	Name      string
 	Queue     string // job queue ARN
-	Share     string // quota share name, empty when none
+	Share     string // quota share name, or a fair-share job's share identifier; empty when none
 	Status    string // SUBMITTED, RUNNABLE, ..., SUCCEEDED, FAILED
 	CreatedAt int64  // epoch milliseconds
 	// EndedAt is when the job reached SUCCEEDED or FAILED (epoch ms), 0

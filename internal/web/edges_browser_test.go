@@ -182,3 +182,43 @@ func TestConsoleWaitingForVictim(t *testing.T) {
 	waitFor(t, ctx, "d1 running, waiting for nothing", `(() => { const r = document.querySelector('tr[data-job="`+d1+`"]');
 		return r !== null && r.textContent.includes('RUNNING') && r.querySelector('.waiting-for') === null; })()`)
 }
+
+// TestConsoleFairShareQueue: a fair-share queue shows its share
+// identifiers as its rows, with the strategy FAIR_SHARE, and a waiting
+// job's reason in the identifier's front says how much it used.
+func TestConsoleFairShareQueue(t *testing.T) {
+	s := start(t)
+	ctx0 := t.Context()
+	p, err := s.eng.CreateSchedulingPolicy(ctx0, engine.CreateSchedulingPolicyInput{Name: "fair",
+		FairsharePolicy: []byte(`{"shareDecaySeconds":3600,"computeReservation":0,"shareDistribution":[{"shareIdentifier":"blue","weightFactor":0.5}]}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.eng.CreateServiceEnvironment(ctx0, engine.CreateServiceEnvironmentInput{Name: "fse", Type: "SAGEMAKER_TRAINING",
+		CapacityLimits: []record.CapacityLimit{{CapacityUnit: "ml.g5.xlarge", MaxCapacity: 1}}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.eng.CreateJobQueue(ctx0, engine.CreateJobQueueInput{Name: "fq", Priority: 1, Type: "SAGEMAKER_TRAINING",
+		ServiceEnvironmentOrder: []record.ServiceEnvironmentOrder{{Order: 1, ServiceEnvironment: "fse"}}, SchedulingPolicyArn: p.Arn}); err != nil {
+		t.Fatal(err)
+	}
+	submit := func(name, id string) string {
+		j, err := s.eng.SubmitServiceJob(ctx0, engine.SubmitServiceJobInput{JobName: name, JobQueue: "fq", ServiceJobType: "SAGEMAKER_TRAINING",
+			ServiceRequestPayload: `{"ResourceConfig":{"InstanceType":"ml.g5.xlarge","InstanceCount":1},"StoppingCondition":{"MaxRuntimeInSeconds":3600}}`,
+			ShareIdentifier: id})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return j.JobID
+	}
+	s.wait(submit("red1", "red"), dispatched...)
+	submit("red2", "red")
+	ctx := browser(t)
+	do(t, ctx, "load the console", chromedp.Navigate(s.url+"/"))
+	waitFor(t, ctx, "the identifiers", `document.querySelector('tr[data-share-row="red"]') !== null`)
+	screenshot(t, ctx, "console-fair-share")
+	if got := eval[string](t, ctx, `document.querySelector('tr[data-share-row="red"]').textContent`); !strings.Contains(got, "FAIR_SHARE") {
+		t.Errorf("red's row says %q, want the strategy FAIR_SHARE", got)
+	}
+	waitFor(t, ctx, "red2's reason", `Array.from(document.querySelectorAll('.reason')).some(e => e.textContent.includes('share identifier red has used'))`)
+}

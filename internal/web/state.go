@@ -187,7 +187,10 @@ func (c *Console) buildShare(ctx context.Context, q record.JobQueue, s engine.Sh
 		sh.Front, sh.FrontPartial = c.head(ctx, q, s.Share), true
 	default:
 		in := engine.ListServiceJobsInput{JobQueue: q.JobQueueName, JobStatus: engine.StatusRunnable}
-		if s.Share != "" {
+		switch {
+		case s.Strategy == engine.StrategyFairShare: // a fair-share queue's share identifier
+			in.Filters = []engine.JobFilter{{Name: "SHARE_IDENTIFIER", Values: []string{s.Share}}}
+		case s.Share != "":
 			in.Filters = []engine.JobFilter{{Name: "QUOTA_SHARE_NAME", Values: []string{s.Share}}}
 		}
 		waiting, complete := c.list(ctx, in, c.opts.MaxOrdered)
