@@ -8,6 +8,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/batch"
+	"github.com/sharq-dev/sharq/internal/testwait"
 )
 
 // Ensure, against the real binary with --auth auto (the default), that a
@@ -29,7 +30,7 @@ func TestAuthAutoFirstKey(t *testing.T) {
 	fatalIf(t, "an unsigned request before any key", unsigned())
 
 	admin := createKey(t, dir, "admin", "AdministratorAccess")
-	eventually(t, 10*time.Second, func() error {
+	testwait.Until(t, 10*time.Second, func() error {
 		if err := unsigned(); apiCode(err) != "MissingAuthenticationTokenException" {
 			return notYet("an unsigned request after the first key was made: %v", err)
 		}

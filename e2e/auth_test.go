@@ -23,6 +23,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/batch/types"
 	"github.com/aws/smithy-go"
 	"github.com/sharq-dev/sharq/internal/store/postgres/pgtest"
+	"github.com/sharq-dev/sharq/internal/testwait"
 )
 
 // key is an access key made with sharq admin keys create.
@@ -214,7 +215,7 @@ func checkAudit(t *testing.T, s *server, admin, teamA key) {
 		"unauthenticated POST /v1/submitservicejob * InvalidSignatureException",
 		"team-b batch:TerminateServiceJob arn:aws:batch:us-east-1:000000000000:service-job/",
 	}
-	eventually(t, 10*time.Second, func() error {
+	testwait.Until(t, 10*time.Second, func() error {
 		out, err := runSharq(t, s, admin, "events", "--audit", "-o", "json")
 		if err != nil {
 			return fmt.Errorf("sharq events --audit: %v\n%s", err, out)

@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/batch"
 	"github.com/aws/aws-sdk-go-v2/service/batch/types"
+	"github.com/sharq-dev/sharq/internal/testwait"
 )
 
 // The walkthrough's resources (walkthrough.md).
@@ -67,7 +68,7 @@ func setUpWalkthrough(t *testing.T, c *batch.Client, seCapacity int32) {
 		fatalIf(t, "CreateQuotaShare "+s.name, err)
 	}
 
-	eventually(t, 10*time.Second, func() error {
+	testwait.Until(t, 10*time.Second, func() error {
 		se, err := c.DescribeServiceEnvironments(ctx(t), &batch.DescribeServiceEnvironmentsInput{ServiceEnvironments: []string{envName}})
 		if err != nil {
 			return err
@@ -165,7 +166,7 @@ func describe(t *testing.T, c *batch.Client, job string) *batch.DescribeServiceJ
 func waitStatus(t *testing.T, c *batch.Client, job string, want ...types.ServiceJobStatus) *batch.DescribeServiceJobOutput {
 	t.Helper()
 	var d *batch.DescribeServiceJobOutput
-	eventually(t, 30*time.Second, func() error {
+	testwait.Until(t, 30*time.Second, func() error {
 		out, err := c.DescribeServiceJob(ctx(t), &batch.DescribeServiceJobInput{JobId: aws.String(job)})
 		if err != nil {
 			return err

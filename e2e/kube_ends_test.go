@@ -24,6 +24,7 @@ import (
 	"k8s.io/client-go/util/retry"
 
 	"github.com/sharq-dev/sharq/internal/executor/kube/kubetest"
+	"github.com/sharq-dev/sharq/internal/testwait"
 	"github.com/sharq-dev/sharq/internal/web"
 )
 
@@ -120,7 +121,7 @@ func TestKubeClusterFailuresUseNoRetry(t *testing.T) {
 	job := submitRetried(t, c, jobSpec{name: "patient", share: "QS1", priority: 1}, 1)
 
 	// Unschedulable: given up after 2 s and requeued, again and again.
-	eventually(t, 60*time.Second, func() error {
+	testwait.Until(t, 60*time.Second, func() error {
 		d := describe(t, c, job)
 		if d.Status == types.ServiceJobStatusFailed || d.Status == types.ServiceJobStatusSucceeded {
 			return fmt.Errorf("the job ended %s: %q", d.Status, aws.ToString(d.StatusReason))
@@ -166,7 +167,7 @@ func TestKubeClusterFailuresUseNoRetry(t *testing.T) {
 		return err
 	})
 	fatalIf(t, "evict "+victim.Name, err)
-	eventually(t, 60*time.Second, func() error {
+	testwait.Until(t, 60*time.Second, func() error {
 		d := describe(t, c, job)
 		if len(d.Attempts) <= before || d.Status != types.ServiceJobStatusRunning {
 			return notYet("%s with %d attempts", d.Status, len(d.Attempts))

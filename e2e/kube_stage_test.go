@@ -22,6 +22,7 @@ import (
 	"k8s.io/client-go/util/retry"
 
 	"github.com/sharq-dev/sharq/internal/executor/kube/kubetest"
+	"github.com/sharq-dev/sharq/internal/testwait"
 )
 
 // stagingReason is the STARTING reason while a pod's init container
@@ -76,7 +77,7 @@ func handNode(t *testing.T, cs kubernetes.Interface, pool string) {
 func (k *kubeServer) boundPods(t *testing.T, job string, n int) []corev1.Pod {
 	t.Helper()
 	var pods []corev1.Pod
-	eventually(t, 30*time.Second, func() error {
+	testwait.Until(t, 30*time.Second, func() error {
 		pods = k.pods(t, job)
 		if len(pods) != n {
 			return notYet("%d pods, want %d", len(pods), n)
@@ -167,7 +168,7 @@ func uploaded(p *corev1.Pod) {
 func waitReason(t *testing.T, k *kubeServer, job string, status types.ServiceJobStatus, reason string) {
 	t.Helper()
 	c := k.client()
-	eventually(t, 30*time.Second, func() error {
+	testwait.Until(t, 30*time.Second, func() error {
 		d := describe(t, c, job)
 		if d.Status != status || aws.ToString(d.StatusReason) != reason {
 			return notYet("%s (%q), want %s (%q)", d.Status, aws.ToString(d.StatusReason), status, reason)
@@ -180,7 +181,7 @@ func waitReason(t *testing.T, k *kubeServer, job string, status types.ServiceJob
 // pods of these phases, by host.
 func wantPhases(t *testing.T, k *kubeServer, job string, phases map[string]string) {
 	t.Helper()
-	eventually(t, 30*time.Second, func() error {
+	testwait.Until(t, 30*time.Second, func() error {
 		d := consoleDetail(t, k.server, job)
 		if len(d.Instances) != 1 {
 			return notYet("the console shows instances of %d attempts", len(d.Instances))

@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/sharq-dev/sharq/internal/executor/kube/kubetest"
+	"github.com/sharq-dev/sharq/internal/testwait"
 )
 
 // kubeServer is sharq serve with the kube executor on the test cluster:
@@ -71,7 +72,7 @@ func TestKubeWalkthroughSDK(t *testing.T) {
 	c := k.client()
 	live := walkthroughSDK(t, c, func(string) *batch.Client { return c })
 	endAll(t, c, live, k.dataDir, k.cmd.Process.Pid)
-	eventually(t, 30*time.Second, func() error {
+	testwait.Until(t, 30*time.Second, func() error {
 		l, err := k.cs.CoreV1().Pods("").List(context.Background(), metav1.ListOptions{LabelSelector: "app.kubernetes.io/managed-by=sharq"})
 		if err != nil {
 			return err

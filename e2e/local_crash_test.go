@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/batch"
 	"github.com/aws/aws-sdk-go-v2/service/batch/types"
+	"github.com/sharq-dev/sharq/internal/testwait"
 )
 
 // untilReleased records each start of the job in $RUNS and runs until the
@@ -85,7 +86,7 @@ func TestLocalServerCrash(t *testing.T) {
 	}
 	// DescribeServiceJob answers from memory, ListServiceJobs from the store
 	// once the cycle is committed: poll.
-	eventually(t, 30*time.Second, func() error {
+	testwait.Until(t, 30*time.Second, func() error {
 		out, err := c.ListServiceJobs(ctx(t), &batch.ListServiceJobsInput{JobQueue: aws.String(queueName), JobStatus: types.ServiceJobStatusSucceeded})
 		if err != nil {
 			return err

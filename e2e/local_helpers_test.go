@@ -17,6 +17,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/batch"
 	"github.com/aws/aws-sdk-go-v2/service/batch/types"
+	"github.com/sharq-dev/sharq/internal/testwait"
 )
 
 // markEnv is the payload environment variable that tags every process of a
@@ -126,7 +127,7 @@ func supervisorsOf(dataDir string) []int {
 func (s *localServer) supervisor(t *testing.T) int {
 	t.Helper()
 	var pid int
-	eventually(t, 30*time.Second, func() error {
+	testwait.Until(t, 30*time.Second, func() error {
 		sups := supervisorsOf(s.dataDir)
 		if len(sups) != 1 {
 			return notYet("supervisors of %s: %v, want one", s.dataDir, sups)
@@ -141,7 +142,7 @@ func (s *localServer) supervisor(t *testing.T) int {
 // server and the supervisor aside).
 func (s *localServer) waitNoProcesses(t *testing.T, timeout time.Duration) {
 	t.Helper()
-	eventually(t, timeout, func() error {
+	testwait.Until(t, timeout, func() error {
 		if left := s.leftovers(); len(left) > 0 {
 			return notYet("processes of ended jobs still run: %v", left)
 		}
@@ -166,7 +167,7 @@ func (s *localServer) instances(name string) []int {
 func (s *localServer) waitInstances(t *testing.T, name string, n int, timeout time.Duration) []int {
 	t.Helper()
 	var pids []int
-	eventually(t, timeout, func() error {
+	testwait.Until(t, timeout, func() error {
 		pids = s.instances(name)
 		if len(pids) != n {
 			return notYet("job %s has %d instance processes %v, want %d", name, len(pids), pids, n)
@@ -184,7 +185,7 @@ func (s *localServer) procs(name string) []int {
 // waitGone waits until no process of the job is left.
 func (s *localServer) waitGone(t *testing.T, name string, timeout time.Duration) {
 	t.Helper()
-	eventually(t, timeout, func() error {
+	testwait.Until(t, timeout, func() error {
 		if pids := s.procs(name); len(pids) > 0 {
 			return notYet("processes %v of job %s still run", pids, name)
 		}
@@ -340,7 +341,7 @@ func (s *localServer) attemptHistory(attempt string) ([]transition, error) {
 func (s *localServer) waitAttemptEnd(t *testing.T, attempt string, timeout time.Duration) transition {
 	t.Helper()
 	var end transition
-	eventually(t, timeout, func() error {
+	testwait.Until(t, timeout, func() error {
 		h, err := s.attemptHistory(attempt)
 		if err != nil {
 			return err
@@ -394,7 +395,7 @@ func (s *localServer) waitEnded(t *testing.T, c *batch.Client, jobs ...string) {
 // a killed process may take a moment to go.
 func (s *localServer) waitAttemptsGone(t *testing.T, d *batch.DescribeServiceJobOutput, timeout time.Duration) {
 	t.Helper()
-	eventually(t, timeout, func() error {
+	testwait.Until(t, timeout, func() error {
 		for _, a := range d.Attempts {
 			id := attemptID(t, a.ServiceResourceId)
 			if pids := processesUnder(s.attemptDir(id)); len(pids) > 0 {

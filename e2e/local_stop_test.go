@@ -12,6 +12,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/batch/types"
+	"github.com/sharq-dev/sharq/internal/testwait"
 )
 
 // checkpointing is a training loop that resumes from $SM_CHECKPOINT_DIR/step
@@ -48,7 +49,7 @@ func TestLocalCheckpointResume(t *testing.T) {
 	qs2 := s.submitLocal(t, c, localJob{name: "qs2_busy", share: "QS2", priority: 1})
 	waitStatus(t, c, qs2, types.ServiceJobStatusRunning)
 	first := attemptID(t, describe(t, c, train).LatestAttempt.ServiceResourceId)
-	eventually(t, 30*time.Second, func() error {
+	testwait.Until(t, 30*time.Second, func() error {
 		if out := s.attemptLog(t, first, "stdout"); !strings.Contains(out, "step 2\n") {
 			return notYet("train's first attempt printed %q, want it to reach step 2", out)
 		}
@@ -103,7 +104,7 @@ func TestLocalGraceKill(t *testing.T) {
 	qs2 := s.submitLocal(t, c, localJob{name: "qs2_busy", share: "QS2", priority: 1})
 	waitStatus(t, c, qs2, types.ServiceJobStatusRunning)
 	first := attemptID(t, describe(t, c, stubborn).LatestAttempt.ServiceResourceId)
-	eventually(t, 30*time.Second, func() error {
+	testwait.Until(t, 30*time.Second, func() error {
 		if out := s.attemptLog(t, first, "stdout"); out != "started\n" {
 			return notYet("stubborn printed %q, want \"started\" once its trap is set", out)
 		}

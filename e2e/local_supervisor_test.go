@@ -12,6 +12,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/batch/types"
+	"github.com/sharq-dev/sharq/internal/testwait"
 )
 
 // With --supervisor, attempts are supervised by that program (here
@@ -154,7 +155,7 @@ func TestLocalSupervisorCrash(t *testing.T) {
 		s.waitInstances(t, n, 1, 30*time.Second)
 		// The instance's process exists, but its shell may not have counted
 		// the run yet: the kill below must end a run that did.
-		eventually(t, 30*time.Second, func() error {
+		testwait.Until(t, 30*time.Second, func() error {
 			if runs, _ := os.ReadFile(filepath.Join(dir, n+".runs")); string(runs) != "started\n" {
 				return notYet("job %s's first run has not counted itself: %q", n, runs)
 			}
@@ -167,7 +168,7 @@ func TestLocalSupervisorCrash(t *testing.T) {
 	}
 	const lost = "attempt processes vanished (supervisor exited: signal: killed)"
 	for n, j := range jobs {
-		eventually(t, 30*time.Second, func() error {
+		testwait.Until(t, 30*time.Second, func() error {
 			d := describe(t, c, j)
 			if len(d.Attempts) < 2 || d.Status != types.ServiceJobStatusRunning {
 				return notYet("job %s is %s with %d attempts, want RUNNING its second", n, d.Status, len(d.Attempts))

@@ -22,6 +22,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/batch"
 	"github.com/aws/aws-sdk-go-v2/service/batch/types"
+	"github.com/sharq-dev/sharq/internal/testwait"
 )
 
 var (
@@ -194,7 +195,7 @@ func bareSleeps(t *testing.T, n, concurrency int) bareRun {
 func lastStoppedAt(t *testing.T, c *batch.Client, n int) int64 {
 	t.Helper()
 	var last int64
-	eventually(t, 30*time.Second, func() error {
+	testwait.Until(t, 30*time.Second, func() error {
 		last = 0
 		count := 0
 		pages := batch.NewListServiceJobsPaginator(c, &batch.ListServiceJobsInput{JobQueue: aws.String("bench-jq"),

@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/batch"
 	"github.com/aws/aws-sdk-go-v2/service/batch/types"
 	"github.com/google/go-cmp/cmp"
+	"github.com/sharq-dev/sharq/internal/testwait"
 )
 
 // A clean stop (SIGTERM) and a start on the same data dir keep every
@@ -46,7 +47,7 @@ func TestRestartClean(t *testing.T) {
 	waitStatus(t, c, stopped, running)
 	terminate(t, c, stopped, "stopped before the restart")
 	big := submit(t, c, jobSpec{name: "qs2_big", share: "QS2", priority: 1, instances: 2})
-	eventually(t, 10*time.Second, func() error {
+	testwait.Until(t, 10*time.Second, func() error {
 		if d := describe(t, c, big); aws.ToString(d.StatusReason) == "" {
 			return notYet("qs2_big has no statusReason yet")
 		}
@@ -245,7 +246,7 @@ func restartUnderLoad(t *testing.T, stopped string, stop func(*server)) {
 	}
 	// Stop the server a second into the stream, once it is well under way;
 	// the clients go on for another second against the dead server.
-	eventually(t, 30*time.Second, func() error {
+	testwait.Until(t, 30*time.Second, func() error {
 		mu.Lock()
 		n := len(acked)
 		mu.Unlock()
@@ -326,7 +327,7 @@ func restartUnderLoad(t *testing.T, stopped string, stop func(*server)) {
 	}
 	if victim != "" && len(all) > capacity {
 		terminate(t, c, victim, "make room")
-		eventually(t, 10*time.Second, func() error {
+		testwait.Until(t, 10*time.Second, func() error {
 			if got := totalUsage(snapshot(t, c)); got != capacity {
 				return notYet("the queue uses %v instances, want %d again", got, capacity)
 			}

@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/batch/types"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/sharq-dev/sharq/internal/testwait"
 )
 
 // s3Policies gives team-a S3 on its own bucket alone (and the listing of
@@ -172,7 +173,7 @@ func TestBuiltinS3Clients(t *testing.T) {
 // checkAuditLog checks that the audit log holds each of words.
 func checkAuditLog(t *testing.T, s *server, env []string, words ...string) {
 	t.Helper()
-	eventually(t, 10*time.Second, func() error {
+	testwait.Until(t, 10*time.Second, func() error {
 		cmd := exec.CommandContext(ctx(t), sharqBin, "events", "--audit", "--endpoint", s.url)
 		cmd.Env = env
 		b, err := cmd.CombinedOutput()

@@ -17,6 +17,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/cloudwatchlogs"
 	"github.com/aws/aws-sdk-go-v2/service/sagemaker"
 	smtypes "github.com/aws/aws-sdk-go-v2/service/sagemaker/types"
+	"github.com/sharq-dev/sharq/internal/testwait"
 )
 
 const trainingLogGroup = "/aws/sagemaker/TrainingJobs"
@@ -267,7 +268,7 @@ func checkLogEvents(t *testing.T, s *localServer, k key, name string) {
 // checkAuditHas checks that the audit log holds the actions.
 func checkAuditHas(t *testing.T, s *localServer, admin key, actions ...string) {
 	t.Helper()
-	eventually(t, 10*time.Second, func() error {
+	testwait.Until(t, 10*time.Second, func() error {
 		out, err := runSharq(t, s.server, admin, "events", "--audit")
 		if err != nil {
 			return notYet("sharq events --audit: %v\n%s", err, out)

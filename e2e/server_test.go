@@ -372,23 +372,6 @@ func isZombie(stat []byte) bool {
 	return i >= 0 && i+2 < len(stat) && stat[i+2] == 'Z'
 }
 
-// eventually polls cond every 20 ms until it returns nil, and fails the
-// test with cond's last error after the timeout.
-func eventually(t *testing.T, timeout time.Duration, cond func() error) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		err := cond()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("after %v: %v", timeout, err)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 // ctx is a context for one test's requests.
 func ctx(t *testing.T) context.Context { return t.Context() }
 

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/batch"
+	"github.com/sharq-dev/sharq/internal/testwait"
 )
 
 // writeCert writes a self-signed certificate for 127.0.0.1 (its own CA)
@@ -82,7 +83,7 @@ func TestTLS(t *testing.T) {
 	// Renew the certificate and tell the server.
 	writeCert(t, certFile, keyFile, 2)
 	fatalIf(t, "SIGHUP", s.cmd.Process.Signal(syscall.SIGHUP))
-	eventually(t, 10*time.Second, func() error {
+	testwait.Until(t, 10*time.Second, func() error {
 		conn, err := tls.Dial("tcp", strings.TrimPrefix(s.url, "https://"), &tls.Config{InsecureSkipVerify: true})
 		if err != nil {
 			return err

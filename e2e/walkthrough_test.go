@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/batch"
 	"github.com/aws/aws-sdk-go-v2/service/batch/types"
+	"github.com/sharq-dev/sharq/internal/testwait"
 )
 
 // trainingJobArn is what PySDK's get_model_trainer requires of an
@@ -153,7 +154,7 @@ func walkthroughSDK(t *testing.T, c *batch.Client, team func(share string) *batc
 	// A 2-instance job can never fit QS2 (LEND, limit 1).
 	big := sub(jobSpec{name: "qs2_job_big", share: "QS2", priority: 1, instances: 2})
 	const misconfigured = "MISCONFIGURATION:QUOTA_MANAGEMENT_LIMIT_EXCEEDED - Job requirements exceed quota share capacity limits."
-	eventually(t, 10*time.Second, func() error {
+	testwait.Until(t, 10*time.Second, func() error {
 		d, err := c.DescribeServiceJob(ctx(t), &batch.DescribeServiceJobInput{JobId: aws.String(big)})
 		if err != nil {
 			return err
@@ -210,7 +211,7 @@ func endAll(t *testing.T, c *batch.Client, live []string, dataDir string, server
 	for _, job := range live {
 		waitStatus(t, c, job, types.ServiceJobStatusFailed, types.ServiceJobStatusSucceeded)
 	}
-	eventually(t, 30*time.Second, func() error {
+	testwait.Until(t, 30*time.Second, func() error {
 		if pids := processesUnder(dataDir, append(servers, supervisorsOf(dataDir)...)...); len(pids) > 0 {
 			return notYet("processes %v of terminated jobs still run", pids)
 		}

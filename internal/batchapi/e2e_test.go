@@ -19,6 +19,7 @@ import (
 	"github.com/sharq-dev/sharq/internal/executor"
 	"github.com/sharq-dev/sharq/internal/executor/simulated"
 	"github.com/sharq-dev/sharq/internal/store/sqlite"
+	"github.com/sharq-dev/sharq/internal/testwait"
 )
 
 // newEngineServer serves the API in front of a real engine over a SQLite
@@ -58,16 +59,6 @@ func newEngineServerWith(t *testing.T, wrap func(executor.Executor) executor.Exe
 		st.Close()
 	})
 	return srv, sdkClient(srv)
-}
-
-// eventually polls cond until it holds, failing after 10 s.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-	}
 }
 
 // fatalIf stops the test on an unexpected error.
@@ -139,7 +130,7 @@ func setUpResources(t *testing.T, ctx context.Context, c *batch.Client) {
 		ServiceEnvironmentType: "SAGEMAKER_TRAINING", State: "ENABLED",
 		CapacityLimits: []types.CapacityLimit{{CapacityUnit: aws.String("ml.g5.xlarge"), MaxCapacity: aws.Int32(4)}}})
 	fatalIf(t, err)
-	eventually(t, "the service environment VALID and ENABLED", func() bool {
+	testwait.True(t, 10*time.Second, "the service environment VALID and ENABLED", func() bool {
 		out, err := c.DescribeServiceEnvironments(ctx, &batch.DescribeServiceEnvironmentsInput{ServiceEnvironments: []string{"qm-se"}})
 		fatalIf(t, err)
 		return len(out.ServiceEnvironments) == 1 && out.ServiceEnvironments[0].Status == "VALID" && out.ServiceEnvironments[0].State == "ENABLED"
@@ -150,7 +141,7 @@ func setUpResources(t *testing.T, ctx context.Context, c *batch.Client) {
 		ServiceEnvironmentOrder: []types.ServiceEnvironmentOrder{{Order: aws.Int32(1), ServiceEnvironment: aws.String("qm-se")}},
 		ComputeEnvironmentOrder: []types.ComputeEnvironmentOrder{}})
 	fatalIf(t, err)
-	eventually(t, "the job queue VALID and ENABLED", func() bool {
+	testwait.True(t, 10*time.Second, "the job queue VALID and ENABLED", func() bool {
 		out, err := c.DescribeJobQueues(ctx, &batch.DescribeJobQueuesInput{JobQueues: []string{"HQ"}})
 		fatalIf(t, err)
 		if len(out.JobQueues) != 1 {
@@ -230,7 +221,7 @@ func runJobs(t *testing.T, ctx context.Context, c *batch.Client) (running, waiti
 	run := submit("train-a", "QS1", 2, 5)
 	wait := submit("train-b", "QS1", 4, 1)
 	running, waiting = aws.ToString(run.JobArn), aws.ToString(wait.JobArn)
-	eventually(t, "train-a RUNNING", func() bool { return describe(running).Status == "RUNNING" })
+	testwait.True(t, 10*time.Second, "train-a RUNNING", func() bool { return describe(running).Status == "RUNNING" })
 	d := describe(running)
 	if aws.ToString(d.QuotaShareName) != "QS1" || aws.ToInt32(d.SchedulingPriority) != 5 || aws.ToInt64(d.CreatedAt) == 0 ||
 		aws.ToInt64(d.StartedAt) == 0 || d.LatestAttempt == nil || aws.ToFloat64(d.CapacityUsage[0].Quantity) != 2 {
@@ -304,7 +295,7 @@ func tagging(t *testing.T, ctx context.Context, c *batch.Client, jobArn string) 
 func terminate(t *testing.T, ctx context.Context, srv *httptest.Server, c *batch.Client, running, waiting string) {
 	_, err := c.TerminateServiceJob(ctx, &batch.TerminateServiceJobInput{JobId: aws.String(running), Reason: aws.String("done with it")})
 	fatalIf(t, err)
-	eventually(t, "train-a FAILED", func() bool {
+	testwait.True(t, 10*time.Second, "train-a FAILED", func() bool {
 		out, err := c.DescribeServiceJob(ctx, &batch.DescribeServiceJobInput{JobId: aws.String(running)})
 		fatalIf(t, err)
 		return out.Status == "FAILED" && aws.ToBool(out.IsTerminated) && aws.ToString(out.StatusReason) != ""
@@ -327,7 +318,7 @@ func terminate(t *testing.T, ctx context.Context, srv *httptest.Server, c *batch
 		out.Errors[0].Code != "ValidationException" || out.Errors[1].Job != unknown || out.Errors[1].Code != "ClientException" {
 		t.Errorf("TerminateServiceJobs = %s", r.body)
 	}
-	eventually(t, "train-b FAILED", func() bool {
+	testwait.True(t, 10*time.Second, "train-b FAILED", func() bool {
 		out, err := c.DescribeServiceJob(ctx, &batch.DescribeServiceJobInput{JobId: aws.String(waiting)})
 		fatalIf(t, err)
 		return out.Status == "FAILED" && aws.ToString(out.StatusReason) != ""
@@ -338,13 +329,13 @@ func tearDown(t *testing.T, ctx context.Context, c *batch.Client) {
 	for _, name := range []string{"QS1", "QS2"} {
 		arn := aws.String(testBase.QuotaShare("HQ", name))
 		fatalIf(t, ignore(c.UpdateQuotaShare(ctx, &batch.UpdateQuotaShareInput{QuotaShareArn: arn, State: "DISABLED"})))
-		eventually(t, name+" VALID and DISABLED", func() bool {
+		testwait.True(t, 10*time.Second, name+" VALID and DISABLED", func() bool {
 			out, err := c.DescribeQuotaShare(ctx, &batch.DescribeQuotaShareInput{QuotaShareArn: arn})
 			fatalIf(t, err)
 			return out.Status == "VALID" && out.State == "DISABLED"
 		})
 		fatalIf(t, ignore(c.DeleteQuotaShare(ctx, &batch.DeleteQuotaShareInput{QuotaShareArn: arn})))
-		eventually(t, name+" gone", func() bool {
+		testwait.True(t, 10*time.Second, name+" gone", func() bool {
 			_, err := c.DescribeQuotaShare(ctx, &batch.DescribeQuotaShareInput{QuotaShareArn: arn})
 			if err == nil {
 				return false
@@ -355,7 +346,7 @@ func tearDown(t *testing.T, ctx context.Context, c *batch.Client) {
 	}
 	fatalIf(t, ignore(c.UpdateJobQueue(ctx, &batch.UpdateJobQueueInput{JobQueue: aws.String("HQ"), State: "DISABLED"})))
 	fatalIf(t, ignore(c.DeleteJobQueue(ctx, &batch.DeleteJobQueueInput{JobQueue: aws.String("HQ")})))
-	eventually(t, "the job queue gone", func() bool {
+	testwait.True(t, 10*time.Second, "the job queue gone", func() bool {
 		out, err := c.DescribeJobQueues(ctx, &batch.DescribeJobQueuesInput{JobQueues: []string{"HQ"}})
 		fatalIf(t, err)
 		return len(out.JobQueues) == 0 || out.JobQueues[0].Status == "DELETED"
@@ -363,7 +354,7 @@ func tearDown(t *testing.T, ctx context.Context, c *batch.Client) {
 	fatalIf(t, ignore(c.DeleteSchedulingPolicy(ctx, &batch.DeleteSchedulingPolicyInput{Arn: aws.String(testBase.SchedulingPolicy("qm-policy"))})))
 	fatalIf(t, ignore(c.UpdateServiceEnvironment(ctx, &batch.UpdateServiceEnvironmentInput{ServiceEnvironment: aws.String("qm-se"), State: "DISABLED"})))
 	fatalIf(t, ignore(c.DeleteServiceEnvironment(ctx, &batch.DeleteServiceEnvironmentInput{ServiceEnvironment: aws.String("qm-se")})))
-	eventually(t, "the service environment gone", func() bool {
+	testwait.True(t, 10*time.Second, "the service environment gone", func() bool {
 		out, err := c.DescribeServiceEnvironments(ctx, &batch.DescribeServiceEnvironmentsInput{})
 		fatalIf(t, err)
 		return len(out.ServiceEnvironments) == 0 || out.ServiceEnvironments[0].Status == "DELETED"

@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/batch"
 
 	"github.com/sharq-dev/sharq/internal/executor"
+	"github.com/sharq-dev/sharq/internal/testwait"
 )
 
 // The texts clients read (statusReason of resources, jobs and attempts,
@@ -152,7 +153,7 @@ func setUpTextsQueue(t *testing.T, srv *httptest.Server) {
 			t.Fatalf("%s: %d %s", rq.path, r.status, r.body)
 		}
 	}
-	eventually(t, "the job queue VALID", func() bool {
+	testwait.True(t, 10*time.Second, "the job queue VALID", func() bool {
 		return strings.Contains(do(t, srv, "POST", "/v1/describejobqueues", `{"jobQueues":["HQ"]}`).body, `"status":"VALID"`)
 	})
 }
@@ -200,7 +201,7 @@ func exitPayload(code int) string {
 func wantJobText(t *testing.T, ctx context.Context, c *batch.Client, id, status, reason, attemptReason string) {
 	t.Helper()
 	var out *batch.DescribeServiceJobOutput
-	eventually(t, id+" "+status, func() bool {
+	testwait.True(t, 10*time.Second, id+" "+status, func() bool {
 		var err error
 		out, err = c.DescribeServiceJob(ctx, &batch.DescribeServiceJobInput{JobId: aws.String(id)})
 		fatalIf(t, err)

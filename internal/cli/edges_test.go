@@ -15,6 +15,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/sharq-dev/sharq/internal/testwait"
 	"golang.org/x/sys/unix"
 )
 
@@ -231,7 +232,7 @@ func TestLogsFollowHeaders(t *testing.T) {
 	go func() {
 		done <- Logs(t.Context(), []string{"--endpoint", s.url, "-f", "--stream", "stdout", "flaky"}, &both, &both)
 	}()
-	eventually(t, "logs -f showing the first attempt", func() bool { return strings.Contains(both.String(), "out\n") })
+	testwait.True(t, 15*time.Second, "logs -f showing the first attempt", func() bool { return strings.Contains(both.String(), "out\n") })
 	if err := os.WriteFile(release, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -6,15 +6,17 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sharq-dev/sharq/internal/engine"
+	"github.com/sharq-dev/sharq/internal/testwait"
 )
 
 // waitEstimates waits until the server's latest start estimates cover
 // every waiting job, so that tables show them.
 func (s *server) waitEstimates() {
 	s.t.Helper()
-	eventually(s.t, "estimates of every waiting job", func() bool {
+	testwait.True(s.t, 15*time.Second, "estimates of every waiting job", func() bool {
 		jobs, _, err := s.eng.ListServiceJobs(context.Background(), engine.ListServiceJobsInput{JobStatus: engine.StatusRunnable})
 		if err != nil {
 			s.t.Fatal(err)

@@ -24,6 +24,7 @@ import (
 	"github.com/sharq-dev/sharq/internal/executor/simulated"
 	"github.com/sharq-dev/sharq/internal/sharqapi"
 	"github.com/sharq-dev/sharq/internal/store/sqlite"
+	"github.com/sharq-dev/sharq/internal/testwait"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
@@ -234,16 +235,7 @@ func (s *server) status(id string) string {
 // waitStatus waits until a job reaches a status.
 func (s *server) waitStatus(id, status string) {
 	s.t.Helper()
-	eventually(s.t, id+" "+status, func() bool { return s.status(id) == status })
-}
-
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(15 * time.Second); !cond(); time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-	}
+	testwait.True(s.t, 15*time.Second, id+" "+status, func() bool { return s.status(id) == status })
 }
 
 // jobID is the n-th job ID the test server hands out.

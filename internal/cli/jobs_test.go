@@ -6,10 +6,12 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sharq-dev/sharq/internal/access"
 	"github.com/sharq-dev/sharq/internal/batchapi"
 	"github.com/sharq-dev/sharq/internal/sharqapi"
+	"github.com/sharq-dev/sharq/internal/testwait"
 )
 
 const announcement = "../../examples/announcement.yaml"
@@ -202,7 +204,7 @@ func TestJobsWhileVictimStops(t *testing.T) {
 		t.Errorf("a2's attempt says %q while it stops, want %q", attempt(), want)
 	}
 	s.waitStatus(jobID(3), "RUNNING")
-	eventually(t, "a2's attempt stopped", func() bool { return attempt() == preempted+"; killed with SIGKILL after 2s grace period" })
+	testwait.True(t, 15*time.Second, "a2's attempt stopped", func() bool { return attempt() == preempted+"; killed with SIGKILL after 2s grace period" })
 }
 
 // TestJobsOwner: with a server that checks signatures, `jobs --owner me`

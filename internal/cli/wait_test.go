@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/sharq-dev/sharq/internal/testwait"
 	"strings"
 	"sync"
 	"testing"
@@ -72,7 +73,7 @@ func TestEventsFollow(t *testing.T) {
 		done <- Events(ctx, []string{"--endpoint", s.url, "-f", "--share", "QS2", "-o", "json"}, &out, &errOut)
 	}()
 	s.ok(Submit, "--share", "QS2", "--name", "after", "--env", "SHARQ_SIMULATED_RUNTIME_MS=10", "--", "train")
-	eventually(t, "the followed job's end", func() bool { return strings.Contains(out.String(), `"status":"SUCCEEDED"`) })
+	testwait.True(t, 15*time.Second, "the followed job's end", func() bool { return strings.Contains(out.String(), `"status":"SUCCEEDED"`) })
 	cancel()
 	if code := <-done; code != ExitOK {
 		t.Errorf("events -f exit %d: %s", code, errOut.String())

@@ -3,6 +3,7 @@ package engine_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/sharq-dev/sharq/internal/engine"
 	"github.com/sharq-dev/sharq/internal/executor"
+	"github.com/sharq-dev/sharq/internal/testwait"
 )
 
 // gatedExecutor is the simulated executor with calls the test controls:
@@ -252,22 +254,18 @@ func TestVictimStoppingIsTold(t *testing.T) {
 	if preemptor.StatusReason != "" {
 		t.Errorf("the running preemptor says %q", preemptor.StatusReason)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	testwait.Until(t, 10*time.Second, func() error {
 		j, err := h.e.DescribeServiceJob(context.Background(), low)
 		if err != nil {
 			t.Fatal(err)
 		}
 		a, r := j.Attempts[0], j.PreemptionSummary.RecentPreemptedAttempts[0]
-		if a.StatusReason == preemption && r.StatusReason == preemption && a.StoppedAt >= gone && r.StoppedAt == a.StoppedAt {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the stopped victim's attempt says %q, stopped at %d, and %q, %d among recent preempted attempts; want %q, stopped at %d or later",
+		if a.StatusReason != preemption || r.StatusReason != preemption || a.StoppedAt < gone || r.StoppedAt != a.StoppedAt {
+			return fmt.Errorf("the stopped victim's attempt says %q, stopped at %d, and %q, %d among recent preempted attempts; want %q, stopped at %d or later",
 				a.StatusReason, a.StoppedAt, r.StatusReason, r.StoppedAt, preemption, gone)
 		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return nil
+	})
 }
 
 // Ensure a victim still stopping when the server goes down gets its end at
@@ -295,21 +293,17 @@ func TestVictimStoppingAcrossRestart(t *testing.T) {
 
 	restarted := time.Now().UnixMilli()
 	h = startEngineWith(t, dir, nil, engine.Options{StopGrace: 40 * time.Second})
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	testwait.Until(t, 10*time.Second, func() error {
 		j, err := h.e.DescribeServiceJob(context.Background(), low)
 		if err != nil {
 			t.Fatal(err)
 		}
 		a := j.Attempts[0]
-		if !a.Stopping() && a.StoppedAt >= restarted && strings.HasPrefix(a.StatusReason, "Preempted: ") &&
-			!strings.Contains(a.StatusReason, "stopping") {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the victim's attempt after the restart: reason %q, stopped at %d; want stopped at %d or later",
+		if a.Stopping() || a.StoppedAt < restarted || !strings.HasPrefix(a.StatusReason, "Preempted: ") ||
+			strings.Contains(a.StatusReason, "stopping") {
+			return fmt.Errorf("the victim's attempt after the restart: reason %q, stopped at %d; want stopped at %d or later",
 				a.StatusReason, a.StoppedAt, restarted)
 		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return nil
+	})
 }

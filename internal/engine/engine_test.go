@@ -3,7 +3,9 @@ package engine_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -12,6 +14,7 @@ import (
 	"github.com/sharq-dev/sharq/internal/executor/simulated"
 	"github.com/sharq-dev/sharq/internal/record"
 	"github.com/sharq-dev/sharq/internal/store/sqlite"
+	"github.com/sharq-dev/sharq/internal/testwait"
 )
 
 // harness runs a real engine over a SQLite store in a temp dir with the
@@ -122,22 +125,18 @@ func (h *harness) submit(name, share string, prio int) string {
 // waitStatus polls until the job has one of the statuses.
 func (h *harness) waitStatus(id string, statuses ...string) record.Job {
 	h.t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		j, err := h.e.DescribeServiceJob(context.Background(), id)
-		if err != nil {
+	var j record.Job
+	testwait.Until(h.t, 10*time.Second, func() error {
+		var err error
+		if j, err = h.e.DescribeServiceJob(context.Background(), id); err != nil {
 			h.t.Fatal(err)
 		}
-		for _, s := range statuses {
-			if j.Status == s {
-				return j
-			}
+		if !slices.Contains(statuses, j.Status) {
+			return fmt.Errorf("job %s is %s (%s), want %v", j.JobName, j.Status, j.StatusReason, statuses)
 		}
-		if time.Now().After(deadline) {
-			h.t.Fatalf("job %s is %s (%s), want %v", j.JobName, j.Status, j.StatusReason, statuses)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return nil
+	})
+	return j
 }
 
 var dispatched = []string{"SCHEDULED", "STARTING", "RUNNING"}

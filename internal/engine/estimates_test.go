@@ -3,11 +3,13 @@ package engine_test
 import (
 	"context"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/sharq-dev/sharq/internal/engine"
 	"github.com/sharq-dev/sharq/internal/executor"
 	"github.com/sharq-dev/sharq/internal/forecast"
+	"github.com/sharq-dev/sharq/internal/testwait"
 )
 
 // TestEstimatesFollowTheState: a running engine estimates each waiting
@@ -30,7 +32,7 @@ func TestEstimatesFollowTheState(t *testing.T) {
 	startedAt := func(id string) int64 {
 		t.Helper()
 		var at int64
-		waitFor(t, id+" running", func() bool {
+		testwait.True(t, 10*time.Second, id+" running", func() bool {
 			j, err := h.e.DescribeServiceJob(context.Background(), id)
 			at = j.StartedAt
 			return err == nil && j.Status == engine.StatusRunning
@@ -40,7 +42,7 @@ func TestEstimatesFollowTheState(t *testing.T) {
 	expect := func(id string, want forecast.Estimate) {
 		t.Helper()
 		var got forecast.Estimate
-		waitFor(t, "the estimate of "+id, func() bool {
+		testwait.True(t, 10*time.Second, "the estimate of "+id, func() bool {
 			got, _ = h.e.LatestStartEstimate(id)
 			return got == want
 		})
@@ -64,15 +66,6 @@ func TestEstimatesFollowTheState(t *testing.T) {
 	}
 }
 
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-	}
-}
-
 // TestEstimatesRefreshWhenAnEndIsOverdue: with nothing changing, the
 // estimates are made again once the first end they expected has passed:
 // a running job past its max runtime ends any moment now.
@@ -91,17 +84,17 @@ func TestEstimatesRefreshWhenAnEndIsOverdue(t *testing.T) {
 		}
 		ids = append(ids, j.JobID)
 	}
-	waitFor(t, "a running", func() bool {
+	testwait.True(t, 10*time.Second, "a running", func() bool {
 		j, err := h.e.DescribeServiceJob(context.Background(), ids[0])
 		return err == nil && j.Status == engine.StatusRunning
 	})
 	t0 := clock.Now()
-	waitFor(t, "b's first estimate", func() bool {
+	testwait.True(t, 10*time.Second, "b's first estimate", func() bool {
 		est, _ := h.e.LatestStartEstimate(ids[1])
 		return est.Kind == forecast.Start && est.At == t0.Add(600*time.Second).UnixMilli()
 	})
 	clock.Add(time.Hour) // a runs on (the simulated executor counts real time)
-	waitFor(t, "b's estimate made again", func() bool {
+	testwait.True(t, 10*time.Second, "b's estimate made again", func() bool {
 		est, _ := h.e.LatestStartEstimate(ids[1])
 		return est.Kind == forecast.Start && est.At == t0.Add(time.Hour).UnixMilli()
 	})
@@ -131,7 +124,16 @@ func (s *strippedTimes) Updates() <-chan executor.Update { return s.ch }
 // TestEstimatesRestWhileUnread: a running engine that nobody asks for
 // estimates makes none; the first read makes them before it answers, and
 // from then on the background keeps them fresh.
+//
+// It runs in a synctest bubble: the engine's goroutines and timers run on
+// the bubble's clock, so "made none" is checked once every goroutine is
+// idle, after more of the engine's time than a background computation
+// would wait for.
 func TestEstimatesRestWhileUnread(t *testing.T) {
+	synctest.Test(t, testEstimatesRestWhileUnread)
+}
+
+func testEstimatesRestWhileUnread(t *testing.T) {
 	h := startEngine(t, t.TempDir())
 	h.setupWalkthrough()
 	prio := 0
@@ -147,12 +149,13 @@ func TestEstimatesRestWhileUnread(t *testing.T) {
 	}
 	a, b := submit("a"), submit("b")
 	var aStart int64
-	waitFor(t, "a running", func() bool {
+	testwait.True(t, 10*time.Second, "a running", func() bool {
 		j, err := h.e.DescribeServiceJob(context.Background(), a)
 		aStart = j.StartedAt
 		return err == nil && j.Status == engine.StatusRunning
 	})
-	time.Sleep(300 * time.Millisecond) // what a background computation would take, many times over
+	time.Sleep(time.Second) // on the bubble's clock: ten times the least gap between background computations
+	synctest.Wait()
 	if r := engine.LatestEstimates(h.e); r != nil {
 		t.Fatalf("estimates were made while nobody read them: %+v", r.Estimates)
 	}
@@ -161,7 +164,7 @@ func TestEstimatesRestWhileUnread(t *testing.T) {
 		t.Fatalf("the first read gave %+v for b, want %+v", got, want)
 	}
 	c := submit("c")
-	waitFor(t, "c's estimate, made in the background", func() bool {
+	testwait.True(t, 10*time.Second, "c's estimate, made in the background", func() bool {
 		r := engine.LatestEstimates(h.e)
 		return r != nil && r.Estimates[c] == forecast.Estimate{Kind: forecast.Start, At: aStart + 1_200_000, Basis: forecast.MaxRuntime}
 	})

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sharq-dev/sharq/internal/core"
 	"github.com/sharq-dev/sharq/internal/engine"
@@ -13,6 +14,7 @@ import (
 	"github.com/sharq-dev/sharq/internal/record"
 	"github.com/sharq-dev/sharq/internal/store"
 	"github.com/sharq-dev/sharq/internal/store/sqlite"
+	"github.com/sharq-dev/sharq/internal/testwait"
 )
 
 // setupFair makes a fair-share queue fq on a service environment of two
@@ -145,7 +147,7 @@ func TestFairShareEstimates(t *testing.T) {
 	startedAt := func(id string) int64 {
 		t.Helper()
 		var at int64
-		waitFor(t, id+" running", func() bool {
+		testwait.True(t, 10*time.Second, id+" running", func() bool {
 			j, err := h.e.DescribeServiceJob(context.Background(), id)
 			at = j.StartedAt
 			return err == nil && j.Status == engine.StatusRunning
@@ -161,7 +163,7 @@ func TestFairShareEstimates(t *testing.T) {
 		red3:  {Kind: forecast.Start, At: red2Start + 1200_000, Basis: forecast.MaxRuntime},
 	} {
 		var got forecast.Estimate
-		waitFor(t, "the estimate of "+id, func() bool {
+		testwait.True(t, 10*time.Second, "the estimate of "+id, func() bool {
 			got, _ = h.e.LatestStartEstimate(id)
 			return got == want
 		})

@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -8,6 +9,7 @@ import (
 
 	"github.com/sharq-dev/sharq/internal/core"
 	"github.com/sharq-dev/sharq/internal/engine"
+	"github.com/sharq-dev/sharq/internal/testwait"
 )
 
 // Ensure the engine reports whose capacity running jobs hold, by ID or
@@ -63,15 +65,12 @@ func TestHoldings(t *testing.T) {
 	qs2 := h2.submit("qs2_job_1", "QS2", 1)
 	h2.waitStatus(qs2, dispatched...)
 	want2 := "QS1 at its limit of 1 ml.g5.xlarge and nothing lendable: QS3's idle instance is RESERVE"
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
-		m := h2.waitStatus(med, "RUNNABLE")
-		if m.StatusReason == want2 {
-			break
+	testwait.Until(t, 10*time.Second, func() error {
+		if m := h2.waitStatus(med, "RUNNABLE"); m.StatusReason != want2 {
+			return fmt.Errorf("med waits with %q, want %q", m.StatusReason, want2)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("med waits with %q, want %q", m.StatusReason, want2)
-		}
-	}
+		return nil
+	})
 	if _, ok := h2.e.HoldingsOf([]string{med})[med]; ok {
 		t.Error("a preempted job still has a holding")
 	}

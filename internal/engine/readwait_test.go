@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/sharq-dev/sharq/internal/engine"
+	"github.com/sharq-dev/sharq/internal/testwait"
 )
 
 // TestReadWaitsCounted checks that a read is counted, and that one that
@@ -27,10 +28,8 @@ func TestReadWaitsCounted(t *testing.T) {
 	}()
 	// The read is counted before it tries the lock, which is held until
 	// release: so from here it must wait.
-	for e.ReadWaits().Reads == free.Reads {
-		time.Sleep(time.Millisecond)
-	}
-	time.Sleep(5 * time.Millisecond)
+	testwait.True(t, 10*time.Second, "the read to be counted", func() bool { return e.ReadWaits().Reads != free.Reads })
+	time.Sleep(5 * time.Millisecond) // a wait long enough to be measured
 	release()
 	<-done
 	after := e.ReadWaits()

@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"testing"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"github.com/sharq-dev/sharq/internal/executor"
 	"github.com/sharq-dev/sharq/internal/executor/simulated"
 	"github.com/sharq-dev/sharq/internal/store/sqlite"
+	"github.com/sharq-dev/sharq/internal/testwait"
 )
 
 // killingExecutor is the simulated executor whose stopped attempts report
@@ -71,20 +73,16 @@ func TestPreemptedAttemptKilledAfterGrace(t *testing.T) {
 	h.waitStatus(med, "RUNNABLE")
 
 	want := "Preempted: cross-share preemption (capacity reclaimed by quota share QS2 for job " + qs2 + "); killed with SIGKILL after 2s grace period"
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	testwait.Until(t, 10*time.Second, func() error {
 		j, err := e.DescribeServiceJob(context.Background(), med)
 		if err != nil {
 			t.Fatal(err)
 		}
 		got := []string{j.Attempts[0].StatusReason, j.PreemptionSummary.RecentPreemptedAttempts[0].StatusReason}
-		if got[0] == want && got[1] == want {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("med's preempted attempt says %q among its attempts and %q among recent preempted attempts, want %q in both",
+		if got[0] != want || got[1] != want {
+			return fmt.Errorf("med's preempted attempt says %q among its attempts and %q among recent preempted attempts, want %q in both",
 				got[0], got[1], want)
 		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return nil
+	})
 }

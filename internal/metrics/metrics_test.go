@@ -25,6 +25,7 @@ import (
 	"github.com/sharq-dev/sharq/internal/executor/simulated"
 	"github.com/sharq-dev/sharq/internal/metrics"
 	"github.com/sharq-dev/sharq/internal/store/sqlite"
+	"github.com/sharq-dev/sharq/internal/testwait"
 )
 
 // start serves the AWS Batch API and /metrics as serve wires them, over a
@@ -115,20 +116,16 @@ func submit(t *testing.T, c *batch.Client, name, share string, prio int32) strin
 
 func wait(t *testing.T, c *batch.Client, id string, status types.ServiceJobStatus) {
 	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for {
+	testwait.Until(t, 15*time.Second, func() error {
 		j, err := c.DescribeServiceJob(context.Background(), &batch.DescribeServiceJobInput{JobId: aws.String(id)})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if j.Status == status {
-			return
+		if j.Status != status {
+			return fmt.Errorf("job %s is %s, want %s", *j.JobName, j.Status, status)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("job %s is %s, want %s", *j.JobName, j.Status, status)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return nil
+	})
 }
 
 // scrape reads /metrics into samples keyed by their text form, as
@@ -165,9 +162,9 @@ func scrape(t *testing.T, url string) map[string]*model.Sample {
 // client can see a job RUNNING a moment before the counters do.
 func scrapeUntil(t *testing.T, url string, want map[string]float64) map[string]*model.Sample {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		m := scrape(t, url)
+	var m map[string]*model.Sample
+	testwait.Until(t, 5*time.Second, func() error {
+		m = scrape(t, url)
 		var bad []string
 		for name, v := range want {
 			if s, ok := m[name]; !ok {
@@ -176,15 +173,13 @@ func scrapeUntil(t *testing.T, url string, want map[string]float64) map[string]*
 				bad = append(bad, fmt.Sprintf("%s = %v, want %v", name, s.Value, v))
 			}
 		}
-		if len(bad) == 0 {
-			return m
-		}
-		if time.Now().After(deadline) {
+		if len(bad) > 0 {
 			sort.Strings(bad)
-			t.Fatalf("after 5 s:\n%s", strings.Join(bad, "\n"))
+			return errors.New("\n" + strings.Join(bad, "\n"))
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return nil
+	})
+	return m
 }
 
 // TestMetricsAfterWalkthrough runs the walkthrough through the AWS SDK and
@@ -272,14 +267,10 @@ func checkUsageCounters(t *testing.T, url string, m map[string]*model.Sample) {
 		t.Errorf("QS1 borrowed %v s, QS2 lent %v s: the same loan", b.Value, l.Value)
 	}
 	own := series("sharq_usage_instance_seconds_total", "QS2", "own")
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		if later := scrape(t, url)[own]; later != nil && later.Value > m[own].Value {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s did not grow while QS2's job runs", own)
-		}
-	}
+	testwait.True(t, 5*time.Second, own+" to grow while QS2's job runs", func() bool {
+		later := scrape(t, url)[own]
+		return later != nil && later.Value > m[own].Value
+	})
 }
 
 // TestAPIOperationLabels checks how requests are named: by path segment,

@@ -26,6 +26,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/sharq-dev/sharq/internal/access/sigv4"
+	"github.com/sharq-dev/sharq/internal/testwait"
 )
 
 // request builds a request to the server signed with alice's key; hash is
@@ -241,17 +242,12 @@ func wantNoTemp(t *testing.T, dir string) {
 	t.Helper()
 	// The handler removes its file once it saw the body fail; give it the
 	// moment it takes after the answer.
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		left, _ := os.ReadDir(filepath.Join(dir, "tmp"))
-		if len(left) == 0 {
-			return
+	testwait.Until(t, 5*time.Second, func() error {
+		if left, _ := os.ReadDir(filepath.Join(dir, "tmp")); len(left) > 0 {
+			return fmt.Errorf("left in tmp: %v", left)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("left in tmp: %v", left)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return nil
+	})
 }
 
 // Ensure a bucket addressed virtual-hosted style (BUCKET.localhost) is

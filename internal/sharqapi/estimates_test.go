@@ -9,6 +9,7 @@ import (
 
 	"github.com/sharq-dev/sharq/internal/engine"
 	"github.com/sharq-dev/sharq/internal/sharqapi"
+	"github.com/sharq-dev/sharq/internal/testwait"
 )
 
 // submitMaxRuntime submits a job of one ml.g5.xlarge with a max runtime.
@@ -33,19 +34,17 @@ func TestStartEstimates(t *testing.T) {
 	b := s.submitMaxRuntime("b", "QS3", 60)
 	want := sharqapi.StartEstimate{Kind: "ESTIMATED", At: aStart + 600_000, Basis: []string{"MAX_RUNTIME"}}
 	var p sharqapi.Position
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+	testwait.Until(t, 10*time.Second, func() error {
 		var out sharqapi.Positions
 		s.get("POST", "/sharq/v1/jobs/positions", `{"jobIds":["`+b+`","`+a+`"]}`, &out)
-		if p = out.Jobs[0]; p.ETA != nil && p.ETA.Kind == want.Kind && p.ETA.At == want.At {
-			if out.Jobs[1].ETA != nil {
-				t.Errorf("running job a has an estimate: %+v", out.Jobs[1].ETA)
-			}
-			break
+		if p = out.Jobs[0]; p.ETA == nil || p.ETA.Kind != want.Kind || p.ETA.At != want.At {
+			return fmt.Errorf("b's position %+v, want an estimate %+v", p, want)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("b's position %+v, want an estimate %+v", p, want)
+		if out.Jobs[1].ETA != nil {
+			t.Errorf("running job a has an estimate: %+v", out.Jobs[1].ETA)
 		}
-	}
+		return nil
+	})
 	if !slices.Equal(p.ETA.Basis, want.Basis) || p.ETA.EstimatedAt < aStart {
 		t.Errorf("b's estimate %+v, want %+v made after %d", p.ETA, want, aStart)
 	}
@@ -69,14 +68,12 @@ func TestStartEstimates(t *testing.T) {
 func TestStartEstimateNoBasis(t *testing.T) {
 	s := start(t, sharqapi.Options{})
 	_, _, low := s.walkthrough()
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+	testwait.Until(t, 10*time.Second, func() error {
 		var out sharqapi.Positions
 		s.get("POST", "/sharq/v1/jobs/positions", `{"jobIds":["`+low+`"]}`, &out)
-		if e := out.Jobs[0].ETA; e != nil && e.Kind == "NO_BASIS" && e.At == 0 && len(e.Basis) == 0 {
-			break
+		if e := out.Jobs[0].ETA; e == nil || e.Kind != "NO_BASIS" || e.At != 0 || len(e.Basis) != 0 {
+			return fmt.Errorf("low's position %+v, want no basis", out.Jobs[0])
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("low's position %+v, want no basis", out.Jobs[0])
-		}
-	}
+		return nil
+	})
 }

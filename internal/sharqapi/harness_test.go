@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"net/http"
@@ -23,6 +24,7 @@ import (
 	"github.com/sharq-dev/sharq/internal/record"
 	"github.com/sharq-dev/sharq/internal/sharqapi"
 	"github.com/sharq-dev/sharq/internal/store/sqlite"
+	"github.com/sharq-dev/sharq/internal/testwait"
 )
 
 const queue = "my-sm-training-qm-jq"
@@ -94,18 +96,18 @@ func (s *server) submit(name, share string, prio int) string {
 // wait polls until the job has one of the statuses.
 func (s *server) wait(id string, statuses ...string) record.Job {
 	s.t.Helper()
-	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(5 * time.Millisecond) {
-		j, err := s.eng.DescribeServiceJob(context.Background(), id)
-		if err != nil {
+	var j record.Job
+	testwait.Until(s.t, 15*time.Second, func() error {
+		var err error
+		if j, err = s.eng.DescribeServiceJob(context.Background(), id); err != nil {
 			s.t.Fatal(err)
 		}
-		if slices.Contains(statuses, j.Status) {
-			return j
+		if !slices.Contains(statuses, j.Status) {
+			return fmt.Errorf("job %s is %s, want %v", j.JobName, j.Status, statuses)
 		}
-		if time.Now().After(deadline) {
-			s.t.Fatalf("job %s is %s, want %v", j.JobName, j.Status, statuses)
-		}
-	}
+		return nil
+	})
+	return j
 }
 
 // walkthrough submits QS1's three jobs: high runs on QS1's instance, med

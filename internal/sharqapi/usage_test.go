@@ -2,10 +2,12 @@ package sharqapi_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"testing"
 	"time"
 
 	"github.com/sharq-dev/sharq/internal/sharqapi"
+	"github.com/sharq-dev/sharq/internal/testwait"
 )
 
 // Ensure the usage route reports the walkthrough's capacity: QS1's own
@@ -14,7 +16,6 @@ import (
 func TestUsageRoute(t *testing.T) {
 	s := start(t, sharqapi.Options{})
 	s.walkthrough()
-	time.Sleep(20 * time.Millisecond)
 	read := func() map[string]float64 {
 		t.Helper()
 		r := s.do("GET", "/sharq/v1/usage?since=1h&by=share", "")
@@ -34,19 +35,25 @@ func TestUsageRoute(t *testing.T) {
 		}
 		return got
 	}
-	first := read()
-	for _, k := range []string{"QS1 own ", "QS1 borrowed QS2", "QS2 lent QS1"} {
-		if first[k] <= 0 {
-			t.Errorf("no %q in %v", k, first)
+	var first map[string]float64
+	testwait.Until(t, 10*time.Second, func() error {
+		first = read()
+		for _, k := range []string{"QS1 own ", "QS1 borrowed QS2", "QS2 lent QS1"} {
+			if first[k] <= 0 {
+				return fmt.Errorf("no %q in %v", k, first)
+			}
 		}
-	}
+		return nil
+	})
 	if len(first) != 3 || first["QS1 borrowed QS2"] != first["QS2 lent QS1"] {
 		t.Errorf("usage %v: want own, borrowed and lent, borrowed as lent", first)
 	}
-	time.Sleep(20 * time.Millisecond)
-	if second := read(); second["QS1 own "] <= first["QS1 own "] {
-		t.Errorf("own use did not grow while the job runs: %v then %v", first, second)
-	}
+	testwait.Until(t, 10*time.Second, func() error {
+		if second := read(); second["QS1 own "] <= first["QS1 own "] {
+			return fmt.Errorf("own use did not grow while the job runs: %v then %v", first, second)
+		}
+		return nil
+	})
 	for _, c := range []struct{ query, want string }{
 		{"by=team", `by must be share, share-id, owner or queue, not "team"`},
 		{"since=thirty", `invalid duration "thirty"`},

@@ -3,6 +3,7 @@ package web_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -19,6 +20,7 @@ import (
 	"github.com/sharq-dev/sharq/internal/record"
 	"github.com/sharq-dev/sharq/internal/sharqapi"
 	"github.com/sharq-dev/sharq/internal/store/sqlite"
+	"github.com/sharq-dev/sharq/internal/testwait"
 	"github.com/sharq-dev/sharq/internal/web"
 )
 
@@ -157,20 +159,18 @@ var dispatched = []string{"SCHEDULED", "STARTING", "RUNNING"}
 // wait polls until the job has one of the statuses.
 func (s *server) wait(id string, statuses ...string) record.Job {
 	s.t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		j, err := s.eng.DescribeServiceJob(context.Background(), id)
-		if err != nil {
+	var j record.Job
+	testwait.Until(s.t, 15*time.Second, func() error {
+		var err error
+		if j, err = s.eng.DescribeServiceJob(context.Background(), id); err != nil {
 			s.t.Fatal(err)
 		}
-		if slices.Contains(statuses, j.Status) {
-			return j
+		if !slices.Contains(statuses, j.Status) {
+			return fmt.Errorf("job %s is %s (%s), want %v", j.JobName, j.Status, j.StatusReason, statuses)
 		}
-		if time.Now().After(deadline) {
-			s.t.Fatalf("job %s is %s (%s), want %v", j.JobName, j.Status, j.StatusReason, statuses)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return nil
+	})
+	return j
 }
 
 // walkthrough holds the walkthrough's job IDs.

@@ -4,14 +4,17 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/sharq-dev/sharq/internal/arn"
 	"github.com/sharq-dev/sharq/internal/batchapi"
+	"github.com/sharq-dev/sharq/internal/testwait"
 	"github.com/sharq-dev/sharq/internal/web"
 )
 
@@ -266,15 +269,44 @@ func TestStreamPushesStateOnChange(t *testing.T) {
 		t.Errorf("%d jobs holding capacity, want 2", n)
 	}
 
-	// An idle server's housekeeping cycles push nothing.
+	// An idle server's housekeeping cycles push nothing. Once the engine
+	// has committed idle cycles (the metrics count them), a change the
+	// state shows is the fence: the stream is ordered, so a state pushed
+	// for an idle cycle would come before the fence's.
 	n := len(c.states)
-	time.Sleep(2500 * time.Millisecond)
-	for len(c.in) > 0 {
-		c.add(<-c.in)
+	idle := s.cycles()
+	testwait.True(t, 10*time.Second, "three housekeeping cycles", func() bool { return s.cycles() >= idle+3 })
+	s.submit("qs1_job_fence", "QS1", 0)
+	c.until("the state with the fence job", func() bool { return len(c.states) > n })
+	if front := shareOf(c.states[n], "QS1").Front; len(front) != 2 {
+		t.Errorf("the first state after the idle cycles has %d jobs at QS1's front, want the fence job's 2: pushed while nothing changed", len(front))
 	}
-	if len(c.states) != n {
-		t.Errorf("%d states pushed while nothing changed", len(c.states)-n)
+}
+
+// cycles is how many cycles the engine has committed, from its metrics.
+func (s *server) cycles() int {
+	s.t.Helper()
+	resp, err := http.Get(s.url + "/metrics")
+	if err != nil {
+		s.t.Fatal(err)
 	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	const name = "sharq_cycle_duration_seconds_count "
+	for line := range strings.Lines(string(b)) {
+		if v, ok := strings.CutPrefix(line, name); ok {
+			n, err := strconv.Atoi(strings.TrimSpace(v))
+			if err != nil {
+				s.t.Fatalf("%s%s: %v", name, v, err)
+			}
+			return n
+		}
+	}
+	s.t.Fatalf("no %s in /metrics", strings.TrimSpace(name))
+	return 0
 }
 
 func shareOf(st web.State, name string) *web.Share {

@@ -2,6 +2,7 @@ package local
 
 import (
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"maps"
 	"os"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/sharq-dev/sharq/internal/executor"
+	"github.com/sharq-dev/sharq/internal/testwait"
 )
 
 // TestMain lets the test binary act as the supervisor, as the sharq binary
@@ -179,17 +181,14 @@ func (h *harness) status(id string) status {
 // returns the content.
 func waitFile(tb testing.TB, path, want string) string {
 	tb.Helper()
-	deadline := time.Now().Add(waitTimeout)
-	for {
-		b, _ := os.ReadFile(path)
-		if len(b) > 0 && strings.Contains(string(b), want) {
-			return string(b)
+	var b []byte
+	testwait.Until(tb, waitTimeout, func() error {
+		if b, _ = os.ReadFile(path); len(b) == 0 || !strings.Contains(string(b), want) {
+			return fmt.Errorf("%s: no %q; have %q", path, want, b)
 		}
-		if time.Now().After(deadline) {
-			tb.Fatalf("%s: no %q within %s; have %q", path, want, waitTimeout, b)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return nil
+	})
+	return string(b)
 }
 
 func (h *harness) log(id, host, stream string) string {

@@ -1,12 +1,14 @@
 package local
 
 import (
+	"errors"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/sharq-dev/sharq/internal/executor"
+	"github.com/sharq-dev/sharq/internal/testwait"
 )
 
 // Ensure a running attempt survives the executor: a new executor on the
@@ -137,20 +139,16 @@ func TestLostAfterReboot(t *testing.T) {
 
 func waitUnlocked(t *testing.T, dir string) {
 	t.Helper()
-	deadline := time.Now().Add(waitTimeout)
-	for {
+	testwait.Until(t, waitTimeout, func() error {
 		held, err := lockHeld(dir)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !held {
-			return
+		if held {
+			return errors.New("supervisor lock still held")
 		}
-		if time.Now().After(deadline) {
-			t.Fatal("supervisor lock still held")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return nil
+	})
 }
 
 // Ensure ended attempts past their retention are removed on restart, and

@@ -3,11 +3,13 @@ package groupcommit
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/sharq-dev/sharq/internal/store"
+	"github.com/sharq-dev/sharq/internal/testwait"
 )
 
 var errClosed = errors.New("closed")
@@ -52,13 +54,12 @@ func batch(id string) *store.Batch { return &store.Batch{Jobs: []store.Job{{ID: 
 
 func waitQueued(t *testing.T, q *Queue, n int) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for q.Queued() < n {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d commits queued after 10s, want %d", q.Queued(), n)
+	testwait.Until(t, 10*time.Second, func() error {
+		if got := q.Queued(); got < n {
+			return fmt.Errorf("%d commits queued, want %d", got, n)
 		}
-		time.Sleep(time.Millisecond)
-	}
+		return nil
+	})
 }
 
 // commitAsync commits b and returns where its answer arrives.

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/sharq-dev/sharq/internal/store"
+	"github.com/sharq-dev/sharq/internal/testwait"
 )
 
 // heldStore returns a store whose writer blocks before its first group
@@ -34,13 +35,12 @@ func heldStore(t *testing.T) (s *Store, waitHeld, release func()) {
 // waitQueued waits until n requests wait in s's queue.
 func waitQueued(t *testing.T, s *Store, n int) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for s.commits.Queued() < n {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d requests queued after 10s, want %d", s.commits.Queued(), n)
+	testwait.Until(t, 10*time.Second, func() error {
+		if got := s.commits.Queued(); got < n {
+			return fmt.Errorf("%d requests queued, want %d", got, n)
 		}
-		time.Sleep(time.Millisecond)
-	}
+		return nil
+	})
 }
 
 func jobBatch(id string) *store.Batch {
@@ -205,11 +205,5 @@ func TestBackgroundCheckpoint(t *testing.T) {
 	s := mustOpen(t, filepath.Join(t.TempDir(), "sharq.db"))
 	defer s.Close()
 	commitOrFail(t, s, jobBatch("a"))
-	deadline := time.Now().Add(10 * time.Second)
-	for s.Stats().Checkpoints == 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("no checkpoint 10s after a commit")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testwait.True(t, 10*time.Second, "a checkpoint after a commit", func() bool { return s.Stats().Checkpoints > 0 })
 }
