@@ -205,7 +205,7 @@ func TestConsoleFairShareQueue(t *testing.T) {
 	submit := func(name, id string) string {
 		j, err := s.eng.SubmitServiceJob(ctx0, engine.SubmitServiceJobInput{JobName: name, JobQueue: "fq", ServiceJobType: "SAGEMAKER_TRAINING",
 			ServiceRequestPayload: `{"ResourceConfig":{"InstanceType":"ml.g5.xlarge","InstanceCount":1},"StoppingCondition":{"MaxRuntimeInSeconds":3600}}`,
-			ShareIdentifier: id})
+			ShareIdentifier:       id})
 		if err != nil {
 			t.Fatal(err)
 		}
