@@ -6,7 +6,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/sharq-dev/sharq/internal/core"
 	"github.com/sharq-dev/sharq/internal/record"
 	"github.com/sharq-dev/sharq/internal/store"
 	"github.com/sharq-dev/sharq/internal/usage"
@@ -47,6 +46,7 @@ type usageState struct {
 	seen   map[string]bool
 	shares map[usage.ShareKey]bool
 	ids    []string
+	parts  []usage.Part
 }
 
 // follow notes that attempt id of job j is followed from now on.
@@ -188,32 +188,33 @@ func (e *Engine) accountChanges(now int64) {
 		}
 	}
 	u.ids = ids
+	// Those within their share's limit hold all own; the others are asked
+	// of the core, all at once.
 	var ask []string
 	for _, job := range ids {
-		if j := e.jobs[job]; j != nil && isBeyond(usage.ShareKey{Queue: j.Queue, Share: j.QuotaShareName}) {
-			ask = append(ask, job)
-		}
-	}
-	var holdings map[string]core.Holding
-	if len(ask) > 0 {
-		holdings = e.core.HoldingsOf(ask)
-	}
-	for _, job := range ids {
 		j := e.jobs[job]
-		if j == nil || j.AttemptID == "" {
+		if j == nil {
 			continue
 		}
-		var parts []usage.Part
 		if isBeyond(usage.ShareKey{Queue: j.Queue, Share: j.QuotaShareName}) {
-			h, ok := holdings[job]
-			if !ok {
-				continue
-			}
-			parts = usage.Parts(h)
-		} else {
-			parts = usage.OwnOf(j.Demand)
+			ask = append(ask, job)
+		} else if j.AttemptID != "" {
+			u.parts = usage.AppendOwnOf(u.parts[:0], j.Demand)
+			e.holdOne(j, u.parts, now)
 		}
-		e.holdOne(j, parts, now)
+	}
+	if len(ask) == 0 {
+		return
+	}
+	holdings := e.core.HoldingsOf(ask)
+	for _, job := range ask {
+		j := e.jobs[job]
+		h, ok := holdings[job]
+		if !ok || j.AttemptID == "" {
+			continue
+		}
+		u.parts = usage.AppendParts(u.parts[:0], h)
+		e.holdOne(j, u.parts, now)
 	}
 }
 
@@ -245,7 +246,7 @@ func (e *Engine) holdOne(j *record.Job, parts []usage.Part, now int64) {
 		at = min(now, j.DispatchedAt/int64(time.Millisecond))
 	}
 	a := usage.Attempt{ID: j.AttemptID, Job: j.JobID, Queue: j.Queue, Share: j.QuotaShareName, ShareID: j.ShareIdentifier, Owner: j.Owner}
-	e.tx.usage = append(e.tx.usage, tr.Hold(a, parts, at)...)
+	e.tx.usage = tr.AppendHold(e.tx.usage, a, parts, at)
 }
 
 // endUsage closes the segments of attempt id, which holds nothing now.
@@ -253,7 +254,7 @@ func (e *Engine) endUsage(id string, now int64) {
 	t, tr := e.tx, e.usage.tracker
 	e.usage.unfollow(id, tr.ShareOf(id))
 	stop, preempted := e.attemptEnd(tr.JobOf(id), id, now)
-	t.usage = append(t.usage, tr.End(id, stop, preempted)...)
+	t.usage = tr.AppendEnd(t.usage, id, stop, preempted)
 	if preempted {
 		t.preemptedAttempts = append(t.preemptedAttempts, id)
 	}
@@ -304,7 +305,8 @@ func (e *Engine) holdAll(now int64) {
 			}
 			held[j.AttemptID] = true
 			e.usage.follow(j.AttemptID, j)
-			e.holdOne(j, usage.Parts(h), now)
+			e.usage.parts = usage.AppendParts(e.usage.parts[:0], h)
+			e.holdOne(j, e.usage.parts, now)
 		}
 	}
 	for _, id := range tr.Live() {

@@ -34,6 +34,8 @@ type live struct {
 	open  []Segment
 	next  int // the next segment's Seq
 	held  Amount
+	// borrowing tells whether parts hold borrowed capacity (as indexed).
+	borrowing bool
 }
 
 // CounterKey labels a running total.
@@ -62,23 +64,29 @@ func NewTracker() *Tracker {
 // differ from what it held, its open segments close at at and new ones
 // open; Hold returns the segments to write, closed and opened.
 func (t *Tracker) Hold(a Attempt, parts []Part, at int64) []Segment {
+	return t.AppendHold(nil, a, parts, at)
+}
+
+// AppendHold is Hold appending the segments to dst, so a caller that
+// gathers a cycle's segments reuses one buffer.
+func (t *Tracker) AppendHold(dst []Segment, a Attempt, parts []Part, at int64) []Segment {
 	l := t.live[a.ID]
 	if l == nil {
 		l = t.follow(a)
 	} else if slices.Equal(l.parts, parts) {
-		return nil
+		return dst
 	}
-	out := t.closeOpen(l, at)
-	l.parts = slices.Clone(parts)
-	t.noteBorrowing(a.ID, l.parts)
+	dst = t.closeOpen(dst, l, at)
+	l.parts = append(l.parts[:0], parts...)
+	t.noteBorrowing(l)
 	for _, p := range parts {
 		s := Segment{Attempt: a.ID, Seq: l.next, Job: a.Job, Queue: a.Queue, Share: a.Share, ShareID: a.ShareID, Owner: a.Owner,
 			Kind: p.Kind, Peer: p.Peer, Instances: p.Instances, GPUs: p.GPUs, Start: at}
 		l.next++
 		l.open = append(l.open, s)
-		out = append(out, s)
+		dst = append(dst, s)
 	}
-	return out
+	return dst
 }
 
 // follow begins following attempt a.
@@ -108,11 +116,18 @@ func (t *Tracker) forget(l *live) {
 	delete(t.borrowing, l.a.ID)
 }
 
-func (t *Tracker) noteBorrowing(id string, parts []Part) {
-	if slices.ContainsFunc(parts, func(p Part) bool { return p.Kind == Borrowed }) {
-		t.borrowing[id] = true
+// noteBorrowing keeps the index of borrowers up to date with l's parts,
+// touching it only when l starts or stops borrowing.
+func (t *Tracker) noteBorrowing(l *live) {
+	b := slices.ContainsFunc(l.parts, func(p Part) bool { return p.Kind == Borrowed })
+	if b == l.borrowing {
+		return
+	}
+	l.borrowing = b
+	if b {
+		t.borrowing[l.a.ID] = true
 	} else {
-		delete(t.borrowing, id)
+		delete(t.borrowing, l.a.ID)
 	}
 }
 
@@ -153,25 +168,30 @@ func (t *Tracker) Borrowing(fn func(job, queue, share string)) {
 	}
 }
 
-// closeOpen closes l's open segments at at (never before they began).
-func (t *Tracker) closeOpen(l *live, at int64) []Segment {
-	out := make([]Segment, 0, len(l.open))
+// closeOpen closes l's open segments at at (never before they began),
+// appending them to dst.
+func (t *Tracker) closeOpen(dst []Segment, l *live, at int64) []Segment {
 	for _, s := range l.open {
 		s.Stop = max(at, s.Start)
-		out = append(out, s)
+		dst = append(dst, s)
 		t.count(&s, s.Stop)
 		l.held.add(&s, s.Stop)
 	}
 	l.open = l.open[:0]
-	return out
+	return dst
 }
 
-// count adds a closed segment to the running totals.
+// count adds a closed segment to the running totals: those of
+// counterKeys, without making its slice.
 func (t *Tracker) count(s *Segment, stop int64) {
-	for _, k := range counterKeys(s) {
+	add := func(k CounterKey) {
 		a := t.closed[k]
 		a.add(s, stop)
 		t.closed[k] = a
+	}
+	add(CounterKey{Queue: s.Queue, Share: s.Share, Kind: s.Kind})
+	if s.Kind == Borrowed && s.Peer != "" {
+		add(CounterKey{Queue: s.Queue, Share: s.Peer, Kind: Lent})
 	}
 }
 
@@ -189,15 +209,21 @@ func counterKeys(s *Segment) []CounterKey {
 // whether a preemption ended it. It returns the closed segments (marked
 // Preempted when so), nil for an attempt it does not follow.
 func (t *Tracker) End(id string, at int64, preempted bool) []Segment {
+	return t.AppendEnd(nil, id, at, preempted)
+}
+
+// AppendEnd is End appending the closed segments to dst.
+func (t *Tracker) AppendEnd(dst []Segment, id string, at int64, preempted bool) []Segment {
 	l := t.live[id]
 	if l == nil {
-		return nil
+		return dst
 	}
 	t.forget(l)
-	out := t.closeOpen(l, at)
+	n := len(dst)
+	dst = t.closeOpen(dst, l, at)
 	if preempted {
-		for i := range out {
-			out[i].Preempted = true
+		for i := n; i < len(dst); i++ {
+			dst[i].Preempted = true
 		}
 		k := CounterKey{Queue: l.a.Queue, Share: l.a.Share, Kind: Preempted}
 		a := t.closed[k]
@@ -205,7 +231,7 @@ func (t *Tracker) End(id string, at int64, preempted bool) []Segment {
 		a.GPUMillis += l.held.GPUMillis
 		t.closed[k] = a
 	}
-	return out
+	return dst
 }
 
 // Resume follows again an open segment written before a restart: the
@@ -220,7 +246,7 @@ func (t *Tracker) Resume(s Segment) {
 	l.parts = append(l.parts, Part{Kind: s.Kind, Peer: s.Peer, Instances: s.Instances, GPUs: s.GPUs})
 	l.next = max(l.next, s.Seq+1)
 	slices.SortFunc(l.parts, func(a, b Part) int { return cmp.Or(kindOrder(a.Kind)-kindOrder(b.Kind), cmp.Compare(a.Peer, b.Peer)) })
-	t.noteBorrowing(s.Attempt, l.parts)
+	t.noteBorrowing(l)
 }
 
 // Follows tells whether the Tracker follows attempt id.
