@@ -22,7 +22,8 @@ const usagePurgeEvery = time.Hour
 // committed cycle wrote (closed ones and those it opened; a later one of
 // the same Attempt and Seq replaces an earlier one) and the attempts whose
 // every segment is now marked Preempted, as the store writes them (the
-// simulator sums them).
+// simulator sums them). The slices are the engine's, valid only during the
+// call: an observer copies what it keeps.
 type UsageObserver interface {
 	Observer
 	ObserveUsage(segs []usage.Segment, preempted []string)
@@ -44,7 +45,7 @@ type usageState struct {
 	prio   map[string]int // each followed attempt's job's priority
 	// Kept from cycle to cycle, emptied: a cycle's scratch.
 	seen   map[string]bool
-	shares map[usage.ShareKey]bool
+	beyond shareMemo
 	ids    []string
 	parts  []usage.Part
 }
@@ -122,11 +123,11 @@ func (e *Engine) accountUsage(now time.Time) {
 func (e *Engine) accountChanges(now int64) {
 	t, tr, u := e.tx, e.usage.tracker, &e.usage
 	if u.seen == nil {
-		u.seen, u.shares = map[string]bool{}, map[usage.ShareKey]bool{}
+		u.seen = map[string]bool{}
 	}
-	seen, beyond := u.seen, u.shares
+	seen, beyond := u.seen, &u.beyond
 	clear(seen)
-	clear(beyond)
+	beyond.reset()
 	ids := u.ids[:0]
 	add := func(job string) {
 		if !seen[job] {
@@ -175,10 +176,10 @@ func (e *Engine) accountChanges(now int64) {
 	// Every attempt of a changed share beyond its limit: which of them
 	// borrow follows their order.
 	isBeyond := func(k usage.ShareKey) bool {
-		b, ok := beyond[k]
+		b, ok := beyond.get(k)
 		if !ok {
 			b = e.beyondLimit(k)
-			beyond[k] = b
+			beyond.put(k, b)
 		}
 		return b
 	}
@@ -218,6 +219,44 @@ func (e *Engine) accountChanges(now int64) {
 	}
 }
 
+// shareMemo remembers a bool per share for one cycle. A cycle asks of few
+// shares, many times: a list searched in order costs less than hashing
+// two strings, up to a few shares, then a map takes over.
+type shareMemo struct {
+	keys []usage.ShareKey
+	vals []bool
+	m    map[usage.ShareKey]bool
+}
+
+const shareMemoList = 16 // shares kept in the list before the map
+
+func (m *shareMemo) reset() {
+	clear(m.keys)
+	m.keys, m.vals = m.keys[:0], m.vals[:0]
+	clear(m.m)
+}
+
+func (m *shareMemo) get(k usage.ShareKey) (v, ok bool) {
+	for i := range m.keys {
+		if m.keys[i] == k {
+			return m.vals[i], true
+		}
+	}
+	v, ok = m.m[k]
+	return v, ok
+}
+
+func (m *shareMemo) put(k usage.ShareKey, v bool) {
+	if len(m.keys) < shareMemoList {
+		m.keys, m.vals = append(m.keys, k), append(m.vals, v)
+		return
+	}
+	if m.m == nil {
+		m.m = map[usage.ShareKey]bool{}
+	}
+	m.m[k] = v
+}
+
 // hasIdle tells whether share k holds less than its limit of a unit:
 // borrowers may stand on that idle capacity.
 func (e *Engine) hasIdle(k usage.ShareKey) bool {
@@ -242,7 +281,11 @@ func (e *Engine) hasIdle(k usage.ShareKey) bool {
 func (e *Engine) holdOne(j *record.Job, parts []usage.Part, now int64) {
 	tr := e.usage.tracker
 	at := now
-	if !tr.Follows(j.AttemptID) && j.DispatchedAt > 0 {
+	followed, same := tr.Holds(j.AttemptID, parts)
+	if same {
+		return
+	}
+	if !followed && j.DispatchedAt > 0 {
 		at = min(now, j.DispatchedAt/int64(time.Millisecond))
 	}
 	a := usage.Attempt{ID: j.AttemptID, Job: j.JobID, Queue: j.Queue, Share: j.QuotaShareName, ShareID: j.ShareIdentifier, Owner: j.Owner}

@@ -249,6 +249,16 @@ func (t *Tracker) Resume(s Segment) {
 	t.noteBorrowing(l)
 }
 
+// Holds tells whether the Tracker follows attempt id, and whether it holds
+// parts already (a Hold of them would change nothing).
+func (t *Tracker) Holds(id string, parts []Part) (followed, same bool) {
+	l := t.live[id]
+	if l == nil {
+		return false, false
+	}
+	return true, slices.Equal(l.parts, parts)
+}
+
 // Follows tells whether the Tracker follows attempt id.
 func (t *Tracker) Follows(id string) bool { return t.live[id] != nil }
 
