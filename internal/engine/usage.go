@@ -53,11 +53,13 @@ type usageState struct {
 // follow notes that attempt id of job j is followed from now on.
 func (u *usageState) follow(id string, j *record.Job) {
 	k := usage.ShareKey{Queue: j.Queue, Share: j.QuotaShareName}
-	if u.use[k] == nil {
-		u.use[k] = map[string]int{}
+	use := u.use[k]
+	if use == nil {
+		use = map[string]int{}
+		u.use[k] = use
 	}
 	for _, d := range j.Demand {
-		u.use[k][d.Unit] += d.Count
+		use[d.Unit] += d.Count
 	}
 	u.demand[id] = j.Demand
 	u.prio[id] = j.SchedulingPriority
@@ -65,8 +67,9 @@ func (u *usageState) follow(id string, j *record.Job) {
 
 // unfollow notes that attempt id of share k is no longer followed.
 func (u *usageState) unfollow(id string, k usage.ShareKey) {
+	use := u.use[k]
 	for _, d := range u.demand[id] {
-		u.use[k][d.Unit] -= d.Count
+		use[d.Unit] -= d.Count
 	}
 	delete(u.demand, id)
 	delete(u.prio, id)
@@ -268,8 +271,9 @@ func (e *Engine) hasIdle(k usage.ShareKey) bool {
 	if s == nil {
 		return false
 	}
+	use := e.usage.use[k]
 	for _, l := range s.CapacityLimits {
-		if e.usage.use[k][l.CapacityUnit] < l.MaxCapacity {
+		if use[l.CapacityUnit] < l.MaxCapacity {
 			return true
 		}
 	}
@@ -295,8 +299,9 @@ func (e *Engine) holdOne(j *record.Job, parts []usage.Part, now int64) {
 // endUsage closes the segments of attempt id, which holds nothing now.
 func (e *Engine) endUsage(id string, now int64) {
 	t, tr := e.tx, e.usage.tracker
-	e.usage.unfollow(id, tr.ShareOf(id))
-	stop, preempted := e.attemptEnd(tr.JobOf(id), id, now)
+	a, _ := tr.Attempt(id)
+	e.usage.unfollow(id, usage.ShareKey{Queue: a.Queue, Share: a.Share})
+	stop, preempted := e.attemptEnd(a.Job, id, now)
 	t.usage = tr.AppendEnd(t.usage, id, stop, preempted)
 	if preempted {
 		t.preemptedAttempts = append(t.preemptedAttempts, id)

@@ -19,8 +19,8 @@ type Tracker struct {
 	// Indexes of live: by job, by share, and those holding borrowed
 	// capacity, so that a caller rechecks only what may have changed.
 	byJob     map[string]string
-	byShare   map[ShareKey]map[string]bool
-	borrowing map[string]bool
+	byShare   map[ShareKey]map[string]*live
+	borrowing map[string]*live
 }
 
 // ShareKey names a share: its queue and name.
@@ -57,7 +57,7 @@ func (a *Amount) add(s *Segment, stop int64) {
 // NewTracker returns a Tracker following no attempt.
 func NewTracker() *Tracker {
 	return &Tracker{live: map[string]*live{}, closed: map[CounterKey]Amount{},
-		byJob: map[string]string{}, byShare: map[ShareKey]map[string]bool{}, borrowing: map[string]bool{}}
+		byJob: map[string]string{}, byShare: map[ShareKey]map[string]*live{}, borrowing: map[string]*live{}}
 }
 
 // Hold records that attempt a holds parts from at (epoch ms) on. When they
@@ -95,10 +95,12 @@ func (t *Tracker) follow(a Attempt) *live {
 	t.live[a.ID] = l
 	t.byJob[a.Job] = a.ID
 	k := ShareKey{a.Queue, a.Share}
-	if t.byShare[k] == nil {
-		t.byShare[k] = map[string]bool{}
+	m := t.byShare[k]
+	if m == nil {
+		m = map[string]*live{}
+		t.byShare[k] = m
 	}
-	t.byShare[k][a.ID] = true
+	m[a.ID] = l
 	return l
 }
 
@@ -109,8 +111,9 @@ func (t *Tracker) forget(l *live) {
 		delete(t.byJob, l.a.Job)
 	}
 	k := ShareKey{l.a.Queue, l.a.Share}
-	delete(t.byShare[k], l.a.ID)
-	if len(t.byShare[k]) == 0 {
+	m := t.byShare[k]
+	delete(m, l.a.ID)
+	if len(m) == 0 {
 		delete(t.byShare, k)
 	}
 	delete(t.borrowing, l.a.ID)
@@ -125,7 +128,7 @@ func (t *Tracker) noteBorrowing(l *live) {
 	}
 	l.borrowing = b
 	if b {
-		t.borrowing[l.a.ID] = true
+		t.borrowing[l.a.ID] = l
 	} else {
 		delete(t.borrowing, l.a.ID)
 	}
@@ -140,30 +143,22 @@ func (t *Tracker) Parts(id string) []Part {
 	return nil
 }
 
-// ShareOf returns the share of attempt id.
-func (t *Tracker) ShareOf(id string) ShareKey {
-	if l := t.live[id]; l != nil {
-		return ShareKey{l.a.Queue, l.a.Share}
-	}
-	return ShareKey{}
-}
-
 // AttemptOfJob returns the attempt of job followed, "" when none.
 func (t *Tracker) AttemptOfJob(job string) string { return t.byJob[job] }
 
 // AttemptsOfShare calls fn with the job and attempt of every attempt of a
 // share followed.
 func (t *Tracker) AttemptsOfShare(queue, share string, fn func(job, attempt string)) {
-	for id := range t.byShare[ShareKey{queue, share}] {
-		fn(t.live[id].a.Job, id)
+	for id, l := range t.byShare[ShareKey{queue, share}] {
+		fn(l.a.Job, id)
 	}
 }
 
 // Borrowing calls fn with the job, queue and share of every attempt
 // followed that holds borrowed capacity.
 func (t *Tracker) Borrowing(fn func(job, queue, share string)) {
-	for id := range t.borrowing {
-		a := t.live[id].a
+	for _, l := range t.borrowing {
+		a := l.a
 		fn(a.Job, a.Queue, a.Share)
 	}
 }
@@ -259,16 +254,16 @@ func (t *Tracker) Holds(id string, parts []Part) (followed, same bool) {
 	return true, slices.Equal(l.parts, parts)
 }
 
+// Attempt returns attempt id as followed, false when not followed.
+func (t *Tracker) Attempt(id string) (Attempt, bool) {
+	if l := t.live[id]; l != nil {
+		return l.a, true
+	}
+	return Attempt{}, false
+}
+
 // Follows tells whether the Tracker follows attempt id.
 func (t *Tracker) Follows(id string) bool { return t.live[id] != nil }
-
-// JobOf returns the job of attempt id, "" when not followed.
-func (t *Tracker) JobOf(id string) string {
-	if l := t.live[id]; l != nil {
-		return l.a.Job
-	}
-	return ""
-}
 
 // Live returns the IDs of the attempts followed, sorted.
 func (t *Tracker) Live() []string {
