@@ -47,6 +47,8 @@ type usageState struct {
 	seen   map[string]bool
 	beyond shareMemo
 	ids    []string
+	ask    []string
+	change []usage.ShareKey
 	parts  []usage.Part
 }
 
@@ -138,7 +140,7 @@ func (e *Engine) accountChanges(now int64) {
 			ids = append(ids, job)
 		}
 	}
-	var changed []usage.ShareKey
+	changed := u.change[:0]
 	// Attempts that ended, those that began and those whose priority
 	// changed move capacity between shares or within one; a waiting job
 	// may change which share's idle capacity borrowers stand on, when its
@@ -194,7 +196,9 @@ func (e *Engine) accountChanges(now int64) {
 	u.ids = ids
 	// Those within their share's limit hold all own; the others are asked
 	// of the core, all at once.
-	var ask []string
+	clear(changed)
+	u.change = changed[:0]
+	ask := u.ask[:0]
 	for _, job := range ids {
 		j := e.jobs[job]
 		if j == nil {
@@ -207,6 +211,7 @@ func (e *Engine) accountChanges(now int64) {
 			e.holdOne(j, u.parts, now)
 		}
 	}
+	u.ask = ask
 	if len(ask) == 0 {
 		return
 	}

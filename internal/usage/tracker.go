@@ -21,6 +21,7 @@ type Tracker struct {
 	byJob     map[string]string
 	byShare   map[ShareKey]map[string]*live
 	borrowing map[string]*live
+	free      []*live // ended, for the next attempts to reuse
 }
 
 // ShareKey names a share: its queue and name.
@@ -91,7 +92,13 @@ func (t *Tracker) AppendHold(dst []Segment, a Attempt, parts []Part, at int64) [
 
 // follow begins following attempt a.
 func (t *Tracker) follow(a Attempt) *live {
-	l := &live{a: a}
+	var l *live
+	if n := len(t.free); n > 0 {
+		l, t.free = t.free[n-1], t.free[:n-1]
+		l.a = a
+	} else {
+		l = &live{a: a}
+	}
 	t.live[a.ID] = l
 	t.byJob[a.Job] = a.ID
 	k := ShareKey{a.Queue, a.Share}
@@ -226,6 +233,9 @@ func (t *Tracker) AppendEnd(dst []Segment, id string, at int64, preempted bool) 
 		a.GPUMillis += l.held.GPUMillis
 		t.closed[k] = a
 	}
+	clear(l.parts)
+	*l = live{parts: l.parts[:0], open: l.open[:0]}
+	t.free = append(t.free, l)
 	return dst
 }
 
