@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"errors"
-	"strings"
 	"time"
 
 	"github.com/sharq-dev/sharq/internal/record"
@@ -377,26 +376,32 @@ func (e *Engine) attemptEnd(job, id string, now int64) (int64, bool) {
 		return now, false
 	}
 	stop := now
-	suffix := "/" + id
 	for i := range j.Attempts {
-		if a := &j.Attempts[i]; strings.HasSuffix(a.ServiceResourceID.Value, suffix) && a.StoppedAt > 0 {
+		if a := &j.Attempts[i]; isAttempt(a.ServiceResourceID.Value, id) && a.StoppedAt > 0 {
 			stop = min(now, a.StoppedAt)
 		}
 	}
-	return stop, preemptedAttempt(j, suffix)
+	return stop, preemptedAttempt(j, id)
 }
 
-// preemptedAttempt tells whether the job's attempt whose training job ends
-// in suffix was preempted: its most recent preemptions include it.
-func preemptedAttempt(j *record.Job, suffix string) bool {
+// preemptedAttempt tells whether the job's attempt id was preempted: its
+// most recent preemptions include it.
+func preemptedAttempt(j *record.Job, id string) bool {
 	if ps := j.PreemptionSummary; ps != nil {
 		for _, a := range ps.RecentPreemptedAttempts {
-			if strings.HasSuffix(a.ServiceResourceID.Value, suffix) {
+			if isAttempt(a.ServiceResourceID.Value, id) {
 				return true
 			}
 		}
 	}
 	return false
+}
+
+// isAttempt tells whether an attempt's training job ARN ends in "/"+id,
+// without making that string.
+func isAttempt(arn, id string) bool {
+	n := len(arn) - len(id)
+	return n > 0 && arn[n-1] == '/' && arn[n:] == id
 }
 
 // afterUsageCommit hands the cycle's segments to usage observers and

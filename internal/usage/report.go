@@ -81,6 +81,10 @@ type Report struct {
 	q    Query
 	now  int64
 	rows map[rowKey]*Amount // by pointer: one lookup per segment
+	// The row put last: segments in a row often share it, and comparing
+	// costs less than hashing.
+	lastKey rowKey
+	last    *Amount
 }
 
 // NewReport begins a report of q; open segments count up to now (epoch
@@ -134,10 +138,14 @@ func (r *Report) Add(s Segment) {
 }
 
 func (r *Report) put(k rowKey, d int64, s *Segment) {
-	a := r.rows[k]
-	if a == nil {
-		a = &Amount{}
-		r.rows[k] = a
+	a := r.last
+	if a == nil || k != r.lastKey {
+		a = r.rows[k]
+		if a == nil {
+			a = &Amount{}
+			r.rows[k] = a
+		}
+		r.lastKey, r.last = k, a
 	}
 	a.InstanceMillis += d * int64(s.Instances)
 	a.GPUMillis += d * int64(s.GPUs)
