@@ -162,8 +162,15 @@ func (e *Engine) recycle(t *tx) {
 	clear(t.stops)
 	clear(t.transitions)
 	clear(t.touched)
+	usage, preempted := t.usage[:0], t.preemptedAttempts[:0]
+	if len(t.usage) > recycleMax || len(t.preemptedAttempts) > recycleMax {
+		usage, preempted = nil, nil // after a full recount: too large to keep
+	}
+	clear(t.usage)
+	clear(t.preemptedAttempts)
 	*t = tx{jobs: t.jobs, resources: t.resources, submitted: t.submitted[:0], starts: t.starts[:0],
-		stops: t.stops[:0], transitions: t.transitions[:0], touched: t.touched[:0]}
+		stops: t.stops[:0], transitions: t.transitions[:0], touched: t.touched[:0],
+		usage: usage, preemptedAttempts: preempted}
 	e.spare = t
 }
 

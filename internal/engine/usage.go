@@ -3,10 +3,8 @@ package engine
 import (
 	"context"
 	"errors"
-	"strings"
 	"time"
 
-	"github.com/sharq-dev/sharq/internal/core"
 	"github.com/sharq-dev/sharq/internal/record"
 	"github.com/sharq-dev/sharq/internal/store"
 	"github.com/sharq-dev/sharq/internal/usage"
@@ -23,7 +21,8 @@ const usagePurgeEvery = time.Hour
 // committed cycle wrote (closed ones and those it opened; a later one of
 // the same Attempt and Seq replaces an earlier one) and the attempts whose
 // every segment is now marked Preempted, as the store writes them (the
-// simulator sums them).
+// simulator sums them). The slices are the engine's, valid only during the
+// call: an observer copies what it keeps.
 type UsageObserver interface {
 	Observer
 	ObserveUsage(segs []usage.Segment, preempted []string)
@@ -45,18 +44,23 @@ type usageState struct {
 	prio   map[string]int // each followed attempt's job's priority
 	// Kept from cycle to cycle, emptied: a cycle's scratch.
 	seen   map[string]bool
-	shares map[usage.ShareKey]bool
+	beyond shareMemo
 	ids    []string
+	ask    []string
+	change []usage.ShareKey
+	parts  []usage.Part
 }
 
 // follow notes that attempt id of job j is followed from now on.
 func (u *usageState) follow(id string, j *record.Job) {
 	k := usage.ShareKey{Queue: j.Queue, Share: j.QuotaShareName}
-	if u.use[k] == nil {
-		u.use[k] = map[string]int{}
+	use := u.use[k]
+	if use == nil {
+		use = map[string]int{}
+		u.use[k] = use
 	}
 	for _, d := range j.Demand {
-		u.use[k][d.Unit] += d.Count
+		use[d.Unit] += d.Count
 	}
 	u.demand[id] = j.Demand
 	u.prio[id] = j.SchedulingPriority
@@ -64,8 +68,9 @@ func (u *usageState) follow(id string, j *record.Job) {
 
 // unfollow notes that attempt id of share k is no longer followed.
 func (u *usageState) unfollow(id string, k usage.ShareKey) {
+	use := u.use[k]
 	for _, d := range u.demand[id] {
-		u.use[k][d.Unit] -= d.Count
+		use[d.Unit] -= d.Count
 	}
 	delete(u.demand, id)
 	delete(u.prio, id)
@@ -122,11 +127,11 @@ func (e *Engine) accountUsage(now time.Time) {
 func (e *Engine) accountChanges(now int64) {
 	t, tr, u := e.tx, e.usage.tracker, &e.usage
 	if u.seen == nil {
-		u.seen, u.shares = map[string]bool{}, map[usage.ShareKey]bool{}
+		u.seen = map[string]bool{}
 	}
-	seen, beyond := u.seen, u.shares
+	seen, beyond := u.seen, &u.beyond
 	clear(seen)
-	clear(beyond)
+	beyond.reset()
 	ids := u.ids[:0]
 	add := func(job string) {
 		if !seen[job] {
@@ -134,7 +139,7 @@ func (e *Engine) accountChanges(now int64) {
 			ids = append(ids, job)
 		}
 	}
-	var changed []usage.ShareKey
+	changed := u.change[:0]
 	// Attempts that ended, those that began and those whose priority
 	// changed move capacity between shares or within one; a waiting job
 	// may change which share's idle capacity borrowers stand on, when its
@@ -175,10 +180,10 @@ func (e *Engine) accountChanges(now int64) {
 	// Every attempt of a changed share beyond its limit: which of them
 	// borrow follows their order.
 	isBeyond := func(k usage.ShareKey) bool {
-		b, ok := beyond[k]
+		b, ok := beyond.get(k)
 		if !ok {
 			b = e.beyondLimit(k)
-			beyond[k] = b
+			beyond.put(k, b)
 		}
 		return b
 	}
@@ -188,33 +193,75 @@ func (e *Engine) accountChanges(now int64) {
 		}
 	}
 	u.ids = ids
-	var ask []string
-	for _, job := range ids {
-		if j := e.jobs[job]; j != nil && isBeyond(usage.ShareKey{Queue: j.Queue, Share: j.QuotaShareName}) {
-			ask = append(ask, job)
-		}
-	}
-	var holdings map[string]core.Holding
-	if len(ask) > 0 {
-		holdings = e.core.HoldingsOf(ask)
-	}
+	// Those within their share's limit hold all own; the others are asked
+	// of the core, all at once.
+	clear(changed)
+	u.change = changed[:0]
+	ask := u.ask[:0]
 	for _, job := range ids {
 		j := e.jobs[job]
-		if j == nil || j.AttemptID == "" {
+		if j == nil {
 			continue
 		}
-		var parts []usage.Part
 		if isBeyond(usage.ShareKey{Queue: j.Queue, Share: j.QuotaShareName}) {
-			h, ok := holdings[job]
-			if !ok {
-				continue
-			}
-			parts = usage.Parts(h)
-		} else {
-			parts = usage.OwnOf(j.Demand)
+			ask = append(ask, job)
+		} else if j.AttemptID != "" {
+			u.parts = usage.AppendOwnOf(u.parts[:0], j.Demand)
+			e.holdOne(j, u.parts, now)
 		}
-		e.holdOne(j, parts, now)
 	}
+	u.ask = ask
+	if len(ask) == 0 {
+		return
+	}
+	holdings := e.core.HoldingsOf(ask)
+	for _, job := range ask {
+		j := e.jobs[job]
+		h, ok := holdings[job]
+		if !ok || j.AttemptID == "" {
+			continue
+		}
+		u.parts = usage.AppendParts(u.parts[:0], h)
+		e.holdOne(j, u.parts, now)
+	}
+}
+
+// shareMemo remembers a bool per share for one cycle. A cycle asks of few
+// shares, many times: a list searched in order costs less than hashing
+// two strings, up to a few shares, then a map takes over.
+type shareMemo struct {
+	keys []usage.ShareKey
+	vals []bool
+	m    map[usage.ShareKey]bool
+}
+
+const shareMemoList = 16 // shares kept in the list before the map
+
+func (m *shareMemo) reset() {
+	clear(m.keys)
+	m.keys, m.vals = m.keys[:0], m.vals[:0]
+	clear(m.m)
+}
+
+func (m *shareMemo) get(k usage.ShareKey) (v, ok bool) {
+	for i := range m.keys {
+		if m.keys[i] == k {
+			return m.vals[i], true
+		}
+	}
+	v, ok = m.m[k]
+	return v, ok
+}
+
+func (m *shareMemo) put(k usage.ShareKey, v bool) {
+	if len(m.keys) < shareMemoList {
+		m.keys, m.vals = append(m.keys, k), append(m.vals, v)
+		return
+	}
+	if m.m == nil {
+		m.m = map[usage.ShareKey]bool{}
+	}
+	m.m[k] = v
 }
 
 // hasIdle tells whether share k holds less than its limit of a unit:
@@ -228,8 +275,9 @@ func (e *Engine) hasIdle(k usage.ShareKey) bool {
 	if s == nil {
 		return false
 	}
+	use := e.usage.use[k]
 	for _, l := range s.CapacityLimits {
-		if e.usage.use[k][l.CapacityUnit] < l.MaxCapacity {
+		if use[l.CapacityUnit] < l.MaxCapacity {
 			return true
 		}
 	}
@@ -241,19 +289,24 @@ func (e *Engine) hasIdle(k usage.ShareKey) bool {
 func (e *Engine) holdOne(j *record.Job, parts []usage.Part, now int64) {
 	tr := e.usage.tracker
 	at := now
-	if !tr.Follows(j.AttemptID) && j.DispatchedAt > 0 {
+	followed, same := tr.Holds(j.AttemptID, parts)
+	if same {
+		return
+	}
+	if !followed && j.DispatchedAt > 0 {
 		at = min(now, j.DispatchedAt/int64(time.Millisecond))
 	}
 	a := usage.Attempt{ID: j.AttemptID, Job: j.JobID, Queue: j.Queue, Share: j.QuotaShareName, ShareID: j.ShareIdentifier, Owner: j.Owner}
-	e.tx.usage = append(e.tx.usage, tr.Hold(a, parts, at)...)
+	e.tx.usage = tr.AppendHold(e.tx.usage, a, parts, at)
 }
 
 // endUsage closes the segments of attempt id, which holds nothing now.
 func (e *Engine) endUsage(id string, now int64) {
 	t, tr := e.tx, e.usage.tracker
-	e.usage.unfollow(id, tr.ShareOf(id))
-	stop, preempted := e.attemptEnd(tr.JobOf(id), id, now)
-	t.usage = append(t.usage, tr.End(id, stop, preempted)...)
+	a, _ := tr.Attempt(id)
+	e.usage.unfollow(id, usage.ShareKey{Queue: a.Queue, Share: a.Share})
+	stop, preempted := e.attemptEnd(a.Job, id, now)
+	t.usage = tr.AppendEnd(t.usage, id, stop, preempted)
 	if preempted {
 		t.preemptedAttempts = append(t.preemptedAttempts, id)
 	}
@@ -304,7 +357,8 @@ func (e *Engine) holdAll(now int64) {
 			}
 			held[j.AttemptID] = true
 			e.usage.follow(j.AttemptID, j)
-			e.holdOne(j, usage.Parts(h), now)
+			e.usage.parts = usage.AppendParts(e.usage.parts[:0], h)
+			e.holdOne(j, e.usage.parts, now)
 		}
 	}
 	for _, id := range tr.Live() {
@@ -322,26 +376,32 @@ func (e *Engine) attemptEnd(job, id string, now int64) (int64, bool) {
 		return now, false
 	}
 	stop := now
-	suffix := "/" + id
 	for i := range j.Attempts {
-		if a := &j.Attempts[i]; strings.HasSuffix(a.ServiceResourceID.Value, suffix) && a.StoppedAt > 0 {
+		if a := &j.Attempts[i]; isAttempt(a.ServiceResourceID.Value, id) && a.StoppedAt > 0 {
 			stop = min(now, a.StoppedAt)
 		}
 	}
-	return stop, preemptedAttempt(j, suffix)
+	return stop, preemptedAttempt(j, id)
 }
 
-// preemptedAttempt tells whether the job's attempt whose training job ends
-// in suffix was preempted: its most recent preemptions include it.
-func preemptedAttempt(j *record.Job, suffix string) bool {
+// preemptedAttempt tells whether the job's attempt id was preempted: its
+// most recent preemptions include it.
+func preemptedAttempt(j *record.Job, id string) bool {
 	if ps := j.PreemptionSummary; ps != nil {
 		for _, a := range ps.RecentPreemptedAttempts {
-			if strings.HasSuffix(a.ServiceResourceID.Value, suffix) {
+			if isAttempt(a.ServiceResourceID.Value, id) {
 				return true
 			}
 		}
 	}
 	return false
+}
+
+// isAttempt tells whether an attempt's training job ARN ends in "/"+id,
+// without making that string.
+func isAttempt(arn, id string) bool {
+	n := len(arn) - len(id)
+	return n > 0 && arn[n-1] == '/' && arn[n:] == id
 }
 
 // afterUsageCommit hands the cycle's segments to usage observers and

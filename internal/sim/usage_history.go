@@ -14,12 +14,18 @@ import (
 type usageLog struct {
 	rep  *usage.Report
 	live map[string]*attemptSegs
+	// Kept from cycle to cycle: the attempts a cycle touched, and those
+	// ended, whose buffers the next attempts reuse.
+	touched []*attemptSegs
+	free    []*attemptSegs
 }
 
 type attemptSegs struct {
+	id        string
 	segs      []usage.Segment // by Seq
 	open      int
 	preempted bool
+	touched   bool // in usageLog.touched
 }
 
 // ObserveUsage keeps a committed cycle's usage segments.
@@ -29,14 +35,17 @@ func (c *collector) ObserveUsage(segs []usage.Segment, preempted []string) {
 		l.rep = usage.NewReport(usage.Query{From: math.MinInt64 / 2, To: math.MaxInt64 / 2, By: usage.ByShare}, 0)
 		l.live = map[string]*attemptSegs{}
 	}
-	touched := map[string]*attemptSegs{}
+	touched := l.touched[:0]
 	for _, s := range segs {
 		a := l.live[s.Attempt]
 		if a == nil {
-			a = &attemptSegs{}
+			a = l.alloc(s.Attempt)
 			l.live[s.Attempt] = a
 		}
-		touched[s.Attempt] = a
+		if !a.touched {
+			a.touched = true
+			touched = append(touched, a)
+		}
 		for len(a.segs) < s.Seq { // a gap: never, unless segments come resumed
 			a.segs = append(a.segs, usage.Segment{})
 		}
@@ -57,7 +66,9 @@ func (c *collector) ObserveUsage(segs []usage.Segment, preempted []string) {
 			a.preempted = true
 		}
 	}
-	for id, a := range touched {
+	for i, a := range touched {
+		touched[i] = nil
+		a.touched = false
 		if a.open > 0 {
 			continue
 		}
@@ -65,8 +76,23 @@ func (c *collector) ObserveUsage(segs []usage.Segment, preempted []string) {
 			s.Preempted = s.Preempted || a.preempted
 			l.rep.Add(s)
 		}
-		delete(l.live, id)
+		delete(l.live, a.id)
+		clear(a.segs)
+		*a = attemptSegs{segs: a.segs[:0]}
+		l.free = append(l.free, a)
 	}
+	l.touched = touched[:0]
+}
+
+// alloc returns an empty attemptSegs for attempt id, reusing one ended.
+func (l *usageLog) alloc(id string) *attemptSegs {
+	if n := len(l.free); n > 0 {
+		a := l.free[n-1]
+		l.free = l.free[:n-1]
+		a.id = id
+		return a
+	}
+	return &attemptSegs{id: id}
 }
 
 // UsageRow is one share's use of one kind of capacity over the whole run,

@@ -80,13 +80,17 @@ type rowKey struct {
 type Report struct {
 	q    Query
 	now  int64
-	rows map[rowKey]Amount
+	rows map[rowKey]*Amount // by pointer: one lookup per segment
+	// The row put last: segments in a row often share it, and comparing
+	// costs less than hashing.
+	lastKey rowKey
+	last    *Amount
 }
 
 // NewReport begins a report of q; open segments count up to now (epoch
 // ms).
 func NewReport(q Query, now int64) *Report {
-	return &Report{q: q, now: now, rows: map[rowKey]Amount{}}
+	return &Report{q: q, now: now, rows: map[rowKey]*Amount{}}
 }
 
 // Add counts the part of s within the report's period.
@@ -123,21 +127,28 @@ func (r *Report) Add(s Segment) {
 		if d <= 0 {
 			continue
 		}
-		r.put(rowKey{b, queue, key, s.Kind, s.Peer}, d, s)
+		r.put(rowKey{b, queue, key, s.Kind, s.Peer}, d, &s)
 		if s.Preempted {
-			r.put(rowKey{b, queue, key, Preempted, ""}, d, s)
+			r.put(rowKey{b, queue, key, Preempted, ""}, d, &s)
 		}
 		if r.q.By == ByShare && s.Kind == Borrowed && s.Peer != "" {
-			r.put(rowKey{b, queue, s.Peer, Lent, s.Share}, d, s)
+			r.put(rowKey{b, queue, s.Peer, Lent, s.Share}, d, &s)
 		}
 	}
 }
 
-func (r *Report) put(k rowKey, d int64, s Segment) {
-	a := r.rows[k]
+func (r *Report) put(k rowKey, d int64, s *Segment) {
+	a := r.last
+	if a == nil || k != r.lastKey {
+		a = r.rows[k]
+		if a == nil {
+			a = &Amount{}
+			r.rows[k] = a
+		}
+		r.lastKey, r.last = k, a
+	}
 	a.InstanceMillis += d * int64(s.Instances)
 	a.GPUMillis += d * int64(s.GPUs)
-	r.rows[k] = a
 }
 
 // Rows returns the rows by bucket, queue, key, kind (own, borrowed, lent,
@@ -150,7 +161,7 @@ func (r *Report) Rows() []Row {
 	out := make([]Row, 0, len(r.rows))
 	for k, a := range r.rows {
 		from := r.q.From + k.bucket*every
-		out = append(out, Row{From: from, To: min(from+every, r.q.To), Queue: k.queue, Key: k.key, Kind: k.kind, Peer: k.peer, Amount: a})
+		out = append(out, Row{From: from, To: min(from+every, r.q.To), Queue: k.queue, Key: k.key, Kind: k.kind, Peer: k.peer, Amount: *a})
 	}
 	slices.SortFunc(out, func(a, b Row) int {
 		return cmp.Or(cmp.Compare(a.From, b.From), cmp.Compare(a.Queue, b.Queue), cmp.Compare(a.Key, b.Key),

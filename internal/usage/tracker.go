@@ -19,8 +19,9 @@ type Tracker struct {
 	// Indexes of live: by job, by share, and those holding borrowed
 	// capacity, so that a caller rechecks only what may have changed.
 	byJob     map[string]string
-	byShare   map[ShareKey]map[string]bool
-	borrowing map[string]bool
+	byShare   map[ShareKey]map[string]*live
+	borrowing map[string]*live
+	free      []*live // ended, for the next attempts to reuse
 }
 
 // ShareKey names a share: its queue and name.
@@ -34,6 +35,8 @@ type live struct {
 	open  []Segment
 	next  int // the next segment's Seq
 	held  Amount
+	// borrowing tells whether parts hold borrowed capacity (as indexed).
+	borrowing bool
 }
 
 // CounterKey labels a running total.
@@ -55,42 +58,56 @@ func (a *Amount) add(s *Segment, stop int64) {
 // NewTracker returns a Tracker following no attempt.
 func NewTracker() *Tracker {
 	return &Tracker{live: map[string]*live{}, closed: map[CounterKey]Amount{},
-		byJob: map[string]string{}, byShare: map[ShareKey]map[string]bool{}, borrowing: map[string]bool{}}
+		byJob: map[string]string{}, byShare: map[ShareKey]map[string]*live{}, borrowing: map[string]*live{}}
 }
 
 // Hold records that attempt a holds parts from at (epoch ms) on. When they
 // differ from what it held, its open segments close at at and new ones
 // open; Hold returns the segments to write, closed and opened.
 func (t *Tracker) Hold(a Attempt, parts []Part, at int64) []Segment {
+	return t.AppendHold(nil, a, parts, at)
+}
+
+// AppendHold is Hold appending the segments to dst, so a caller that
+// gathers a cycle's segments reuses one buffer.
+func (t *Tracker) AppendHold(dst []Segment, a Attempt, parts []Part, at int64) []Segment {
 	l := t.live[a.ID]
 	if l == nil {
 		l = t.follow(a)
 	} else if slices.Equal(l.parts, parts) {
-		return nil
+		return dst
 	}
-	out := t.closeOpen(l, at)
-	l.parts = slices.Clone(parts)
-	t.noteBorrowing(a.ID, l.parts)
+	dst = t.closeOpen(dst, l, at)
+	l.parts = append(l.parts[:0], parts...)
+	t.noteBorrowing(l)
 	for _, p := range parts {
 		s := Segment{Attempt: a.ID, Seq: l.next, Job: a.Job, Queue: a.Queue, Share: a.Share, ShareID: a.ShareID, Owner: a.Owner,
 			Kind: p.Kind, Peer: p.Peer, Instances: p.Instances, GPUs: p.GPUs, Start: at}
 		l.next++
 		l.open = append(l.open, s)
-		out = append(out, s)
+		dst = append(dst, s)
 	}
-	return out
+	return dst
 }
 
 // follow begins following attempt a.
 func (t *Tracker) follow(a Attempt) *live {
-	l := &live{a: a}
+	var l *live
+	if n := len(t.free); n > 0 {
+		l, t.free = t.free[n-1], t.free[:n-1]
+		l.a = a
+	} else {
+		l = &live{a: a}
+	}
 	t.live[a.ID] = l
 	t.byJob[a.Job] = a.ID
 	k := ShareKey{a.Queue, a.Share}
-	if t.byShare[k] == nil {
-		t.byShare[k] = map[string]bool{}
+	m := t.byShare[k]
+	if m == nil {
+		m = map[string]*live{}
+		t.byShare[k] = m
 	}
-	t.byShare[k][a.ID] = true
+	m[a.ID] = l
 	return l
 }
 
@@ -101,18 +118,26 @@ func (t *Tracker) forget(l *live) {
 		delete(t.byJob, l.a.Job)
 	}
 	k := ShareKey{l.a.Queue, l.a.Share}
-	delete(t.byShare[k], l.a.ID)
-	if len(t.byShare[k]) == 0 {
+	m := t.byShare[k]
+	delete(m, l.a.ID)
+	if len(m) == 0 {
 		delete(t.byShare, k)
 	}
 	delete(t.borrowing, l.a.ID)
 }
 
-func (t *Tracker) noteBorrowing(id string, parts []Part) {
-	if slices.ContainsFunc(parts, func(p Part) bool { return p.Kind == Borrowed }) {
-		t.borrowing[id] = true
+// noteBorrowing keeps the index of borrowers up to date with l's parts,
+// touching it only when l starts or stops borrowing.
+func (t *Tracker) noteBorrowing(l *live) {
+	b := slices.ContainsFunc(l.parts, func(p Part) bool { return p.Kind == Borrowed })
+	if b == l.borrowing {
+		return
+	}
+	l.borrowing = b
+	if b {
+		t.borrowing[l.a.ID] = l
 	} else {
-		delete(t.borrowing, id)
+		delete(t.borrowing, l.a.ID)
 	}
 }
 
@@ -125,53 +150,50 @@ func (t *Tracker) Parts(id string) []Part {
 	return nil
 }
 
-// ShareOf returns the share of attempt id.
-func (t *Tracker) ShareOf(id string) ShareKey {
-	if l := t.live[id]; l != nil {
-		return ShareKey{l.a.Queue, l.a.Share}
-	}
-	return ShareKey{}
-}
-
 // AttemptOfJob returns the attempt of job followed, "" when none.
 func (t *Tracker) AttemptOfJob(job string) string { return t.byJob[job] }
 
 // AttemptsOfShare calls fn with the job and attempt of every attempt of a
 // share followed.
 func (t *Tracker) AttemptsOfShare(queue, share string, fn func(job, attempt string)) {
-	for id := range t.byShare[ShareKey{queue, share}] {
-		fn(t.live[id].a.Job, id)
+	for id, l := range t.byShare[ShareKey{queue, share}] {
+		fn(l.a.Job, id)
 	}
 }
 
 // Borrowing calls fn with the job, queue and share of every attempt
 // followed that holds borrowed capacity.
 func (t *Tracker) Borrowing(fn func(job, queue, share string)) {
-	for id := range t.borrowing {
-		a := t.live[id].a
+	for _, l := range t.borrowing {
+		a := l.a
 		fn(a.Job, a.Queue, a.Share)
 	}
 }
 
-// closeOpen closes l's open segments at at (never before they began).
-func (t *Tracker) closeOpen(l *live, at int64) []Segment {
-	out := make([]Segment, 0, len(l.open))
+// closeOpen closes l's open segments at at (never before they began),
+// appending them to dst.
+func (t *Tracker) closeOpen(dst []Segment, l *live, at int64) []Segment {
 	for _, s := range l.open {
 		s.Stop = max(at, s.Start)
-		out = append(out, s)
+		dst = append(dst, s)
 		t.count(&s, s.Stop)
 		l.held.add(&s, s.Stop)
 	}
 	l.open = l.open[:0]
-	return out
+	return dst
 }
 
-// count adds a closed segment to the running totals.
+// count adds a closed segment to the running totals: those of
+// counterKeys, without making its slice.
 func (t *Tracker) count(s *Segment, stop int64) {
-	for _, k := range counterKeys(s) {
+	add := func(k CounterKey) {
 		a := t.closed[k]
 		a.add(s, stop)
 		t.closed[k] = a
+	}
+	add(CounterKey{Queue: s.Queue, Share: s.Share, Kind: s.Kind})
+	if s.Kind == Borrowed && s.Peer != "" {
+		add(CounterKey{Queue: s.Queue, Share: s.Peer, Kind: Lent})
 	}
 }
 
@@ -189,15 +211,21 @@ func counterKeys(s *Segment) []CounterKey {
 // whether a preemption ended it. It returns the closed segments (marked
 // Preempted when so), nil for an attempt it does not follow.
 func (t *Tracker) End(id string, at int64, preempted bool) []Segment {
+	return t.AppendEnd(nil, id, at, preempted)
+}
+
+// AppendEnd is End appending the closed segments to dst.
+func (t *Tracker) AppendEnd(dst []Segment, id string, at int64, preempted bool) []Segment {
 	l := t.live[id]
 	if l == nil {
-		return nil
+		return dst
 	}
 	t.forget(l)
-	out := t.closeOpen(l, at)
+	n := len(dst)
+	dst = t.closeOpen(dst, l, at)
 	if preempted {
-		for i := range out {
-			out[i].Preempted = true
+		for i := n; i < len(dst); i++ {
+			dst[i].Preempted = true
 		}
 		k := CounterKey{Queue: l.a.Queue, Share: l.a.Share, Kind: Preempted}
 		a := t.closed[k]
@@ -205,7 +233,10 @@ func (t *Tracker) End(id string, at int64, preempted bool) []Segment {
 		a.GPUMillis += l.held.GPUMillis
 		t.closed[k] = a
 	}
-	return out
+	clear(l.parts)
+	*l = live{parts: l.parts[:0], open: l.open[:0]}
+	t.free = append(t.free, l)
+	return dst
 }
 
 // Resume follows again an open segment written before a restart: the
@@ -220,19 +251,29 @@ func (t *Tracker) Resume(s Segment) {
 	l.parts = append(l.parts, Part{Kind: s.Kind, Peer: s.Peer, Instances: s.Instances, GPUs: s.GPUs})
 	l.next = max(l.next, s.Seq+1)
 	slices.SortFunc(l.parts, func(a, b Part) int { return cmp.Or(kindOrder(a.Kind)-kindOrder(b.Kind), cmp.Compare(a.Peer, b.Peer)) })
-	t.noteBorrowing(s.Attempt, l.parts)
+	t.noteBorrowing(l)
+}
+
+// Holds tells whether the Tracker follows attempt id, and whether it holds
+// parts already (a Hold of them would change nothing).
+func (t *Tracker) Holds(id string, parts []Part) (followed, same bool) {
+	l := t.live[id]
+	if l == nil {
+		return false, false
+	}
+	return true, slices.Equal(l.parts, parts)
+}
+
+// Attempt returns attempt id as followed, false when not followed.
+func (t *Tracker) Attempt(id string) (Attempt, bool) {
+	if l := t.live[id]; l != nil {
+		return l.a, true
+	}
+	return Attempt{}, false
 }
 
 // Follows tells whether the Tracker follows attempt id.
 func (t *Tracker) Follows(id string) bool { return t.live[id] != nil }
-
-// JobOf returns the job of attempt id, "" when not followed.
-func (t *Tracker) JobOf(id string) string {
-	if l := t.live[id]; l != nil {
-		return l.a.Job
-	}
-	return ""
-}
 
 // Live returns the IDs of the attempts followed, sorted.
 func (t *Tracker) Live() []string {

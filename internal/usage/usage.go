@@ -46,44 +46,52 @@ type Part struct {
 // Parts turns a core holding into parts: one Own part, and one Borrowed
 // part per lender, instances of every unit together, GPUs from the
 // instance-type table.
-func Parts(h core.Holding) []Part {
-	var out []Part
-	add := func(kind, peer, unit string, n int) {
-		g := n * trainingjob.GPUs(unit)
-		for i := range out {
-			if out[i].Kind == kind && out[i].Peer == peer {
-				out[i].Instances += n
-				out[i].GPUs += g
-				return
-			}
-		}
-		out = append(out, Part{Kind: kind, Peer: peer, Instances: n, GPUs: g})
-	}
+func Parts(h core.Holding) []Part { return AppendParts(nil, h) }
+
+// AppendParts is Parts appending to dst, so a caller reuses one buffer.
+func AppendParts(dst []Part, h core.Holding) []Part {
+	n := len(dst)
 	for _, u := range h.Own {
-		add(Own, "", u.Unit, u.Count)
+		dst = addPart(dst, n, Own, "", u.Unit, u.Count)
 	}
 	for _, l := range h.Loans {
-		add(Borrowed, l.Lender, l.Unit, l.Count)
+		dst = addPart(dst, n, Borrowed, l.Lender, l.Unit, l.Count)
 	}
-	slices.SortFunc(out, func(a, b Part) int { return cmp.Or(kindOrder(a.Kind)-kindOrder(b.Kind), cmp.Compare(a.Peer, b.Peer)) })
-	return out
+	if len(dst)-n > 1 {
+		slices.SortFunc(dst[n:], func(a, b Part) int { return cmp.Or(kindOrder(a.Kind)-kindOrder(b.Kind), cmp.Compare(a.Peer, b.Peer)) })
+	}
+	return dst
+}
+
+// addPart adds n instances of unit to the part of dst[from:] of kind and
+// peer, or a new one.
+func addPart(dst []Part, from int, kind, peer, unit string, n int) []Part {
+	g := n * trainingjob.GPUs(unit)
+	for i := from; i < len(dst); i++ {
+		if dst[i].Kind == kind && dst[i].Peer == peer {
+			dst[i].Instances += n
+			dst[i].GPUs += g
+			return dst
+		}
+	}
+	return append(dst, Part{Kind: kind, Peer: peer, Instances: n, GPUs: g})
 }
 
 // OwnOf is the parts of a holding all within its share's limit: one Own
 // part of every unit's instances, as Parts makes it.
-func OwnOf(units []record.UnitCount) []Part {
-	if len(units) == 0 {
-		return nil
-	}
+func OwnOf(units []record.UnitCount) []Part { return AppendOwnOf(nil, units) }
+
+// AppendOwnOf is OwnOf appending to dst.
+func AppendOwnOf(dst []Part, units []record.UnitCount) []Part {
 	p := Part{Kind: Own}
 	for _, u := range units {
 		p.Instances += u.Count
 		p.GPUs += u.Count * trainingjob.GPUs(u.Unit)
 	}
 	if p.Instances == 0 {
-		return nil
+		return dst
 	}
-	return []Part{p}
+	return append(dst, p)
 }
 
 // kindOrder orders kinds in reports.
