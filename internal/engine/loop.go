@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"crypto/rand"
@@ -563,7 +564,27 @@ func newUUID() string {
 	}
 	b[6] = b[6]&0x0f | 0x70
 	b[8] = b[8]&0x3f | 0x80
+	// IDs made in one millisecond would sort at random, and lists order
+	// jobs of one creation time by ID: each ID is made greater than the
+	// last (RFC 9562's monotonic random), so they sort as they were made.
+	lastUUID.Lock()
+	defer lastUUID.Unlock()
+	if bytes.Compare(b[:], lastUUID.b[:]) <= 0 {
+		b = lastUUID.b
+		for i := 15; i > 8; i-- { // the random bits after the variant's
+			if b[i]++; b[i] != 0 {
+				break
+			}
+		}
+	}
+	lastUUID.b = b
 	return formatUUID(b)
+}
+
+// lastUUID is the last ID newUUID made.
+var lastUUID struct {
+	sync.Mutex
+	b [16]byte
 }
 
 // formatUUID writes a UUID's 16 bytes in the 8-4-4-4-12 hex form.
