@@ -259,7 +259,8 @@ func (g *firstKeyGate) watch(ctx context.Context, keys access.KeyStore, log *slo
 			return
 		case <-t.C:
 		}
-		ks, err := keys.Keys(ctx)
+		// A key made and deleted between two looks counts too.
+		made, err := keys.KeysEverMade(ctx)
 		if err != nil {
 			if !failing && ctx.Err() == nil {
 				log.Warn("read access keys to see whether signing must be turned on", "err", err)
@@ -268,10 +269,14 @@ func (g *firstKeyGate) watch(ctx context.Context, keys access.KeyStore, log *slo
 			continue
 		}
 		failing = false
-		if len(ks) > 0 {
+		if made {
 			g.on.Store(true)
 			signedNow()
-			log.Warn("access key "+ks[0].ID+" exists: requests must now be signed", "key", ks[0].Name)
+			if ks, err := keys.Keys(ctx); err == nil && len(ks) > 0 {
+				log.Warn("access key "+ks[0].ID+" exists: requests must now be signed", "key", ks[0].Name)
+			} else {
+				log.Warn("an access key was made: requests must now be signed")
+			}
 			return
 		}
 	}

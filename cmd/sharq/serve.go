@@ -370,7 +370,8 @@ func newServer(ctx context.Context, cfg serveConfig, st store.Store, keys access
 	if err != nil {
 		return nil, fmt.Errorf("start engine: %w", err)
 	}
-	api := batchapi.New(eng, batchapi.Options{Region: cfg.region, AccountID: cfg.accountID, Logger: log, Authorizer: authz})
+	api := batchapi.New(eng, batchapi.Options{Region: cfg.region, AccountID: cfg.accountID, Logger: log, Authorizer: authz,
+		ServesS3: cfg.s3 != nil})
 	sopts := sharqapi.Options{Logs: logSource(ex), Logger: log, Region: cfg.region, AccountID: cfg.accountID, Authorizer: authz}
 	if keys != nil && g.keyring != nil {
 		sopts.Keys, sopts.Audit, sopts.Keyring = g.keyring.Store(), keys, g.keyring

@@ -31,7 +31,10 @@ type PolicyAuthorizer struct {
 var _ Authorizer = (*PolicyAuthorizer)(nil)
 
 func (a *PolicyAuthorizer) Authorize(ctx context.Context, id Identity, action, resource string) error {
-	if id.Anonymous && a.AnonymousRead && decide([]PolicyDocument{builtinPolicies["ReadOnlyAccess"]}, action, resource) == allowed {
+	// Anonymous reading is the console's and the API's: S3's objects are
+	// the teams' data, and stay behind a key.
+	if id.Anonymous && a.AnonymousRead && !strings.HasPrefix(action, "s3:") &&
+		decide([]PolicyDocument{builtinPolicies["ReadOnlyAccess"]}, action, resource) == allowed {
 		return nil
 	}
 	if id.Anonymous {

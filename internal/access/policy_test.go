@@ -112,6 +112,13 @@ func TestPolicyAuthorizer(t *testing.T) {
 	if err := authz.Authorize(ctx, access.Anonymous, "batch:UpdateServiceJob", jobA); err == nil || !strings.HasPrefix(err.Error(), "MissingAuthenticationTokenException") {
 		t.Errorf("anonymous write with AnonymousRead: %v", err)
 	}
+	// Nor do they read the built-in S3's objects, which ReadOnlyAccess
+	// gives a key.
+	for _, action := range []string{"s3:GetObject", "s3:ListBucket", "s3:ListAllMyBuckets"} {
+		if err := authz.Authorize(ctx, access.Anonymous, action, "arn:aws:s3:::team-a/data.csv"); err == nil {
+			t.Errorf("anonymous %s with AnonymousRead was allowed", action)
+		}
+	}
 }
 
 func TestGlob(t *testing.T) {

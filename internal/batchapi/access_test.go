@@ -1,12 +1,14 @@
 package batchapi
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -228,5 +230,57 @@ func TestSubmitRecordsOwner(t *testing.T) {
 				t.Errorf("owner %q, want %q", got, want)
 			}
 		})
+	}
+}
+
+// Ensure that where the server serves S3 itself, a submission's S3 data
+// is authorized for its caller as the caller's own S3 calls are: reading
+// its channels, writing its outputs, both for its checkpoints; and that a
+// refusal leaves the engine alone.
+func TestSubmitAuthorizesItsS3Data(t *testing.T) {
+	rec := &accesstest.Recorder{}
+	f := &fakeEngine{}
+	opts := testOptions(t)
+	opts.Authorizer, opts.ServesS3 = rec, true
+	h := newServer(f, opts)
+	authn := access.AuthenticatorFunc(func(*http.Request) (access.Identity, error) { return alice, nil })
+	srv := serve(t, access.Middleware(h, authn, h.WriteError))
+	payload := `{"TrainingJobName":"t","ResourceConfig":{"InstanceType":"ml.g5.xlarge","InstanceCount":1},` +
+		`"InputDataConfig":[{"ChannelName":"train","DataSource":{"S3DataSource":{"S3DataType":"S3Prefix","S3Uri":"s3://team-b/data/"}}},` +
+		`{"ChannelName":"local","DataSource":{"S3DataSource":{"S3DataType":"S3Prefix","S3Uri":"file:///srv/data"}}}],` +
+		`"OutputDataConfig":{"S3OutputPath":"s3://team-a/out"},"CheckpointConfig":{"S3Uri":"s3://team-a/ckpt/run1"}}`
+	body, _ := json.Marshal(map[string]any{"jobName": "j", "jobQueue": "q", "serviceJobType": "SAGEMAKER_TRAINING", "serviceRequestPayload": payload})
+	if r := do(t, srv, "POST", "/v1/submitservicejob", string(body)); r.status != http.StatusOK {
+		t.Fatalf("submit: %d %s", r.status, r.body)
+	}
+	call := func(action, resource string) accesstest.Call {
+		return accesstest.Call{Principal: alice.Principal, Action: action, Resource: resource}
+	}
+	want := []accesstest.Call{
+		call("batch:SubmitServiceJob", "arn:aws:batch:"+testRegion+":"+testAccount+":job-queue/q"),
+		call("s3:ListBucket", "arn:aws:s3:::team-b"), call("s3:GetObject", "arn:aws:s3:::team-b/data/"),
+		call("s3:ListBucket", "arn:aws:s3:::team-a"), call("s3:GetObject", "arn:aws:s3:::team-a/ckpt/run1"),
+		call("s3:PutObject", "arn:aws:s3:::team-a/ckpt/run1"), call("s3:PutObject", "arn:aws:s3:::team-a/out"),
+	}
+	if got := rec.Take(); !slices.Equal(got, want) {
+		t.Errorf("the authorizer was asked\n%v\nwant\n%v", got, want)
+	}
+
+	// A caller allowed to submit, but not to read team-b's data, is
+	// refused, and the job is never made.
+	f.reset()
+	opts.Authorizer = access.AuthorizerFunc(func(_ context.Context, _ access.Identity, action, resource string) error {
+		if strings.Contains(resource, ":::team-b") {
+			return &access.AuthError{Status: http.StatusForbidden, Code: "AccessDeniedException", Message: "not " + action + " on " + resource}
+		}
+		return nil
+	})
+	h = newServer(f, opts)
+	srv = serve(t, access.Middleware(h, authn, h.WriteError))
+	if r := do(t, srv, "POST", "/v1/submitservicejob", string(body)); r.status != http.StatusForbidden || !strings.Contains(r.body, "s3:ListBucket on arn:aws:s3:::team-b") {
+		t.Errorf("a submit naming another team's data: %d %s", r.status, r.body)
+	}
+	if f.called() != 0 {
+		t.Errorf("a refused submit reached the engine")
 	}
 }

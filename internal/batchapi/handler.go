@@ -41,6 +41,11 @@ type Options struct {
 	// access.Identity in the request's context) may perform it. Default:
 	// access.AllowAll.
 	Authorizer access.Authorizer
+	// ServesS3 is set when the server serves S3 itself: a submission's S3
+	// URIs are then authorized for its caller too (s3:GetObject and
+	// s3:ListBucket on its channels, s3:PutObject on its output path,
+	// all three on its checkpoints), as the caller's own S3 calls are.
+	ServesS3 bool
 }
 
 func (o *Options) setDefaults() {

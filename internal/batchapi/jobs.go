@@ -113,6 +113,11 @@ func (s *Handler) submitServiceJob(ctx context.Context, in *SubmitServiceJobRequ
 	if err := s.authorize(ctx, "batch:SubmitServiceJob", s.submitResource(in.JobQueue, in.QuotaShareName)); err != nil {
 		return nil, err
 	}
+	if s.opts.ServesS3 {
+		if err := s.authorizeData(ctx, input.ServiceRequestPayload); err != nil {
+			return nil, err
+		}
+	}
 	if caller := access.Caller(ctx); !caller.Anonymous {
 		input.Owner = caller.Principal
 	}
