@@ -109,6 +109,8 @@ func TestBadInput(t *testing.T) {
 		"range past the end": {method: "GET", path: "/data/present", header: map[string]string{"Range": "bytes=100-"}, wantStatus: 416, wantCode: "InvalidRange"},
 		"decoded length lies": {method: "PUT", path: "/data/k", body: []byte("5\r\nhello\r\n0\r\n\r\n"), hash: sigv4.StreamingUnsignedTrailer,
 			header: map[string]string{"Content-Encoding": "aws-chunked", "X-Amz-Decoded-Content-Length": "9"}, wantStatus: 400, wantCode: "IncompleteBody"},
+		"framing not signed": {method: "PUT", path: "/data/k", body: []byte("5\r\nhello\r\n0\r\n\r\n"),
+			header: map[string]string{"Content-Encoding": "aws-chunked", "X-Amz-Decoded-Content-Length": "5"}, wantStatus: 400, wantCode: "InvalidArgument"},
 		"bad trailer crc32": {method: "PUT", path: "/data/k", body: []byte("5\r\nhello\r\n0\r\nx-amz-checksum-crc32:AAAAAA==\r\n\r\n"), hash: sigv4.StreamingUnsignedTrailer,
 			header:     map[string]string{"Content-Encoding": "aws-chunked", "X-Amz-Decoded-Content-Length": "5", "X-Amz-Trailer": "x-amz-checksum-crc32"},
 			wantStatus: 400, wantCode: "BadDigest"},

@@ -106,8 +106,13 @@ func receive(r *http.Request, dir string, max int64) (f *os.File, got received, 
 // decodedBody is r's body without its aws-chunked framing, and the number
 // of bytes it must hold.
 func decodedBody(r *http.Request) (io.Reader, int64, error) {
-	chunked := strings.HasPrefix(r.Header.Get("X-Amz-Content-Sha256"), "STREAMING-") ||
-		strings.Contains(r.Header.Get("Content-Encoding"), "aws-chunked")
+	// Only a STREAMING- payload is framed: taking the framing from
+	// Content-Encoding alone would let a body signed by its SHA-256 be
+	// swapped for a framed one the hash no longer covers.
+	chunked := strings.HasPrefix(r.Header.Get("X-Amz-Content-Sha256"), "STREAMING-")
+	if !chunked && strings.Contains(r.Header.Get("Content-Encoding"), "aws-chunked") {
+		return nil, 0, errInvalidArgument("An aws-chunked body needs a STREAMING- x-amz-content-sha256")
+	}
 	if !chunked {
 		if r.ContentLength < 0 {
 			return nil, 0, errMissingLength
