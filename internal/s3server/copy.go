@@ -106,15 +106,7 @@ func (s *Server) copyObject(w http.ResponseWriter, r *http.Request, bucket, key 
 // uploadPartCopy serves UploadPartCopy: a part made of the source's
 // bytes, all or x-amz-copy-source-range's.
 func (s *Server) uploadPartCopy(w http.ResponseWriter, r *http.Request, bucket, key string) error {
-	if err := s.authorize(r, "PutObject", bucket, key); err != nil {
-		return err
-	}
-	q := r.URL.Query()
-	n, err := partNumber(q.Get("partNumber"))
-	if err != nil {
-		return err
-	}
-	dir, _, err := s.openUpload(q.Get("uploadId"), bucket, key)
+	n, dir, err := s.partTarget(r, bucket, key)
 	if err != nil {
 		return err
 	}

@@ -102,16 +102,23 @@ func partNumber(v string) (int, error) {
 	return n, nil
 }
 
-func (s *Server) uploadPart(w http.ResponseWriter, r *http.Request, bucket, key string) error {
+// partTarget authorizes a part's write and finds where it goes: its
+// number and its upload's directory (UploadPart and UploadPartCopy).
+func (s *Server) partTarget(r *http.Request, bucket, key string) (int, string, error) {
 	if err := s.authorize(r, "PutObject", bucket, key); err != nil {
-		return err
+		return 0, "", err
 	}
 	q := r.URL.Query()
 	n, err := partNumber(q.Get("partNumber"))
 	if err != nil {
-		return err
+		return 0, "", err
 	}
 	dir, _, err := s.openUpload(q.Get("uploadId"), bucket, key)
+	return n, dir, err
+}
+
+func (s *Server) uploadPart(w http.ResponseWriter, r *http.Request, bucket, key string) error {
+	n, dir, err := s.partTarget(r, bucket, key)
 	if err != nil {
 		return err
 	}
