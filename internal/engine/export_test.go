@@ -26,11 +26,11 @@ func PanicInCycle(ctx context.Context, e *Engine) error {
 
 // CopyForEstimates takes the copy a start estimate works on under the
 // engine's lock, as ComputeStartEstimates does, and throws it away.
-func CopyForEstimates(e *Engine) { e.copyLocked() }
+func CopyForEstimates(e *Engine) { estimateSource{e}.CopyLive() }
 
 // LatestEstimates returns the latest start estimates without reading them
 // as a client does (which would wake a resting estimator).
-func LatestEstimates(e *Engine) *forecast.Result { return e.est.latest.Load() }
+func LatestEstimates(e *Engine) *forecast.Result { return e.est.Kept() }
 
 // CheckAttemptHandles checks that every live attempt keeps its job's
 // handle in the core, so that its end finds the job by handle.

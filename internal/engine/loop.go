@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/sharq-dev/sharq/internal/core"
+	"github.com/sharq-dev/sharq/internal/estimator"
 	"github.com/sharq-dev/sharq/internal/executor"
 	"github.com/sharq-dev/sharq/internal/record"
 	"github.com/sharq-dev/sharq/internal/store"
@@ -25,8 +26,8 @@ import (
 type Engine struct {
 	opts Options
 	log  logger
-	disp *dispatcher // the executor's calls
-	est  *estimator  // start estimates
+	disp *dispatcher          // the executor's calls
+	est  *estimator.Estimator // start estimates
 
 	ops     chan *op
 	stopped chan struct{}
@@ -182,7 +183,8 @@ func New(ctx context.Context, opts Options) (*Engine, error) {
 	if opts.Store == nil {
 		return nil, errors.New("engine: no store")
 	}
-	e := &Engine{opts: opts, log: opts.Logger, ops: make(chan *op, 8192), stopped: make(chan struct{}), est: newEstimator()}
+	e := &Engine{opts: opts, log: opts.Logger, ops: make(chan *op, 8192), stopped: make(chan struct{})}
+	e.est = newEstimator(e)
 	e.wantEvents, e.wantTransitions, e.timed = listeners(&e.opts)
 	e.reads.on, e.reads.limit = !opts.Ephemeral, keptReads
 	e.disp = newDispatcher(opts, e.log, func(u executor.Update) {

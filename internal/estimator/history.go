@@ -1,8 +1,9 @@
-package engine
+package estimator
 
 import (
 	"slices"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/sharq-dev/sharq/internal/record"
@@ -37,14 +38,14 @@ func (r *runTimes) add(ms int64) {
 	r.n = min(r.n+1, runSamples)
 }
 
-// sorted returns a copy of the samples, shortest first.
-func (r *runTimes) sorted() []int64 {
-	out := slices.Clone(r.ms[:r.n])
-	slices.Sort(out)
-	return out
-}
+// samples returns a copy of the samples.
+func (r *runTimes) samples() []int64 { return slices.Clone(r.ms[:r.n]) }
 
+// runHistory is written by the engine's cycles (add) and read by the
+// computations (snapshot); mu keeps them apart, each for as long as it
+// copies a few arrays.
 type runHistory struct {
+	mu      sync.Mutex
 	byShare map[string]*runTimes
 	byShape map[string]*runTimes
 }
@@ -90,6 +91,8 @@ func (h *runHistory) add(queue, share string, demand []record.UnitCount, d time.
 	}
 	var buf [128]byte
 	k := appendShareKey(buf[:0], queue, share)
+	h.mu.Lock()
+	defer h.mu.Unlock()
 	at(h.byShare, k).add(ms)
 	if len(h.byShape) >= maxShapes {
 		clear(h.byShape)
@@ -97,20 +100,34 @@ func (h *runHistory) add(queue, share string, demand []record.UnitCount, d time.
 	at(h.byShape, appendShape(k, demand)).add(ms)
 }
 
-// historySnapshot is a copy of the history, sorted, for the estimator to
-// read off the engine's lock.
+// historySnapshot is a copy of the history, sorted, for a computation to
+// read while the cycles add to the history.
 type historySnapshot struct {
 	byShare map[string][]int64
 	byShape map[string][]int64
 }
 
+// snapshot copies the samples under the lock and sorts them after it.
 func (h *runHistory) snapshot() historySnapshot {
+	s := h.copySamples()
+	for _, xs := range s.byShare {
+		slices.Sort(xs)
+	}
+	for _, xs := range s.byShape {
+		slices.Sort(xs)
+	}
+	return s
+}
+
+func (h *runHistory) copySamples() historySnapshot {
+	h.mu.Lock()
+	defer h.mu.Unlock()
 	s := historySnapshot{byShare: make(map[string][]int64, len(h.byShare)), byShape: make(map[string][]int64, len(h.byShape))}
 	for k, r := range h.byShare {
-		s.byShare[k] = r.sorted()
+		s.byShare[k] = r.samples()
 	}
 	for k, r := range h.byShape {
-		s.byShape[k] = r.sorted()
+		s.byShape[k] = r.samples()
 	}
 	return s
 }
