@@ -32,7 +32,7 @@ func TestStartEstimates(t *testing.T) {
 	a := s.submitMaxRuntime("a", "QS3", 600) // QS3 keeps its one instance to itself
 	aStart := s.wait(a, "RUNNING").StartedAt
 	b := s.submitMaxRuntime("b", "QS3", 60)
-	want := sharqapi.StartEstimate{Kind: "ESTIMATED", At: aStart + 600_000, Basis: []string{"MAX_RUNTIME"}}
+	want := sharqapi.Estimate{Kind: "ESTIMATED", At: aStart + 600_000, Basis: []string{"MAX_RUNTIME"}}
 	var p sharqapi.Position
 	testwait.Until(t, 10*time.Second, func() error {
 		var out sharqapi.Positions

@@ -8,6 +8,7 @@ import (
 	"github.com/sharq-dev/sharq/internal/arn"
 	"github.com/sharq-dev/sharq/internal/batchapi"
 	"github.com/sharq-dev/sharq/internal/engine"
+	"github.com/sharq-dev/sharq/internal/readmodel"
 )
 
 // eventFilter selects events by job, queue and share; empty fields match all.
@@ -18,7 +19,7 @@ type eventFilter struct {
 func (f eventFilter) match(ev engine.JobEvent) bool {
 	d := ev.Job
 	return (f.job == "" || d.JobID == f.job || d.JobArn == f.job) &&
-		(f.queue == "" || queueName(d.JobQueue) == f.queue || d.JobQueue == f.queue) &&
+		(f.queue == "" || readmodel.QueueName(d.JobQueue) == f.queue || d.JobQueue == f.queue) &&
 		(f.share == "" || d.QuotaShareName == f.share)
 }
 

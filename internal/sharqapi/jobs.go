@@ -4,13 +4,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"slices"
-	"strings"
 
 	"github.com/sharq-dev/sharq/internal/access"
 	"github.com/sharq-dev/sharq/internal/batchapi"
-	"github.com/sharq-dev/sharq/internal/core"
 	"github.com/sharq-dev/sharq/internal/engine"
+	"github.com/sharq-dev/sharq/internal/readmodel"
 )
 
 func (h *Handler) positions(w http.ResponseWriter, r *http.Request) {
@@ -39,26 +37,9 @@ func (h *Handler) positions(w http.ResponseWriter, r *http.Request) {
 			out.Jobs = append(out.Jobs, p)
 		}
 	}
-	h.addHoldings(out.Jobs)
+	readmodel.AddHoldings(h.eng, out.Jobs)
 	writeJSON(w, out)
 }
-
-// addHoldings says whose capacity each running job of a quota share holds.
-func (h *Handler) addHoldings(ps []Position) {
-	var ids []string
-	for _, p := range ps {
-		ids = append(ids, p.JobID)
-	}
-	hs := h.eng.HoldingsOf(ids)
-	for i, p := range ps {
-		if hd, ok := hs[p.JobID]; ok && p.Share != "" && slices.Contains(runningStatuses, p.Status) {
-			ps[i].Holding = HoldingOf(hd)
-		}
-	}
-}
-
-// runningStatuses are those of a job that holds capacity.
-var runningStatuses = []string{engine.StatusScheduled, engine.StatusStarting, engine.StatusRunning}
 
 // match finds the jobs a part of an ID names: the short IDs tables print
 // are the IDs' last 8 characters.
@@ -74,47 +55,13 @@ func (h *Handler) match(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, Matches{JobIDs: append([]string{}, h.eng.MatchJobIDs(part, MaxMatches)...)})
 }
 
-// position reads one job's standing. The job record gives status and
-// priority for every job; the scheduler's view adds the place of a live one.
+// position reads one job's standing.
 func (h *Handler) position(r *http.Request, id string) (Position, error) {
 	j, err := h.eng.DescribeServiceJob(r.Context(), id)
 	if err != nil {
 		return Position{}, err
 	}
-	p := Position{
-		JobID: j.JobID, Queue: queueName(j.JobQueue), Share: j.QuotaShareName, Status: j.Status,
-		Priority: j.SchedulingPriority, Owner: j.Owner,
-	}
-	if j.PreemptionSummary != nil {
-		p.Preemptions = j.PreemptionSummary.PreemptedAttemptCount
-	}
-	if st, ok := h.eng.JobPosition(j.JobID); ok && !st.Dispatched && j.Status == engine.StatusRunnable {
-		p.Place = st.Position + 1
-		p.Reason = st.Reason.String()
-		p.Misconfigured = st.Reason.Misconfiguration()
-		p.ETA = LatestEstimate(h.eng.LatestStartEstimates(), j.JobID)
-	}
-	return p, nil
-}
-
-// HoldingOf is a job's holding on the wire.
-func HoldingOf(hd core.Holding) *Holding {
-	out := &Holding{Own: []Instances{}, Borrowed: []Loan{}}
-	for _, o := range hd.Own {
-		out.Own = append(out.Own, Instances{Unit: o.Unit, Count: o.Count})
-	}
-	for _, l := range hd.Loans {
-		out.Borrowed = append(out.Borrowed, Loan{Unit: l.Unit, Count: l.Count, Lender: l.Lender, Reclaimable: l.Reclaimable})
-	}
-	return out
-}
-
-// queueName takes the name out of a job queue ARN (…:job-queue/NAME).
-func queueName(arn string) string {
-	if i := strings.LastIndex(arn, "job-queue/"); i >= 0 {
-		return arn[i+len("job-queue/"):]
-	}
-	return arn
+	return readmodel.PositionOf(h.eng, j), nil
 }
 
 func (h *Handler) jobEvents(w http.ResponseWriter, r *http.Request) {

@@ -38,31 +38,25 @@ import (
 
 	"github.com/sharq-dev/sharq/internal/access"
 	"github.com/sharq-dev/sharq/internal/arn"
-	"github.com/sharq-dev/sharq/internal/core"
 	"github.com/sharq-dev/sharq/internal/engine"
 	"github.com/sharq-dev/sharq/internal/executor"
-	"github.com/sharq-dev/sharq/internal/forecast"
 	"github.com/sharq-dev/sharq/internal/jsonhttp"
+	"github.com/sharq-dev/sharq/internal/readmodel"
 	"github.com/sharq-dev/sharq/internal/record"
 	"github.com/sharq-dev/sharq/internal/usage"
 )
 
-// Engine is what the handler reads; *engine.Engine implements it.
+// Engine is what the handler reads; *engine.Engine implements it. The
+// views of the scheduler's state come from the read model.
 type Engine interface {
-	Shares() []engine.ShareState
+	readmodel.Engine
 	SetQuotaShareMinimumRuntime(ctx context.Context, shareArn string, seconds int) (record.QuotaShare, error)
-	EnvUsage(name string) []core.UnitUsage
-	StatusCounts() map[string]int
-	DescribeJobQueues(ctx context.Context, namesOrArns []string, p engine.Page) ([]record.JobQueue, string, error)
 	DescribeServiceJob(ctx context.Context, id string) (record.Job, error)
-	JobPosition(id string) (core.JobStatus, bool)
-	HoldingsOf(ids []string) map[string]core.Holding
 	MatchJobIDs(fragment string, limit int) []string
 	JobEvents(id string) ([]engine.JobEvent, error)
 	RecentEvents() []engine.JobEvent
 	Subscribe(buf int) (<-chan engine.JobEvent, func())
 	DryRunSubmit(ctx context.Context, in engine.SubmitServiceJobInput) (engine.DryRun, error)
-	LatestStartEstimates() *forecast.Result
 	Usage(ctx context.Context, q usage.Query) (usage.Query, []usage.Row, error)
 }
 

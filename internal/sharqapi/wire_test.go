@@ -14,7 +14,7 @@ var wireUnits = []sharqapi.UnitUsage{{Unit: "ml.g5.xlarge", Limit: 4, Used: 3, O
 // TestWireShapes pins the JSON of the read routes, field names and order,
 // so that the CLI and scripts written against a server keep reading it.
 func TestWireShapes(t *testing.T) {
-	eta := &sharqapi.StartEstimate{Kind: "ESTIMATED", At: 2000, Basis: []string{"MAX_RUNTIME"}, EstimatedAt: 1000}
+	eta := &sharqapi.StartEstimate{Estimate: sharqapi.Estimate{Kind: "ESTIMATED", At: 2000, Basis: []string{"MAX_RUNTIME"}}, EstimatedAt: 1000}
 	for _, c := range []struct {
 		name string
 		v    any

@@ -13,6 +13,7 @@ import (
 	"github.com/sharq-dev/sharq/internal/executor"
 	"github.com/sharq-dev/sharq/internal/jsonhttp"
 	"github.com/sharq-dev/sharq/internal/optml"
+	"github.com/sharq-dev/sharq/internal/readmodel"
 	"github.com/sharq-dev/sharq/internal/sharqapi"
 )
 
@@ -55,12 +56,12 @@ func (c *Console) jobDetail(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	d := JobDetail{Job: batchapi.ServiceJobOf(j), Events: batchapi.EventsOf(evs, c.base)}
-	if p, ok := c.eng.JobPosition(j.JobID); ok && !p.Dispatched && j.Status == engine.StatusRunnable {
-		d.Position, d.Reason, d.Misconfigured = p.Position+1, p.Reason.String(), p.Reason.Misconfiguration()
+	if w, ok := readmodel.WaitOf(c.eng, j.JobID); ok && j.Status == engine.StatusRunnable {
+		d.Position, d.Reason, d.Misconfigured = w.Place, w.Reason, w.Misconfigured
 		d.ETA = c.estimateOf(j.JobID)
 	}
-	if h, ok := c.eng.HoldingsOf([]string{j.JobID})[j.JobID]; ok && j.QuotaShareName != "" {
-		d.Holding = sharqapi.HoldingOf(h)
+	if h, ok := readmodel.HoldingsOf(c.eng, []string{j.JobID})[j.JobID]; ok && j.QuotaShareName != "" {
+		d.Holding = h
 	}
 	if la := j.LatestAttempt; la != nil {
 		loc := optml.LocationsOf(j.ServiceRequestPayload, la.ServiceResourceID.Value)

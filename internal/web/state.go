@@ -5,13 +5,11 @@ import (
 	"fmt"
 	"net/http"
 	"sort"
-	"strings"
-	"time"
 
 	"github.com/sharq-dev/sharq/internal/access"
 	"github.com/sharq-dev/sharq/internal/engine"
+	"github.com/sharq-dev/sharq/internal/readmodel"
 	"github.com/sharq-dev/sharq/internal/record"
-	"github.com/sharq-dev/sharq/internal/sharqapi"
 )
 
 // State is what the console shows on its main page. It holds no clock
@@ -36,24 +34,9 @@ type Queue struct {
 	Dispatched []JobLine `json:"dispatched"` // SCHEDULED, STARTING and RUNNING jobs
 }
 
-// Env is a service environment's capacity per unit.
-type Env struct {
-	Name  string `json:"name"`
-	Units []Unit `json:"units"`
-}
-
 // Share is a quota share's standing and the front of its queue.
 type Share struct {
-	Name              string `json:"name"`
-	State             string `json:"state"`
-	Strategy          string `json:"strategy"`
-	BorrowLimit       int    `json:"borrowLimit"` // -1: unlimited
-	InSharePreemption bool   `json:"inSharePreemption"`
-	// MinimumRuntimeSeconds: a job of the share is not preempted in its
-	// first this many seconds (sharq's setting; 0: none).
-	MinimumRuntimeSeconds int    `json:"minimumRuntimeSeconds,omitempty"`
-	Runnable              int    `json:"runnable"`
-	Units                 []Unit `json:"units"`
+	ShareStanding
 	// Front is the first waiting jobs in scheduling order; FrontPartial
 	// tells that the share has too many waiting jobs to order them all
 	// here, so Front holds only the head.
@@ -64,13 +47,31 @@ type Share struct {
 	Warnings []string `json:"warnings,omitempty"`
 }
 
-// The capacity shapes are sharq's API's own (internal/sharqapi).
+// ShareStanding is the read model's Share (readmodel.ShareOf) as the
+// console's scripts read it: with the strategy always present. The
+// conversion from the read model's compiles only while both have the same
+// fields.
+type ShareStanding struct {
+	Name              string `json:"name"`
+	State             string `json:"state"`
+	Strategy          string `json:"strategy"`
+	BorrowLimit       int    `json:"borrowLimit"` // -1: unlimited
+	InSharePreemption bool   `json:"inSharePreemption"`
+	// MinimumRuntimeSeconds: a job of the share is not preempted in its
+	// first this many seconds (sharq's setting; 0: none).
+	MinimumRuntimeSeconds int    `json:"minimumRuntimeSeconds,omitempty"`
+	Runnable              int    `json:"runnable"`
+	Units                 []Unit `json:"units"`
+}
+
+// The capacity shapes are the read model's, which sharq's API serves too.
 type (
-	Unit       = sharqapi.UnitUsage
-	ShareCount = sharqapi.ShareCount
-	Holding    = sharqapi.Holding
-	Instances  = sharqapi.Instances
-	Loan       = sharqapi.Loan
+	Env        = readmodel.Environment
+	Unit       = readmodel.UnitUsage
+	ShareCount = readmodel.ShareCount
+	Holding    = readmodel.Holding
+	Instances  = readmodel.Instances
+	Loan       = readmodel.Loan
 )
 
 // JobLine is a job as the lists show it.
@@ -107,47 +108,28 @@ func (c *Console) state(w http.ResponseWriter, r *http.Request) {
 // build reads the whole picture from the engine.
 func (c *Console) build(ctx context.Context) State {
 	st := State{Counts: c.eng.StatusCounts(), Queues: []Queue{}}
-	queues, err := c.allQueues(ctx)
+	queues, err := readmodel.Queues(ctx, c.eng)
 	if err != nil {
 		c.log.Error("console: list queues", "err", err)
 		st.Errors = append(st.Errors, "cannot list job queues")
+	} else {
+		sort.Slice(queues, func(i, k int) bool { return queues[i].JobQueueName < queues[k].JobQueueName })
 	}
-	byQueue := map[string][]engine.ShareState{}
-	for _, s := range c.eng.Shares() {
-		byQueue[s.Queue] = append(byQueue[s.Queue], s)
-	}
+	byQueue := readmodel.SharesByQueue(c.eng)
 	for _, q := range queues {
 		st.Queues = append(st.Queues, c.buildQueue(ctx, q, byQueue[q.JobQueueName]))
 	}
 	return st
 }
 
-func (c *Console) allQueues(ctx context.Context) ([]record.JobQueue, error) {
-	var out []record.JobQueue
-	p := engine.Page{}
-	for {
-		qs, next, err := c.eng.DescribeJobQueues(ctx, nil, p)
-		if err != nil {
-			return out, err
-		}
-		out = append(out, qs...)
-		if next == "" {
-			sort.Slice(out, func(i, k int) bool { return out[i].JobQueueName < out[k].JobQueueName })
-			return out, nil
-		}
-		p.NextToken = next
-	}
-}
-
-func (c *Console) buildQueue(ctx context.Context, q record.JobQueue, shares []engine.ShareState) Queue {
+func (c *Console) buildQueue(ctx context.Context, q record.JobQueue, shares []readmodel.Share) Queue {
 	out := Queue{Name: q.JobQueueName, State: q.State, Quota: q.SchedulingPolicyArn != "",
 		Environments: []Env{}, Shares: []Share{}, Dispatched: []JobLine{}}
 	for _, o := range q.ServiceEnvironmentOrder {
-		name := lastSegment(o.ServiceEnvironment, "service-environment/")
-		out.Environments = append(out.Environments, Env{Name: name, Units: sharqapi.UnitsOf(c.eng.EnvUsage(name))})
+		out.Environments = append(out.Environments, readmodel.EnvironmentOf(c.eng, o.ServiceEnvironment))
 	}
 	for _, s := range shares {
-		out.Quota = out.Quota || s.Share != ""
+		out.Quota = out.Quota || s.Name != ""
 		out.Shares = append(out.Shares, c.buildShare(ctx, q, s))
 	}
 	if len(out.Environments) > 0 {
@@ -177,25 +159,23 @@ func warnOversized(shares []Share, env Env) {
 	}
 }
 
-func (c *Console) buildShare(ctx context.Context, q record.JobQueue, s engine.ShareState) Share {
-	sh := Share{Name: s.Share, State: s.State, Strategy: s.Strategy, BorrowLimit: s.BorrowLimit,
-		InSharePreemption: s.InSharePreemption, MinimumRuntimeSeconds: int(s.MinimumRuntime / time.Second),
-		Runnable: s.Runnable, Units: sharqapi.UnitsOf(s.Units), Front: []JobLine{}}
+func (c *Console) buildShare(ctx context.Context, q record.JobQueue, s readmodel.Share) Share {
+	sh := Share{ShareStanding: ShareStanding(s), Front: []JobLine{}}
 	switch {
 	case s.Runnable == 0:
 	case s.Runnable > c.opts.MaxOrdered:
-		sh.Front, sh.FrontPartial = c.head(ctx, q, s.Share), true
+		sh.Front, sh.FrontPartial = c.head(ctx, q, s.Name), true
 	default:
 		in := engine.ListServiceJobsInput{JobQueue: q.JobQueueName, JobStatus: engine.StatusRunnable}
 		switch {
 		case s.Strategy == engine.StrategyFairShare: // a fair-share queue's share identifier
-			in.Filters = []engine.JobFilter{{Name: "SHARE_IDENTIFIER", Values: []string{s.Share}}}
-		case s.Share != "":
-			in.Filters = []engine.JobFilter{{Name: "QUOTA_SHARE_NAME", Values: []string{s.Share}}}
+			in.Filters = []engine.JobFilter{{Name: "SHARE_IDENTIFIER", Values: []string{s.Name}}}
+		case s.Name != "":
+			in.Filters = []engine.JobFilter{{Name: "QUOTA_SHARE_NAME", Values: []string{s.Name}}}
 		}
 		waiting, complete := c.list(ctx, in, c.opts.MaxOrdered)
 		if !complete { // more arrived since Shares counted them
-			sh.Front, sh.FrontPartial = c.head(ctx, q, s.Share), true
+			sh.Front, sh.FrontPartial = c.head(ctx, q, s.Name), true
 			break
 		}
 		sh.Front = c.order(waiting)
@@ -230,12 +210,12 @@ func (c *Console) order(jobs []record.Job) []JobLine {
 	out := make([]JobLine, 0, len(jobs))
 	for _, j := range jobs {
 		l := line(j)
-		p, ok := c.eng.JobPosition(j.JobID)
-		if !ok || p.Dispatched {
+		w, ok := readmodel.WaitOf(c.eng, j.JobID)
+		if !ok {
 			continue // dispatched or ended since it was listed
 		}
-		l.Position, l.Priority = p.Position+1, p.Priority
-		l.Reason, l.Misconfigured = p.Reason.String(), p.Reason.Misconfiguration()
+		l.Position, l.Priority = w.Place, w.Priority
+		l.Reason, l.Misconfigured = w.Reason, w.Misconfigured
 		l.ETA = c.estimateOf(j.JobID)
 		out = append(out, l)
 	}
@@ -301,19 +281,10 @@ func (c *Console) addHoldings(lines []JobLine) {
 	for i, l := range lines {
 		ids[i] = l.ID
 	}
-	hs := c.eng.HoldingsOf(ids)
+	hs := readmodel.HoldingsOf(c.eng, ids)
 	for i := range lines {
 		if h, ok := hs[lines[i].ID]; ok && lines[i].Share != "" {
-			lines[i].Holding = sharqapi.HoldingOf(h)
+			lines[i].Holding = h
 		}
 	}
-}
-
-// lastSegment takes the name out of an ARN (…/NAME); a bare name is
-// returned as it is.
-func lastSegment(s, after string) string {
-	if i := strings.LastIndex(s, after); i >= 0 {
-		return s[i+len(after):]
-	}
-	return s
 }

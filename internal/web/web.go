@@ -44,29 +44,22 @@ import (
 	"github.com/sharq-dev/sharq/internal/access"
 	"github.com/sharq-dev/sharq/internal/arn"
 	"github.com/sharq-dev/sharq/internal/batchapi"
-	"github.com/sharq-dev/sharq/internal/core"
 	"github.com/sharq-dev/sharq/internal/engine"
 	"github.com/sharq-dev/sharq/internal/executor"
-	"github.com/sharq-dev/sharq/internal/forecast"
+	"github.com/sharq-dev/sharq/internal/readmodel"
 	"github.com/sharq-dev/sharq/internal/record"
 )
 
 // Engine is what the console reads and changes; *engine.Engine implements
-// it.
+// it. The views of the scheduler's state come from the read model.
 type Engine interface {
-	Shares() []engine.ShareState
-	EnvUsage(name string) []core.UnitUsage
-	StatusCounts() map[string]int
-	DescribeJobQueues(ctx context.Context, namesOrArns []string, p engine.Page) ([]record.JobQueue, string, error)
+	readmodel.Engine
 	ListServiceJobs(ctx context.Context, in engine.ListServiceJobsInput) ([]record.Job, string, error)
 	GetJobQueueSnapshot(ctx context.Context, jobQueue string) (engine.QueueSnapshot, error)
 	DescribeServiceJob(ctx context.Context, id string) (record.Job, error)
-	JobPosition(id string) (core.JobStatus, bool)
-	HoldingsOf(ids []string) map[string]core.Holding
 	JobEvents(id string) ([]engine.JobEvent, error)
 	RecentEvents() []engine.JobEvent
 	Subscribe(buf int) (<-chan engine.JobEvent, func())
-	LatestStartEstimates() *forecast.Result
 }
 
 var _ Engine = (*engine.Engine)(nil)

@@ -15,11 +15,11 @@ func TestStateShape(t *testing.T) {
 	st := web.State{Counts: map[string]int{"RUNNING": 1}, Errors: []string{"e"}, Queues: []web.Queue{{
 		Name: "q", State: "ENABLED", Quota: true, Environments: []web.Env{{Name: "se", Units: units}},
 		Shares: []web.Share{
-			{Name: "QS1", State: "ENABLED", Strategy: "STRICT", BorrowLimit: -1, InSharePreemption: true, MinimumRuntimeSeconds: 60,
-				Runnable: 1, Units: units, FrontPartial: true, Warnings: []string{"w"}, Front: []web.JobLine{{ID: "a", Name: "n", Share: "QS1",
-					Status: "RUNNABLE", Priority: 2, Owner: "o", Position: 1, Reason: "r", Misconfigured: true, Preemptions: 1, CreatedAt: 5,
-					ETA: &web.StartEstimate{Kind: "ESTIMATED", At: 9, Basis: []string{"HISTORY"}}}}},
-			{Name: "", State: "ENABLED", Units: []web.Unit{}, Front: []web.JobLine{}},
+			{ShareStanding: web.ShareStanding{Name: "QS1", State: "ENABLED", Strategy: "STRICT", BorrowLimit: -1, InSharePreemption: true,
+				MinimumRuntimeSeconds: 60, Runnable: 1, Units: units}, FrontPartial: true, Warnings: []string{"w"}, Front: []web.JobLine{{ID: "a", Name: "n", Share: "QS1",
+				Status: "RUNNABLE", Priority: 2, Owner: "o", Position: 1, Reason: "r", Misconfigured: true, Preemptions: 1, CreatedAt: 5,
+				ETA: &web.StartEstimate{Kind: "ESTIMATED", At: 9, Basis: []string{"HISTORY"}}}}},
+			{ShareStanding: web.ShareStanding{Name: "", State: "ENABLED", Units: []web.Unit{}}, Front: []web.JobLine{}},
 		},
 		Dispatched: []web.JobLine{{ID: "b", Name: "m", Status: "RUNNING", CreatedAt: 5, StartedAt: 6,
 			Holding: &web.Holding{Own: []web.Instances{{Unit: "u", Count: 1}}, Borrowed: []web.Loan{{Unit: "u", Count: 1, Lender: "QS2"}}}}},
