@@ -47,3 +47,15 @@ func TestWireShapes(t *testing.T) {
 		}
 	}
 }
+
+// Ensure GET /sharq/v1/shares answers the walkthrough's standing in the
+// bytes it always did: QS1 runs one job on its own instance and one on
+// QS2's (QS3 reserves its own), and a third waits.
+func TestSharesWire(t *testing.T) {
+	s := start(t, sharqapi.Options{})
+	s.walkthrough()
+	want := `{"queues":[{"name":"my-sm-training-qm-jq","state":"ENABLED","serviceEnvironment":"my-sm-training-qm-se","capacity":[{"unit":"ml.g5.xlarge","limit":3,"used":2,"own":0,"borrowed":0,"lent":0,"idle":1}],"shares":[{"name":"QS1","state":"ENABLED","strategy":"LEND_AND_BORROW","borrowLimit":200,"inSharePreemption":true,"runnable":1,"units":[{"unit":"ml.g5.xlarge","limit":1,"used":2,"own":1,"borrowed":1,"lent":0,"idle":0,"borrowedFrom":[{"share":"QS2","count":1}]}]},{"name":"QS2","state":"ENABLED","strategy":"LEND","borrowLimit":-1,"inSharePreemption":false,"runnable":0,"units":[{"unit":"ml.g5.xlarge","limit":1,"used":0,"own":0,"borrowed":0,"lent":1,"idle":0,"lentTo":[{"share":"QS1","count":1}]}]},{"name":"QS3","state":"ENABLED","strategy":"RESERVE","borrowLimit":-1,"inSharePreemption":false,"runnable":0,"units":[{"unit":"ml.g5.xlarge","limit":1,"used":0,"own":0,"borrowed":0,"lent":0,"idle":1}]}]}],"jobCounts":{"RUNNABLE":1,"RUNNING":2,"SCHEDULED":0,"STARTING":0,"SUBMITTED":0}}` + "\n"
+	if r := s.do("GET", "/sharq/v1/shares", ""); r.status != 200 || r.body != want {
+		t.Errorf("got %d %s\nwant %s", r.status, r.body, want)
+	}
+}
