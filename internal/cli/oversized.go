@@ -6,6 +6,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 
 	"github.com/sharq-dev/sharq/internal/clusterconfig"
+	"github.com/sharq-dev/sharq/internal/readmodel"
 	"github.com/sharq-dev/sharq/internal/sharqapi"
 )
 
@@ -25,16 +26,10 @@ func usageWarnings(q sharqapi.QueueUsage) []string {
 	if q.ServiceEnvironment == "" {
 		return nil
 	}
-	capacity := map[string]int{}
-	for _, c := range q.Capacity {
-		capacity[c.Unit] = c.Limit
-	}
 	var out []string
 	for _, s := range q.Shares {
-		for _, u := range s.Units {
-			if c := capacity[u.Unit]; u.Limit > c {
-				out = append(out, oversizedLimit(s.Name, u.Unit, u.Limit, q.ServiceEnvironment, c))
-			}
+		for _, o := range readmodel.Oversized(q.Capacity, s.Units) {
+			out = append(out, oversizedLimit(s.Name, o.Unit, o.Limit, q.ServiceEnvironment, o.Capacity))
 		}
 	}
 	return out

@@ -127,3 +127,28 @@ func lastSegment(s, after string) string {
 	}
 	return s
 }
+
+// Oversize is a share's limit of a unit above its service environment's
+// capacity: AWS accepts it, but the share can never hold more than the
+// environment has.
+type Oversize struct {
+	Unit     string
+	Limit    int // the share's
+	Capacity int // the environment's
+}
+
+// Oversized lists the units of a share (its units) whose limit is above
+// the environment's (env) capacity, in the share's order.
+func Oversized(env, units []UnitUsage) []Oversize {
+	capacity := make(map[string]int, len(env))
+	for _, u := range env {
+		capacity[u.Unit] = u.Limit
+	}
+	var out []Oversize
+	for _, u := range units {
+		if c := capacity[u.Unit]; u.Limit > c {
+			out = append(out, Oversize{Unit: u.Unit, Limit: u.Limit, Capacity: c})
+		}
+	}
+	return out
+}

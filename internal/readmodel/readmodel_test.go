@@ -190,3 +190,17 @@ func TestEstimatesOf(t *testing.T) {
 		t.Errorf("an estimate of d: %+v", got)
 	}
 }
+
+// Ensure a share's limit above its environment's capacity is told, and
+// one of a unit the environment lacks too, in the share's order.
+func TestOversized(t *testing.T) {
+	env := []readmodel.UnitUsage{{Unit: "a", Limit: 3}, {Unit: "b", Limit: 1}}
+	share := []readmodel.UnitUsage{{Unit: "c", Limit: 1}, {Unit: "a", Limit: 3}, {Unit: "b", Limit: 2}}
+	want := []readmodel.Oversize{{Unit: "c", Limit: 1, Capacity: 0}, {Unit: "b", Limit: 2, Capacity: 1}}
+	if diff := cmp.Diff(want, readmodel.Oversized(env, share)); diff != "" {
+		t.Errorf("oversized (-want +got):\n%s", diff)
+	}
+	if got := readmodel.Oversized(env, share[1:2]); got != nil {
+		t.Errorf("a limit at capacity is oversized: %+v", got)
+	}
+}

@@ -140,21 +140,17 @@ func (c *Console) buildQueue(ctx context.Context, q record.JobQueue, shares []re
 	return out
 }
 
-// warnOversized warns of the shares whose limit of a unit is above the
-// environment's capacity: AWS accepts it, but the share can never hold
-// more than the environment has.
+// warnOversized warns of the quota shares whose limit of a unit is above
+// the environment's capacity (readmodel.Oversize).
 func warnOversized(shares []Share, env Env) {
-	capacity := map[string]int{}
-	for _, u := range env.Units {
-		capacity[u.Unit] = u.Limit
-	}
 	for i := range shares {
 		sh := &shares[i]
-		for _, u := range sh.Units {
-			if c := capacity[u.Unit]; sh.Name != "" && u.Limit > c {
-				sh.Warnings = append(sh.Warnings, fmt.Sprintf("limit of %d %s above the %d of service environment %s: it can never hold more than %d",
-					u.Limit, u.Unit, c, env.Name, c))
-			}
+		if sh.Name == "" {
+			continue
+		}
+		for _, o := range readmodel.Oversized(env.Units, sh.Units) {
+			sh.Warnings = append(sh.Warnings, fmt.Sprintf("limit of %d %s above the %d of service environment %s: it can never hold more than %d",
+				o.Limit, o.Unit, o.Capacity, env.Name, o.Capacity))
 		}
 	}
 }
