@@ -12,6 +12,7 @@ import (
 	"github.com/sharq-dev/sharq/internal/engine"
 	"github.com/sharq-dev/sharq/internal/jsonlite"
 	"github.com/sharq-dev/sharq/internal/record"
+	"github.com/sharq-dev/sharq/internal/trainingjob"
 )
 
 // SubmitServiceJob's request, as clients send it: pointers tell an absent
@@ -114,8 +115,13 @@ func (s *Handler) submitServiceJob(ctx context.Context, in *SubmitServiceJobRequ
 		return nil, err
 	}
 	if s.opts.ServesS3 {
-		if err := s.authorizeData(ctx, input.ServiceRequestPayload); err != nil {
-			return nil, err
+		// Parsed here, for the engine too. A payload that does not parse
+		// names no data: the engine refuses it, with its reason.
+		if r, err := trainingjob.ParseString(input.ServiceRequestPayload); err == nil {
+			if err := s.authorizeData(ctx, r); err != nil {
+				return nil, err
+			}
+			input.Request = r
 		}
 	}
 	if caller := access.Caller(ctx); !caller.Anonymous {

@@ -12,12 +12,9 @@ import (
 // whether the caller may read the S3 data its payload names and write
 // where its outputs and checkpoints go: the executor moves them with the
 // server's own key, so without this a key allowed only its team's bucket
-// could name another team's as a channel or an output path.
-func (s *Handler) authorizeData(ctx context.Context, payload string) error {
-	r, err := trainingjob.Parse([]byte(payload))
-	if err != nil {
-		return nil // the engine refuses the payload, with its reason
-	}
+// could name another team's as a channel or an output path. r is the
+// payload parsed, and only read.
+func (s *Handler) authorizeData(ctx context.Context, r *trainingjob.Request) error {
 	type ask struct{ action, uri string }
 	var asks []ask
 	for _, c := range optml.Channels(r) {

@@ -25,6 +25,7 @@ import (
 	"github.com/sharq-dev/sharq/internal/sharqapi"
 	"github.com/sharq-dev/sharq/internal/store/sqlite"
 	"github.com/sharq-dev/sharq/internal/testwait"
+	"github.com/sharq-dev/sharq/internal/trainingjob"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
@@ -85,9 +86,9 @@ func (f *frozenUpdates) Updates() <-chan executor.Update { return f.ch }
 
 // CheckSubmit passes the local executor's check of submissions through the
 // wrapper.
-func (f *frozenUpdates) CheckSubmit(payload []byte) error {
+func (f *frozenUpdates) CheckSubmit(r *trainingjob.Request) error {
 	if c, ok := f.Executor.(executor.SubmitChecker); ok {
-		return c.CheckSubmit(payload)
+		return c.CheckSubmit(r)
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 
 	"github.com/sharq-dev/sharq/internal/record"
+	"github.com/sharq-dev/sharq/internal/trainingjob"
 )
 
 // Inputs of the engine's operations. The API layer has already checked
@@ -101,6 +102,12 @@ type SubmitServiceJobInput struct {
 	// not part of the request: a retry by another caller is the same
 	// submission.
 	Owner string
+	// Request is ServiceRequestPayload as trainingjob.ParseString read
+	// it, when the caller needed it before submitting (the API, to
+	// authorize the S3 data the payload names); nil has SubmitServiceJob
+	// parse it. It is read-only, and only the submission reads it: the
+	// job keeps the payload, and each attempt parses it once to start.
+	Request *trainingjob.Request
 }
 
 // JobFilter is one ListServiceJobs filter.

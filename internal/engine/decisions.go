@@ -54,10 +54,12 @@ func (e *Engine) applyDecisions(ds core.Decisions, now time.Time) {
 	}
 }
 
-// attemptOf is the executor's view of the job's current attempt.
+// attemptOf is the executor's view of the job's current attempt, but for
+// what its payload says: readRequest adds that off the loop, when the
+// attempt is started.
 func (e *Engine) attemptOf(j *record.Job) executor.Attempt {
 	a := executor.Attempt{ID: j.AttemptID, JobID: j.JobID, JobName: j.JobName, Queue: j.Queue, Share: j.QuotaShareName,
-		Payload: []byte(j.ServiceRequestPayload), Grace: e.graceOf(j)}
+		Payload: []byte(j.ServiceRequestPayload), Grace: e.opts.StopGrace}
 	if l := e.opts.Lease; l != nil {
 		a.Term = l.Term()
 	}
@@ -71,6 +73,31 @@ func (e *Engine) attemptOf(j *record.Job) executor.Attempt {
 		a.Timeout = secs(tc.AttemptDurationSeconds)
 	}
 	return a
+}
+
+// readRequest parses the attempt's payload, once for the attempt: the
+// dispatcher calls it before the executor's first Start, off the engine's
+// loop. The executor is handed the request (Attempt.Request), and the
+// attempt's grace period is the payload's SHARQ_STOP_GRACE_SECONDS, else
+// the server's, which attemptOf set. A payload that sets a malformed one
+// keeps the server's here; the executor refuses to start it. A payload
+// that does not parse goes without a request: the executor refuses it,
+// with its reason.
+func readRequest(a *executor.Attempt) {
+	if a.Request != nil {
+		return
+	}
+	r, ok := payloadMemo.getBytes(a.Payload)
+	if !ok {
+		var err error
+		if r, err = trainingjob.Parse(a.Payload); err != nil {
+			return
+		}
+	}
+	a.Request = r
+	if g, ok, err := r.StopGrace(); ok && err == nil {
+		a.Grace = g
+	}
 }
 
 // graceOf is the job's grace period: its payload's SHARQ_STOP_GRACE_SECONDS,

@@ -21,7 +21,7 @@ func TestDemandOf(t *testing.T) {
 			[]record.UnitCount{{Unit: "ml.p4d.24xlarge", Count: 3}, {Unit: "ml.g5.xlarge", Count: 1}}},
 	}
 	for name, tc := range tests {
-		got, err := demandOf(tc.payload)
+		_, got, err := readPayload(tc.payload, nil)
 		if err != nil {
 			t.Errorf("%s: %v", name, err)
 			continue
@@ -56,7 +56,7 @@ func TestDemandOfRefused(t *testing.T) {
 			"serviceRequestPayload: InputDataConfig[0].InputMode is Pipe, which sharq does not support; use File or FastFile"},
 	}
 	for name, tc := range tests {
-		_, err := demandOf(tc.payload)
+		_, _, err := readPayload(tc.payload, nil)
 		if ErrorCode(err) != Invalid || ErrorMessage(err) != tc.want {
 			t.Errorf("%s: %s %q, want invalid %q", name, ErrorCode(err), ErrorMessage(err), tc.want)
 		}

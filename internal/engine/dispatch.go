@@ -253,8 +253,12 @@ func (d *dispatcher) send(c call) {
 }
 
 // make makes one call, retrying transient errors. A server whose lease is
-// no longer held makes none: the next leader decides again.
+// no longer held makes none: the next leader decides again. A start's
+// payload is parsed here, once for all its tries.
 func (d *dispatcher) make(c call) {
+	if c.start != nil {
+		readRequest(c.start)
+	}
 	for try := 1; ; try++ {
 		if d.lease != nil && !d.lease.Held() {
 			d.log.Warn("executor call dropped: the leadership lease is not held", "attempt", c.attempt())

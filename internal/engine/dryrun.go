@@ -49,11 +49,11 @@ type DryRunVictim struct {
 // on a scheduling core rebuilt from the engine's records (the same code
 // path as the real scheduler, on a copy). It costs O(live jobs).
 func (e *Engine) DryRunSubmit(ctx context.Context, in SubmitServiceJobInput) (DryRun, error) {
-	demand, err := demandOf(in.ServiceRequestPayload)
+	req, demand, err := readPayload(in.ServiceRequestPayload, in.Request)
 	if err != nil {
 		return DryRun{}, err
 	}
-	if err := e.checkRunnable(in.ServiceRequestPayload); err != nil {
+	if err := e.checkRunnable(req); err != nil {
 		return DryRun{}, err
 	}
 	e.rlock()

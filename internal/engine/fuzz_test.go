@@ -8,7 +8,7 @@ import (
 	"github.com/sharq-dev/sharq/internal/trainingjob"
 )
 
-// FuzzDemandOf feeds arbitrary serviceRequestPayloads to demandOf. A
+// FuzzDemandOf feeds arbitrary serviceRequestPayloads to readPayload. A
 // refused payload gets an Invalid error with a message and no demand; an
 // accepted one a demand of distinct SageMaker instance types with positive
 // counts, each the exact sum of what the payload asks for of its type.
@@ -35,7 +35,7 @@ func FuzzDemandOf(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, payload string) {
-		demand, err := demandOf(payload)
+		_, demand, err := readPayload(payload, nil)
 		if err != nil {
 			if ErrorCode(err) != Invalid || ErrorMessage(err) == "" || demand != nil {
 				t.Fatalf("refused with %v (code %s), demand %v", err, ErrorCode(err), demand)

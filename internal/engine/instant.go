@@ -109,7 +109,7 @@ func (e *Engine) submitOne(in SubmitServiceJobInput, id string, now time.Time) (
 	if in.ClientToken != "" {
 		return nil, invalidf("clientToken is not supported when submitting several jobs at once")
 	}
-	demand, err := demandOf(in.ServiceRequestPayload)
+	_, demand, err := readPayload(in.ServiceRequestPayload, in.Request)
 	if err != nil {
 		return nil, err
 	}

@@ -20,73 +20,96 @@ import (
 	"github.com/sharq-dev/sharq/internal/trainingjob"
 )
 
-// demandOf reads the capacity a CreateTrainingJob request asks for: the
-// instance type × count, or each instance group's, summed per type. Every
-// submission goes through it, so it is also where a payload is refused
-// for what CreateTrainingJob or sharq would refuse at submit (a member
+// readPayload reads a submission's CreateTrainingJob request, once: the
+// request (req when the caller parsed payload already, else payload
+// parsed here) and the capacity it asks for, the instance type × count,
+// or each instance group's, summed per type. Every submission goes
+// through it, so it is also where a payload is refused for what
+// CreateTrainingJob or sharq would refuse at submit (a member
 // CreateTrainingJob does not define, Pipe mode); jobs already stored are
-// not checked again.
-func demandOf(payload string) ([]record.UnitCount, error) {
-	if d, ok := demandMemo.get(payload); ok {
-		return slices.Clone(d), nil
+// not checked again. The request is read-only: it may be another
+// submission's.
+func readPayload(payload string, req *trainingjob.Request) (*trainingjob.Request, []record.UnitCount, error) {
+	if m, ok := payloadMemo.get(payload); ok {
+		return m.req, slices.Clone(m.demand), nil
 	}
-	req, err := trainingjob.ParseString(payload)
-	if err != nil {
-		return nil, payloadError(err)
+	if req == nil {
+		var err error
+		if req, err = trainingjob.ParseString(payload); err != nil {
+			return nil, nil, payloadError(err)
+		}
 	}
 	if err := req.CheckSubmission(); err != nil {
-		return nil, payloadError(err)
+		return nil, nil, payloadError(err)
 	}
 	demand, err := req.Demand()
 	if err != nil {
-		return nil, payloadError(err)
+		return nil, nil, payloadError(err)
 	}
 	out := make([]record.UnitCount, len(demand))
 	for i, d := range demand {
 		out[i] = record.UnitCount{Unit: d.Type, Count: d.Count}
 	}
-	demandMemo.put(payload, out)
-	return slices.Clone(out), nil
+	payloadMemo.put(payload, parsedPayload{req, out})
+	return req, slices.Clone(out), nil
 }
 
-// demandMemo remembers the demand of recent small payloads: jobs submitted
-// from one template (as a simulation's are) share a payload, and parsing
-// it is most of a submission's work.
-var demandMemo = newDemandCache(1024, 4096)
+// payloadMemo remembers recent small payloads parsed: jobs submitted from
+// one template (as a simulation's are) share a payload, and parsing it is
+// most of a submission's work, and of an attempt's start.
+var payloadMemo = newPayloadCache(1024, 4096)
 
-// demandCache maps payloads of at most maxLen bytes to their demand, up to
-// size entries; when full it starts over.
-type demandCache struct {
+// parsedPayload is a payload accepted at submit, as readPayload read it.
+type parsedPayload struct {
+	req    *trainingjob.Request
+	demand []record.UnitCount
+}
+
+// payloadCache maps payloads of at most maxLen bytes to their reading, up
+// to size entries; when full it starts over.
+type payloadCache struct {
 	mu      sync.Mutex
 	size    int
 	maxLen  int
-	demands map[string][]record.UnitCount
+	entries map[string]parsedPayload
 }
 
-func newDemandCache(size, maxLen int) *demandCache {
-	return &demandCache{size: size, maxLen: maxLen, demands: map[string][]record.UnitCount{}}
+func newPayloadCache(size, maxLen int) *payloadCache {
+	return &payloadCache{size: size, maxLen: maxLen, entries: map[string]parsedPayload{}}
 }
 
-func (c *demandCache) get(payload string) ([]record.UnitCount, bool) {
+func (c *payloadCache) get(payload string) (parsedPayload, bool) {
+	if len(payload) > c.maxLen {
+		return parsedPayload{}, false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	p, ok := c.entries[payload]
+	return p, ok
+}
+
+// getBytes is get of a payload held in bytes: the request it was read
+// as.
+func (c *payloadCache) getBytes(payload []byte) (*trainingjob.Request, bool) {
 	if len(payload) > c.maxLen {
 		return nil, false
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	d, ok := c.demands[payload]
-	return d, ok
+	p, ok := c.entries[string(payload)]
+	return p.req, ok
 }
 
-func (c *demandCache) put(payload string, d []record.UnitCount) {
+func (c *payloadCache) put(payload string, p parsedPayload) {
 	if len(payload) > c.maxLen {
 		return
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if len(c.demands) >= c.size {
-		clear(c.demands)
+	if len(c.entries) >= c.size {
+		clear(c.entries)
 	}
-	c.demands[payload] = d
+	c.entries[payload] = p
 }
 
 // coreUnits is a job's demand as the core counts it.
@@ -209,11 +232,11 @@ func appendIntOrNull(b []byte, n *int) []byte {
 }
 
 func (e *Engine) SubmitServiceJob(ctx context.Context, in SubmitServiceJobInput) (record.Job, error) {
-	demand, err := demandOf(in.ServiceRequestPayload)
+	req, demand, err := readPayload(in.ServiceRequestPayload, in.Request)
 	if err != nil {
 		return record.Job{}, err
 	}
-	if err := e.checkRunnable(in.ServiceRequestPayload); err != nil {
+	if err := e.checkRunnable(req); err != nil {
 		return record.Job{}, err
 	}
 	hash := requestHash(in)
@@ -262,12 +285,12 @@ func (e *Engine) SubmitServiceJob(ctx context.Context, in SubmitServiceJobInput)
 // checkRunnable asks an executor that can tell whether the payload can run
 // on it; a payload that cannot is refused now, as a client error, instead
 // of failing when it starts.
-func (e *Engine) checkRunnable(payload string) error {
+func (e *Engine) checkRunnable(req *trainingjob.Request) error {
 	c, ok := e.opts.Executor.(executor.SubmitChecker)
 	if !ok {
 		return nil
 	}
-	if err := c.CheckSubmit([]byte(payload)); err != nil {
+	if err := c.CheckSubmit(req); err != nil {
 		return invalidf("serviceRequestPayload cannot run on this server: %v", err)
 	}
 	return nil

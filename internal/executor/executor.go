@@ -8,6 +8,8 @@ import (
 	"errors"
 	"io"
 	"time"
+
+	"github.com/sharq-dev/sharq/internal/trainingjob"
 )
 
 // Attempt is one try of a service job on the capacity the scheduler gave it.
@@ -25,6 +27,11 @@ type Attempt struct {
 	Queue, Share string
 	// Payload is the SageMaker CreateTrainingJob request (PascalCase JSON).
 	Payload []byte
+	// Request is Payload parsed, once for the attempt by the engine; nil
+	// when it does not parse (or the caller did not parse it), and then
+	// ReadRequest parses Payload. It is shared and read-only: an executor
+	// copies what it would change.
+	Request *trainingjob.Request
 	// Instances is the capacity dispatched to the attempt, per instance type.
 	// The engine starts an attempt only once the attempts preempted for it
 	// have reported that they stopped: its capacity is theirs.
@@ -41,6 +48,16 @@ type Attempt struct {
 	// state outlives servers can refuse the calls of an older term than it
 	// has seen.
 	Term int64
+}
+
+// ReadRequest is the attempt's CreateTrainingJob request: Request, else
+// Payload parsed now, with trainingjob.Parse's error when it does not
+// parse.
+func (a *Attempt) ReadRequest() (*trainingjob.Request, error) {
+	if a.Request != nil {
+		return a.Request, nil
+	}
+	return trainingjob.Parse(a.Payload)
 }
 
 // Instances is a count of one instance type.
@@ -126,9 +143,10 @@ type LogReader interface {
 // command does not exist. The engine asks it before accepting a job, so
 // the submitter is told at once rather than by a job failing later.
 type SubmitChecker interface {
-	// CheckSubmit returns why payload cannot run, or nil when it may run
-	// or the executor cannot tell yet (the attempt then fails as before).
-	CheckSubmit(payload []byte) error
+	// CheckSubmit returns why the request, a payload the engine accepts,
+	// cannot run, or nil when it may run or the executor cannot tell yet
+	// (the attempt then fails as before). The request is read-only.
+	CheckSubmit(r *trainingjob.Request) error
 }
 
 // ErrNoLogs is LogReader's answer for an attempt whose logs it does not

@@ -21,6 +21,12 @@ import (
 )
 
 // Request is the part of a CreateTrainingJob request that sharq uses.
+//
+// A Request that Parse returned is read-only: the engine parses a payload
+// once and hands the same Request to whoever reads it after (the executor
+// starting the attempt, and the jobs submitted with the same payload), so
+// a reader that would change it, or one of its slices or maps, changes a
+// copy.
 type Request struct {
 	TrainingJobName        string                 `json:",omitempty"`
 	AlgorithmSpecification AlgorithmSpecification `json:",omitzero"`

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -69,7 +70,7 @@ type spec struct {
 // build turns an attempt into its Service and pods. An error means the
 // attempt cannot run as asked (executor.Permanent).
 func (o Options) build(a executor.Attempt) (*spec, error) {
-	j, err := trainingjob.Parse(a.Payload)
+	j, err := a.ReadRequest()
 	if err != nil {
 		return nil, err
 	}
@@ -179,7 +180,8 @@ func (o Options) pod(s *spec, labels map[string]string, h host, image string, gr
 	graceSecs := int64(math.Ceil(grace.Seconds()))
 	c := corev1.Container{
 		Name: containerName, Image: image,
-		Command: h.j.AlgorithmSpecification.ContainerEntrypoint, Args: h.j.AlgorithmSpecification.ContainerArguments,
+		// Copies: the request is read-only, the pod the client's.
+		Command: slices.Clone(h.j.AlgorithmSpecification.ContainerEntrypoint), Args: slices.Clone(h.j.AlgorithmSpecification.ContainerArguments),
 		Env:       o.hostEnv(h),
 		Resources: res,
 	}

@@ -45,12 +45,8 @@ func parseJob(payload []byte) (*trainingjob.Request, error) {
 // executable file, or a name on none of the job's PATH (the server's, or
 // the payload's Environment.PATH). A relative path depends on the
 // directory the attempt runs in, and a payload the engine refuses anyway
-// is left to the engine.
-func (e *Executor) CheckSubmit(payload []byte) error {
-	j, err := trainingjob.Parse(payload)
-	if err != nil {
-		return nil
-	}
+// is left to the engine. The request is only read.
+func (e *Executor) CheckSubmit(j *trainingjob.Request) error {
 	if e.opts.NoS3 != "" {
 		if field := s3Field(j); field != "" {
 			return fmt.Errorf("%s is in S3, and %s", field, e.opts.NoS3)

@@ -120,7 +120,7 @@ func (p *plan) inContainers() bool { return p.rt != nil }
 // prepare resolves everything about an attempt that does not depend on
 // which GPUs it gets. A payload that cannot run returns errCannotStart.
 func (e *Executor) prepare(a executor.Attempt, dir string) (*plan, error) {
-	j, err := trainingjob.Parse(a.Payload)
+	j, err := a.ReadRequest()
 	if err != nil {
 		return nil, cannotStart("%v", err)
 	}

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/sharq-dev/sharq/internal/executor"
 )
 
 // FuzzPlan feeds arbitrary payloads to plan. A payload that does not
@@ -31,7 +33,7 @@ func FuzzPlan(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, payload []byte) {
-		run, code, err := plan(payload)
+		run, code, err := plan(executor.Attempt{Payload: payload})
 		if err != nil {
 			if run != 0 || code != 0 || err.Error() == "" {
 				t.Fatalf("refused with %v, yet runtime %s and exit code %d", err, run, code)

@@ -21,7 +21,6 @@ import (
 	"time"
 
 	"github.com/sharq-dev/sharq/internal/executor"
-	"github.com/sharq-dev/sharq/internal/trainingjob"
 )
 
 // Executor is the simulated executor.
@@ -71,8 +70,8 @@ func (x *Executor) pump() {
 }
 
 // plan reads how long the attempt runs (0: until stopped) and its exit code.
-func plan(p []byte) (time.Duration, int, error) {
-	pl, err := trainingjob.Parse(p)
+func plan(a executor.Attempt) (time.Duration, int, error) {
+	pl, err := a.ReadRequest()
 	if err != nil {
 		return 0, 0, err
 	}
@@ -110,7 +109,7 @@ func (x *Executor) Start(ctx context.Context, a executor.Attempt) error {
 	}
 	at := &attempt{id: a.ID, job: a.JobID, state: "PENDING"}
 	x.attempts[a.ID] = at
-	run, code, err := plan(a.Payload)
+	run, code, err := plan(a)
 	if err != nil {
 		x.end(at, executor.Failed, "CannotStart: "+err.Error(), -1)
 		return nil
