@@ -265,6 +265,11 @@ func TestSubmitAuthorizesItsS3Data(t *testing.T) {
 	if got := rec.Take(); !slices.Equal(got, want) {
 		t.Errorf("the authorizer was asked\n%v\nwant\n%v", got, want)
 	}
+	// The engine is handed the parse the authorization read.
+	in := f.last(t).in.(engine.SubmitServiceJobInput)
+	if r := in.Request; r == nil || r.OutputDataConfig.S3OutputPath != "s3://team-a/out" || len(r.InputDataConfig) != 2 {
+		t.Errorf("the engine was handed the request %+v, want the payload parsed", r)
+	}
 
 	// A caller allowed to submit, but not to read team-b's data, is
 	// refused, and the job is never made.

@@ -1,10 +1,12 @@
 package engine
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/sharq-dev/sharq/internal/record"
+	"github.com/sharq-dev/sharq/internal/trainingjob"
 )
 
 // Ensure a job's demand is its instance type × count, or its instance
@@ -60,5 +62,27 @@ func TestDemandOfRefused(t *testing.T) {
 		if ErrorCode(err) != Invalid || ErrorMessage(err) != tc.want {
 			t.Errorf("%s: %s %q, want invalid %q", name, ErrorCode(err), ErrorMessage(err), tc.want)
 		}
+	}
+}
+
+// Ensure a payload the caller parsed already is not parsed again: its
+// request is the one read, and the one a later submission of the same
+// payload is handed.
+func TestReadPayloadTakesCallersParse(t *testing.T) {
+	payload := `{"TrainingJobName":"TestReadPayloadTakesCallersParse","ResourceConfig":{"InstanceType":"ml.g5.xlarge"}}`
+	// A parse of another payload tells the one given from one made here.
+	given, err := trainingjob.ParseString(`{"ResourceConfig":{"InstanceType":"ml.p4d.24xlarge","InstanceCount":3}}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, demand, err := readPayload(payload, given)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []record.UnitCount{{Unit: "ml.p4d.24xlarge", Count: 3}}; req != given || !slices.Equal(demand, want) {
+		t.Errorf("read %p with demand %v, want the request given (%p) and its demand %v", req, demand, given, want)
+	}
+	if again, _, err := readPayload(payload, nil); err != nil || again != given {
+		t.Errorf("the payload submitted again read as %p (%v), want the first reading %p", again, err, given)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -338,4 +339,34 @@ func TestNotHeldActsNot(t *testing.T) {
 	held.Store(true)
 	h.start(newAttempt("follower", "ml.g5.xlarge", 1, nil))
 	h.wait("follower", executor.Running, wait)
+}
+
+// Ensure an attempt's pods are built from the request it carries, parsed
+// once by the engine, and leave that request as it was: pods get copies.
+func TestBuildReadsCarriedRequest(t *testing.T) {
+	o := Options{Namespace: "ns", Table: testTable(), DefaultGrace: time.Second}
+	a := newAttempt("carried", "ml.g5.xlarge", 2, nil)
+	r, err := trainingjob.Parse(a.Payload)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Request, a.Payload = r, nil // nothing left to parse
+	s, err := o.build(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.pods) != 2 {
+		t.Fatalf("%d pods, want 2", len(s.pods))
+	}
+	for _, p := range s.pods {
+		c := &p.Spec.Containers[0]
+		if !slices.Equal(c.Command, []string{"python", "train.py"}) || !slices.Equal(c.Args, []string{"--epochs", "3"}) {
+			t.Fatalf("pod %s runs %v %v, want the request's command", p.Name, c.Command, c.Args)
+		}
+		c.Command[0], c.Args[0] = "changed", "changed"
+	}
+	spec := r.AlgorithmSpecification
+	if spec.ContainerEntrypoint[0] != "python" || spec.ContainerArguments[0] != "--epochs" {
+		t.Errorf("building pods changed the request: %v %v", spec.ContainerEntrypoint, spec.ContainerArguments)
+	}
 }
