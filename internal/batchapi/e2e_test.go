@@ -1,11 +1,9 @@
-package batchapi
+package batchapi_test
 
 import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http/httptest"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -15,51 +13,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/batch"
 	"github.com/aws/aws-sdk-go-v2/service/batch/types"
 
-	"github.com/sharq-dev/sharq/internal/engine"
-	"github.com/sharq-dev/sharq/internal/executor"
-	"github.com/sharq-dev/sharq/internal/executor/simulated"
-	"github.com/sharq-dev/sharq/internal/store/sqlite"
+	"github.com/sharq-dev/sharq/internal/testserver"
 	"github.com/sharq-dev/sharq/internal/testwait"
 )
-
-// newEngineServer serves the API in front of a real engine over a SQLite
-// store in a temp dir, running attempts on the simulated executor.
-func newEngineServer(t *testing.T) (*httptest.Server, *batch.Client) {
-	t.Helper()
-	return newEngineServerWith(t, nil)
-}
-
-// newEngineServerWith is newEngineServer with the simulated executor
-// passed through wrap, when not nil, on its way to the engine.
-func newEngineServerWith(t *testing.T, wrap func(executor.Executor) executor.Executor) (*httptest.Server, *batch.Client) {
-	t.Helper()
-	st, err := sqlite.Open(filepath.Join(t.TempDir(), "sharq.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ex := simulated.New()
-	var run executor.Executor = ex
-	if wrap != nil {
-		run = wrap(ex)
-	}
-	eng, err := engine.New(t.Context(), engine.Options{Region: testRegion, AccountID: testAccount, Store: st, Executor: run})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- eng.Run(ctx) }()
-	srv := serve(t, New(eng, testOptions(t)))
-	t.Cleanup(func() { // after srv.Close: cleanups run last-in first-out
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("engine: %v", err)
-		}
-		ex.Close()
-		st.Close()
-	})
-	return srv, sdkClient(srv)
-}
 
 // fatalIf stops the test on an unexpected error.
 func fatalIf(t *testing.T, err error) {
@@ -292,7 +248,7 @@ func tagging(t *testing.T, ctx context.Context, c *batch.Client, jobArn string) 
 	wantClientException(t, err, "does not exist")
 }
 
-func terminate(t *testing.T, ctx context.Context, srv *httptest.Server, c *batch.Client, running, waiting string) {
+func terminate(t *testing.T, ctx context.Context, srv *testserver.Server, c *batch.Client, running, waiting string) {
 	_, err := c.TerminateServiceJob(ctx, &batch.TerminateServiceJobInput{JobId: aws.String(running), Reason: aws.String("done with it")})
 	fatalIf(t, err)
 	testwait.True(t, 10*time.Second, "train-a FAILED", func() bool {

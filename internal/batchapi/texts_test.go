@@ -1,10 +1,9 @@
-package batchapi
+package batchapi_test
 
 import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/batch"
 
 	"github.com/sharq-dev/sharq/internal/executor"
+	"github.com/sharq-dev/sharq/internal/testserver"
 	"github.com/sharq-dev/sharq/internal/testwait"
 )
 
@@ -139,7 +139,7 @@ func TestWireTextsAttemptEndWithoutReason(t *testing.T) {
 
 // setUpTextsQueue makes the environment se of 4 ml.g5.xlarge, the queue
 // HQ and its share QS1 of 2, and waits until the queue is VALID.
-func setUpTextsQueue(t *testing.T, srv *httptest.Server) {
+func setUpTextsQueue(t *testing.T, srv *testserver.Server) {
 	t.Helper()
 	for _, rq := range []struct{ path, body string }{
 		{"/v1/createschedulingpolicy", `{"name":"sp","quotaSharePolicy":{"idleResourceAssignmentStrategy":"FIFO"}}`},
@@ -170,13 +170,13 @@ func submitBody(name, queue, share, extra, payload string) string {
 }
 
 // submitText submits a job to HQ's share QS1 and returns its ID.
-func submitText(t *testing.T, srv *httptest.Server, name, extra, payload string) string {
+func submitText(t *testing.T, srv *testserver.Server, name, extra, payload string) string {
 	t.Helper()
 	return submitTo(t, srv, name, "QS1", extra, payload)
 }
 
 // submitTo submits a job to HQ's share and returns its ID.
-func submitTo(t *testing.T, srv *httptest.Server, name, share, extra, payload string) string {
+func submitTo(t *testing.T, srv *testserver.Server, name, share, extra, payload string) string {
 	t.Helper()
 	r := do(t, srv, "POST", "/v1/submitservicejob", submitBody(name, "HQ", share, extra, payload))
 	var out struct{ JobID string }

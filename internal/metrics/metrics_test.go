@@ -5,26 +5,19 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
-	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/batch"
 	"github.com/aws/aws-sdk-go-v2/service/batch/types"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
-	"github.com/sharq-dev/sharq/internal/batchapi"
-	"github.com/sharq-dev/sharq/internal/engine"
-	"github.com/sharq-dev/sharq/internal/executor/simulated"
-	"github.com/sharq-dev/sharq/internal/metrics"
-	"github.com/sharq-dev/sharq/internal/store/sqlite"
+	"github.com/sharq-dev/sharq/internal/testserver"
 	"github.com/sharq-dev/sharq/internal/testwait"
 )
 
@@ -32,38 +25,8 @@ import (
 // real engine with a SQLite store in a temp dir and the simulated executor.
 func start(t *testing.T) (*batch.Client, string) {
 	t.Helper()
-	st, err := sqlite.Open(filepath.Join(t.TempDir(), "sharq.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ex := simulated.New()
-	met := metrics.New()
-	eng, err := engine.New(context.Background(), engine.Options{Store: st, Executor: ex, Observers: []engine.Observer{met}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- eng.Run(ctx) }()
-	met.Watch(eng)
-	mux := http.NewServeMux()
-	mux.Handle("/v1/", met.API(batchapi.New(eng, batchapi.Options{})))
-	mux.Handle("GET /metrics", met.Handler())
-	srv := httptest.NewServer(mux)
-	t.Cleanup(func() {
-		srv.Close()
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("engine: %v", err)
-		}
-		ex.Close()
-		st.Close()
-	})
-	client := batch.New(batch.Options{
-		Region: "us-east-1", BaseEndpoint: aws.String(srv.URL), Retryer: aws.NopRetryer{},
-		Credentials: credentials.NewStaticCredentialsProvider("AKID", "secret", ""),
-	})
-	return client, srv.URL
+	s := testserver.Start(t, testserver.Options{})
+	return s.BatchClient(), s.URL
 }
 
 const queue = "my-sm-training-qm-jq"
