@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -24,6 +23,7 @@ import (
 	"github.com/sharq-dev/sharq/internal/executor/simulated"
 	"github.com/sharq-dev/sharq/internal/sharqapi"
 	"github.com/sharq-dev/sharq/internal/store/sqlite"
+	"github.com/sharq-dev/sharq/internal/testserver"
 	"github.com/sharq-dev/sharq/internal/testwait"
 	"github.com/sharq-dev/sharq/internal/trainingjob"
 )
@@ -150,48 +150,25 @@ func startSeededServer(t *testing.T, localExec bool, wrap func(http.Handler, acc
 	if seed != nil {
 		seed(st)
 	}
-	var ex executor.Executor = simulated.New()
+	opts := testserver.Options{Store: st, Clock: fixedClock{new(atomic.Int64)}, StopGrace: time.Second,
+		Executor: simulated.New(), Sharq: sharqapi.Options{Keys: st.Keys()}}
 	if localExec {
-		if ex, err = local.New(local.Options{DataDir: filepath.Join(dir, "executor"), GPUs: []int{}, DefaultGrace: time.Second}); err != nil {
+		if opts.Executor, err = local.New(local.Options{DataDir: filepath.Join(dir, "executor"), GPUs: []int{}, DefaultGrace: time.Second}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	fx := freeze(ex)
-	var seq atomic.Int64
-	eng, err := engine.New(t.Context(), engine.Options{
-		Store: st, Executor: fx, Clock: fixedClock{new(atomic.Int64)}, StopGrace: time.Second,
-		NewID: func() string { return jobID(int(seq.Add(1))) },
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- eng.Run(ctx) }()
-	var logs executor.LogReader
+	fx := freeze(opts.Executor)
+	opts.WrapExecutor = func(executor.Executor) executor.Executor { return fx }
 	if localExec {
-		logs = fx
+		opts.Sharq.Logs = fx
 	}
-	sapi := sharqapi.New(eng, sharqapi.Options{Logs: logs, Keys: st.Keys()})
-	mux := http.NewServeMux()
-	mux.Handle("/v1/", batchapi.New(eng, batchapi.Options{}))
-	mux.Handle("/sharq/v1/", sapi)
-	var h http.Handler = mux
+	var seq atomic.Int64
+	opts.NewID = func() string { return jobID(int(seq.Add(1))) }
 	if wrap != nil {
-		h = wrap(mux, st.Keys())
+		opts.Wrap = func(_ *testserver.Server, h http.Handler) http.Handler { return wrap(h, st.Keys()) }
 	}
-	srv := httptest.NewServer(h)
-	t.Cleanup(func() {
-		sapi.Close()
-		srv.Close()
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("engine: %v", err)
-		}
-		ex.Close()
-		st.Close()
-	})
-	return &server{t: t, url: srv.URL, eng: eng, keys: st.Keys()}
+	srv := testserver.Start(t, opts)
+	return &server{t: t, url: srv.URL, eng: srv.Engine, keys: st.Keys()}
 }
 
 // result is what a verb printed and its exit code.

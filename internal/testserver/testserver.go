@@ -56,9 +56,8 @@ type Options struct {
 	// the engine's, us-east-1 and 000000000000).
 	Region, AccountID string
 	// Store is the engine's store, closed when the test ends. Default: a
-	// SQLite store in a temp dir, written first by Seed when it is set.
+	// SQLite store in a temp dir.
 	Store store.Store
-	Seed  func(*sqlite.Store)
 	// Executor runs the attempts, closed when the test ends. Default: the
 	// simulated executor.
 	Executor executor.Executor
@@ -93,7 +92,6 @@ type Server struct {
 	HTTP    *httptest.Server
 	Engine  *engine.Engine
 	Store   store.Store
-	SQLite  *sqlite.Store // the default store; nil when Options.Store is set
 	Batch   *batchapi.Handler
 	Sharq   *sharqapi.Handler
 	Console *web.Console
@@ -113,10 +111,7 @@ func Start(t testing.TB, opts Options) *Server {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if opts.Seed != nil {
-			opts.Seed(st)
-		}
-		s.Store, s.SQLite = st, st
+		s.Store = st
 	}
 	ex := opts.Executor
 	if ex == nil {
