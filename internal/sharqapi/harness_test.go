@@ -4,39 +4,32 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"io/fs"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
-	"github.com/sharq-dev/sharq/internal/access"
-	"github.com/sharq-dev/sharq/internal/clusterconfig"
 	"github.com/sharq-dev/sharq/internal/engine"
-	"github.com/sharq-dev/sharq/internal/executor/simulated"
 	"github.com/sharq-dev/sharq/internal/record"
 	"github.com/sharq-dev/sharq/internal/sharqapi"
-	"github.com/sharq-dev/sharq/internal/store/sqlite"
-	"github.com/sharq-dev/sharq/internal/testwait"
+	"github.com/sharq-dev/sharq/internal/testserver"
 )
 
 const queue = "my-sm-training-qm-jq"
 
 // tester is the caller the harness's authenticator vouches for.
-var tester = access.Identity{AccessKeyID: "AKIDTESTER", Principal: "arn:aws:iam::000000000000:user/tester"}
+var tester = testserver.Tester
 
-// server is sharq's routes in front of a real engine over SQLite in a temp
-// dir with the simulated executor, set up as examples/announcement.yaml
-// says, behind the middleware.
+// server is sharq's routes, as serve wires them, in front of a real engine
+// over SQLite in a temp dir with the simulated executor, set up as
+// examples/announcement.yaml says, behind the middleware.
 type server struct {
 	t   *testing.T
+	srv *testserver.Server
 	eng *engine.Engine
 	api *sharqapi.Handler
 	url string
@@ -44,70 +37,21 @@ type server struct {
 
 func start(t *testing.T, opts sharqapi.Options) *server {
 	t.Helper()
-	st, err := sqlite.Open(filepath.Join(t.TempDir(), "sharq.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ex := simulated.New()
-	eng, err := engine.New(t.Context(), engine.Options{Store: st, Executor: ex})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- eng.Run(ctx) }()
-	cfg, err := clusterconfig.Load("../../examples/announcement.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := clusterconfig.Apply(ctx, eng, cfg); err != nil {
-		t.Fatal(err)
-	}
-	api := sharqapi.New(eng, opts)
-	authn := access.AuthenticatorFunc(func(*http.Request) (access.Identity, error) { return tester, nil })
-	srv := httptest.NewServer(access.Middleware(api, authn, func(w http.ResponseWriter, _ *http.Request, err error) {
-		t.Errorf("authentication failed: %v", err)
-	}))
-	t.Cleanup(func() {
-		api.Close() // followers end, so Close does not wait for them
-		srv.Close()
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("engine: %v", err)
-		}
-		ex.Close()
-		st.Close()
-	})
-	return &server{t: t, eng: eng, api: api, url: srv.URL}
+	srv := testserver.Start(t, testserver.Options{Sharq: opts, Authenticator: testserver.AsTester(),
+		Config: "../../examples/announcement.yaml"})
+	return &server{t: t, srv: srv, eng: srv.Engine, api: srv.Sharq, url: srv.URL}
 }
 
 // submit submits a job of one ml.g5.xlarge that runs until it is stopped.
 func (s *server) submit(name, share string, prio int) string {
 	s.t.Helper()
-	j, err := s.eng.SubmitServiceJob(context.Background(), engine.SubmitServiceJobInput{JobName: name, JobQueue: queue,
-		ServiceJobType: "SAGEMAKER_TRAINING", QuotaShareName: share, SchedulingPriority: &prio,
-		ServiceRequestPayload: `{"ResourceConfig":{"InstanceType":"ml.g5.xlarge","InstanceCount":1}}`})
-	if err != nil {
-		s.t.Fatal(err)
-	}
-	return j.JobID
+	return s.srv.Submit(s.t, queue, name, share, prio)
 }
 
-// wait polls until the job has one of the statuses.
+// wait waits until the job has one of the statuses.
 func (s *server) wait(id string, statuses ...string) record.Job {
 	s.t.Helper()
-	var j record.Job
-	testwait.Until(s.t, 15*time.Second, func() error {
-		var err error
-		if j, err = s.eng.DescribeServiceJob(context.Background(), id); err != nil {
-			s.t.Fatal(err)
-		}
-		if !slices.Contains(statuses, j.Status) {
-			return fmt.Errorf("job %s is %s, want %v", j.JobName, j.Status, statuses)
-		}
-		return nil
-	})
-	return j
+	return s.srv.WaitStatus(s.t, id, statuses...)
 }
 
 // walkthrough submits QS1's three jobs: high runs on QS1's instance, med
@@ -130,21 +74,8 @@ type response struct {
 
 func (s *server) do(method, path, body string) response {
 	s.t.Helper()
-	req, err := http.NewRequest(method, s.url+path, strings.NewReader(body))
-	if err != nil {
-		s.t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		s.t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		s.t.Fatal(err)
-	}
-	return response{resp.StatusCode, resp.Header, string(b)}
+	r := s.srv.Do(s.t, method, path, body)
+	return response{r.Status, r.Header, r.Body}
 }
 
 // get reads a JSON answer into v, failing unless it is a 200.
