@@ -2,25 +2,16 @@ package web_test
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
-	"slices"
 	"testing"
-	"time"
 
 	"github.com/sharq-dev/sharq/internal/access"
 	"github.com/sharq-dev/sharq/internal/batchapi"
 	"github.com/sharq-dev/sharq/internal/engine"
 	"github.com/sharq-dev/sharq/internal/executor"
-	"github.com/sharq-dev/sharq/internal/executor/simulated"
-	"github.com/sharq-dev/sharq/internal/metrics"
 	"github.com/sharq-dev/sharq/internal/record"
-	"github.com/sharq-dev/sharq/internal/sharqapi"
-	"github.com/sharq-dev/sharq/internal/store/sqlite"
-	"github.com/sharq-dev/sharq/internal/testwait"
+	"github.com/sharq-dev/sharq/internal/testserver"
 	"github.com/sharq-dev/sharq/internal/web"
 )
 
@@ -30,13 +21,14 @@ import (
 // request as tester), on a loopback port.
 type server struct {
 	t   *testing.T
+	srv *testserver.Server
 	eng *engine.Engine
 	api *batchapi.Handler
 	url string
 }
 
 // tester is the caller the server's authenticator vouches for.
-var tester = access.Identity{AccessKeyID: "AKIDTESTER", Principal: "arn:aws:iam::000000000000:user/tester"}
+var tester = testserver.Tester
 
 const (
 	queue  = "my-sm-training-qm-jq"
@@ -51,8 +43,7 @@ func start(t *testing.T) *server {
 
 func startWith(t *testing.T, opts web.Options) *server {
 	t.Helper()
-	authn := access.AuthenticatorFunc(func(*http.Request) (access.Identity, error) { return tester, nil })
-	return startAuth(t, opts, authn)
+	return startAuth(t, opts, testserver.AsTester())
 }
 
 // startAuth is startWith behind authn instead of the tester's.
@@ -65,45 +56,9 @@ func startAuth(t *testing.T, opts web.Options, authn access.Authenticator) *serv
 // when it is not nil.
 func startExecutor(t *testing.T, opts web.Options, authn access.Authenticator, wrap func(executor.Executor) executor.Executor) *server {
 	t.Helper()
-	st, err := sqlite.Open(filepath.Join(t.TempDir(), "sharq.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ex := simulated.New()
-	var run executor.Executor = ex
-	if wrap != nil {
-		run = wrap(ex)
-	}
-	met := metrics.New()
-	console := web.New(opts)
-	eng, err := engine.New(context.Background(), engine.Options{Store: st, Executor: run,
-		Observers: []engine.Observer{met, console}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- eng.Run(ctx) }()
-
-	mux := http.NewServeMux()
-	api := batchapi.New(eng, batchapi.Options{Region: region, AccountID: acct, Authorizer: opts.Authorizer})
-	mux.Handle("/v1/", met.API(api))
-	met.Watch(eng)
-	mux.Handle("GET /metrics", met.Handler())
-	sharqapi.New(eng, sharqapi.Options{Region: region, AccountID: acct, Authorizer: opts.Authorizer}).Mount(mux)
-	console.Mount(mux, eng, api)
-	srv := httptest.NewServer(access.Middleware(mux, authn, api.WriteError))
-	t.Cleanup(func() {
-		console.Close() // streams end, so Close does not wait for them
-		srv.Close()
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("engine: %v", err)
-		}
-		ex.Close()
-		st.Close()
-	})
-	return &server{t: t, eng: eng, api: api, url: srv.URL}
+	srv := testserver.Start(t, testserver.Options{Region: region, AccountID: acct, Web: opts, Authorizer: opts.Authorizer,
+		Authenticator: authn, WrapExecutor: wrap})
+	return &server{t: t, srv: srv, eng: srv.Engine, api: srv.Batch, url: srv.URL}
 }
 
 func ptr[T any](v T) *T { return &v }
@@ -143,34 +98,15 @@ func (s *server) setupWalkthrough() {
 // submit submits a job that runs until it is stopped.
 func (s *server) submit(name, share string, prio int) string {
 	s.t.Helper()
-	payload, _ := json.Marshal(map[string]any{
-		"ResourceConfig": map[string]any{"InstanceType": "ml.g5.xlarge", "InstanceCount": 1},
-	})
-	j, err := s.eng.SubmitServiceJob(context.Background(), engine.SubmitServiceJobInput{JobName: name, JobQueue: queue,
-		ServiceJobType: "SAGEMAKER_TRAINING", ServiceRequestPayload: string(payload), QuotaShareName: share, SchedulingPriority: &prio})
-	if err != nil {
-		s.t.Fatal(err)
-	}
-	return j.JobID
+	return s.srv.Submit(s.t, queue, name, share, prio)
 }
 
 var dispatched = []string{"SCHEDULED", "STARTING", "RUNNING"}
 
-// wait polls until the job has one of the statuses.
+// wait waits until the job has one of the statuses.
 func (s *server) wait(id string, statuses ...string) record.Job {
 	s.t.Helper()
-	var j record.Job
-	testwait.Until(s.t, 15*time.Second, func() error {
-		var err error
-		if j, err = s.eng.DescribeServiceJob(context.Background(), id); err != nil {
-			s.t.Fatal(err)
-		}
-		if !slices.Contains(statuses, j.Status) {
-			return fmt.Errorf("job %s is %s (%s), want %v", j.JobName, j.Status, j.StatusReason, statuses)
-		}
-		return nil
-	})
-	return j
+	return s.srv.WaitStatus(s.t, id, statuses...)
 }
 
 // walkthrough holds the walkthrough's job IDs.
