@@ -1,10 +1,7 @@
 package cli
 
 import (
-	"context"
 	"errors"
-	"net/http"
-	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -12,11 +9,9 @@ import (
 	"github.com/aws/smithy-go"
 	"github.com/sharq-dev/sharq/internal/access"
 	"github.com/sharq-dev/sharq/internal/access/sigv4"
-	"github.com/sharq-dev/sharq/internal/batchapi"
-	"github.com/sharq-dev/sharq/internal/engine"
-	"github.com/sharq-dev/sharq/internal/executor/simulated"
 	"github.com/sharq-dev/sharq/internal/sharqapi"
 	"github.com/sharq-dev/sharq/internal/store/sqlite"
+	"github.com/sharq-dev/sharq/internal/testserver"
 )
 
 // newSignedServer starts a real server that checks signatures, as sharq
@@ -29,14 +24,6 @@ func newSignedServer(t *testing.T) (*server, access.NewKey) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ex := simulated.New()
-	eng, err := engine.New(t.Context(), engine.Options{Store: st, Executor: ex})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- eng.Run(ctx) }()
 	ring, err := access.NewKeyring(st.Keys(), make([]byte, access.ServerKeySize), "000000000000")
 	if err != nil {
 		t.Fatal(err)
@@ -45,25 +32,10 @@ func newSignedServer(t *testing.T) (*server, access.NewKey) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	authz := &access.PolicyAuthorizer{Keys: st.Keys()}
-	api := batchapi.New(eng, batchapi.Options{Authorizer: authz})
-	sapi := sharqapi.New(eng, sharqapi.Options{Authorizer: authz, Keys: st.Keys()})
-	mux := http.NewServeMux()
-	mux.Handle("/v1/", api)
-	mux.Handle("/sharq/v1/", sapi)
-	authn := sigv4.New(sigv4.Options{Credentials: ring, Region: "us-east-1", AllowUnsigned: true})
-	srv := httptest.NewServer(access.Middleware(mux, authn, api.WriteError))
-	t.Cleanup(func() {
-		sapi.Close()
-		srv.Close()
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("engine: %v", err)
-		}
-		ex.Close()
-		st.Close()
-	})
-	return &server{t: t, url: srv.URL, eng: eng, keys: st.Keys()}, admin
+	srv := testserver.Start(t, testserver.Options{Store: st, Authorizer: &access.PolicyAuthorizer{Keys: st.Keys()},
+		Sharq:         sharqapi.Options{Keys: st.Keys()},
+		Authenticator: sigv4.New(sigv4.Options{Credentials: ring, Region: "us-east-1", AllowUnsigned: true})})
+	return &server{t: t, url: srv.URL, eng: srv.Engine, keys: st.Keys()}, admin
 }
 
 // Ensure a server's refusal of the CLI's signature is said in sharq's
