@@ -18,9 +18,11 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
+
 	"github.com/sharq-dev/sharq/internal/access"
 	"github.com/sharq-dev/sharq/internal/access/accesstest"
 	"github.com/sharq-dev/sharq/internal/store/sqlite"
+	"github.com/sharq-dev/sharq/internal/testwait"
 )
 
 // Ensure --auth auto is open without keys (until the first is made) and
@@ -121,11 +123,12 @@ func TestAutoSignsFromTheFirstKey(t *testing.T) {
 		var ae *access.AuthError
 		return errors.As(unsigned(), &ae) && ae.Code == "MissingAuthenticationTokenException"
 	}
-	for deadline := time.Now().Add(10 * time.Second); !refused(); time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("unsigned requests still served 10 s after the first key was made: %v", unsigned())
+	testwait.Until(t, 10*time.Second, func() error {
+		if refused() {
+			return nil
 		}
-	}
+		return fmt.Errorf("unsigned requests still served after the first key was made: %v", unsigned())
+	})
 	if want := "access key " + k.ID + " exists: requests must now be signed"; !strings.Contains(logs.String(), want) {
 		t.Errorf("the log lacks %q:\n%s", want, logs.String())
 	}

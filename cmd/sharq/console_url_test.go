@@ -4,11 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/sharq-dev/sharq/internal/testwait"
 )
 
 // Ensure `sharq serve` says where its console is when it starts serving.
@@ -21,16 +24,14 @@ func TestServeSaysWhereTheConsoleIs(t *testing.T) {
 		done <- runServe(ctx, []string{"--listen", "127.0.0.1:0", "--executor", "simulated", "--data-dir", t.TempDir()}, &out, &out)
 	}()
 	var rec struct{ Msg, Addr, Scheme, Console string }
-	for deadline := time.Now().Add(15 * time.Second); rec.Msg != "serving"; time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("no serving line:\n%s", out.String())
-		}
+	testwait.Until(t, 15*time.Second, func() error {
 		for _, l := range strings.Split(out.String(), "\n") {
 			if json.Unmarshal([]byte(l), &rec) == nil && rec.Msg == "serving" {
-				break
+				return nil
 			}
 		}
-	}
+		return fmt.Errorf("no serving line:\n%s", out.String())
+	})
 	if want := rec.Scheme + "://" + rec.Addr + "/"; rec.Scheme != "http" || rec.Console != want {
 		t.Errorf("console %q, want %q", rec.Console, want)
 	}

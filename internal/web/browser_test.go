@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/sharq-dev/sharq/internal/testwait"
 )
 
 // chromiumPath is Debian's Chromium, which .ci/run installs. The browser
@@ -87,25 +89,32 @@ func eval[T any](t *testing.T, ctx context.Context, js string) T {
 	return v
 }
 
-// waitFor polls a JavaScript predicate in the page every 50 ms for up to
-// 15 s. Errors count as false: while a click navigates, the page being left
-// has no context to evaluate in.
+// waitFor polls a JavaScript predicate in the page for up to 15 s. Errors
+// count as false: while a click navigates, the page being left has no
+// context to evaluate in.
 func waitFor(t *testing.T, ctx context.Context, what, js string) {
 	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	var err error
-	for time.Now().Before(deadline) {
-		var ok bool
+	testwait.Until(t, 15*time.Second, func() error {
 		actx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		ok, err = chromedp.Run(actx, chromedp.Evaluate[bool]("!!("+js+")"))
+		ok, err := chromedp.Run(actx, chromedp.Evaluate[bool]("!!("+js+")"))
 		cancel()
 		if err == nil && ok {
-			return
+			return nil
 		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	text, _ := chromedp.Run(ctx, chromedp.Evaluate[string]("document.body.innerText"))
-	t.Fatalf("waiting for %s: not true after 15 s (last error: %v); the page says:\n%s", what, err, text)
+		return notYet{ctx, what, err}
+	})
+}
+
+// notYet is waitFor's failure; it reads the page only when it is told.
+type notYet struct {
+	ctx  context.Context
+	what string
+	err  error
+}
+
+func (e notYet) Error() string {
+	text, _ := chromedp.Run(e.ctx, chromedp.Evaluate[string]("document.body.innerText"))
+	return fmt.Sprintf("waiting for %s: not true (last error: %v); the page says:\n%s", e.what, e.err, text)
 }
 
 // screenshot captures the viewport and keeps it in $SHARQ_SCREENSHOT_DIR
