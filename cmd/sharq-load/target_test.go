@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -11,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/sharq-dev/sharq/internal/testwait"
 )
 
 // testRole is the environment variable that makes this test binary play a
@@ -34,7 +37,7 @@ func TestMain(m *testing.M) {
 		ignoreClosedOutput()
 		for range 3 {
 			fmt.Println("a line of the report")
-			time.Sleep(50 * time.Millisecond)
+			time.Sleep(50 * time.Millisecond) // later lines come after the reader has gone, as from a real report
 		}
 		os.WriteFile(os.Getenv("SHARQ_LOAD_TEST_DIR")+"/finished", nil, 0o644)
 		os.Exit(0)
@@ -78,13 +81,14 @@ func TestStartedServerDiesWithLoad(t *testing.T) {
 	}
 	starter.Process.Kill()
 	starter.Wait()
-	deadline := time.Now().Add(10 * time.Second)
-	for alive(pid) {
-		if time.Now().After(deadline) {
-			syscall.Kill(pid, syscall.SIGKILL)
-			t.Fatalf("the server %d still runs 10 s after its starter was killed", pid)
+	if testwait.For(10*time.Second, func() error {
+		if alive(pid) {
+			return errors.New("alive")
 		}
-		time.Sleep(10 * time.Millisecond)
+		return nil
+	}) != nil {
+		syscall.Kill(pid, syscall.SIGKILL)
+		t.Fatalf("the server %d still runs 10 s after its starter was killed", pid)
 	}
 }
 

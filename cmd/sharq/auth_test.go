@@ -146,7 +146,7 @@ func TestAutoSignsFromTheFirstKey(t *testing.T) {
 	if err := st.Keys().DeleteKey(t.Context(), k.ID); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(4 * firstKeyWatch)
+	time.Sleep(4 * firstKeyWatch) // the real gate's watch of the real store: four of its rounds, in which it must not open again
 	if !refused() {
 		t.Errorf("an unsigned request once the last key was deleted: %v, want MissingAuthenticationTokenException", unsigned())
 	}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/sharq-dev/sharq/internal/optml"
 	"github.com/sharq-dev/sharq/internal/s3data/s3test"
+	"github.com/sharq-dev/sharq/internal/testwait"
 	"github.com/sharq-dev/sharq/internal/trainingjob"
 )
 
@@ -297,14 +298,10 @@ func TestRunForwardsSIGTERMAndSavesCheckpoints(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for _, err := os.Stat(ready); err != nil; _, err = os.Stat(ready) {
-		if time.Now().After(deadline) {
-			cmd.Process.Kill()
-			cmd.Wait()
-			t.Fatalf("the job did not start: %s", out.String())
-		}
-		time.Sleep(20 * time.Millisecond)
+	if err := testwait.For(30*time.Second, func() error { _, err := os.Stat(ready); return err }); err != nil {
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatalf("the job did not start: %s", out.String())
 	}
 	cmd.Process.Signal(syscall.SIGTERM)
 	err := cmd.Wait()

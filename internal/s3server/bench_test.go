@@ -22,6 +22,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/sharq-dev/sharq/internal/s3data/s3test"
+	"github.com/sharq-dev/sharq/internal/testwait"
 )
 
 var (
@@ -176,15 +177,14 @@ func startSharq(t *testing.T) (string, func() int64) {
 	fatalIf(t, "start sharq serve", cmd.Start())
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 	url := "http://" + addr
-	for start := time.Now(); ; time.Sleep(50 * time.Millisecond) {
-		if resp, err := http.Get(url + "/healthz"); err == nil {
-			resp.Body.Close()
-			break
+	testwait.Until(t, 30*time.Second, func() error {
+		resp, err := http.Get(url + "/healthz")
+		if err != nil {
+			return fmt.Errorf("sharq serve did not answer /healthz: %v", err)
 		}
-		if time.Since(start) > 30*time.Second {
-			t.Fatal("sharq serve did not answer /healthz")
-		}
-	}
+		resp.Body.Close()
+		return nil
+	})
 	return url, func() int64 {
 		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", cmd.Process.Pid))
 		for _, line := range strings.Split(string(b), "\n") {

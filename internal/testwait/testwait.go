@@ -35,6 +35,13 @@ func True(t testing.TB, timeout time.Duration, what string, cond func() bool) {
 	})
 }
 
+// For is Until for a caller with something to do before it fails (kill
+// a process, say): it returns nil once cond does, or cond's last error
+// after timeout.
+func For(timeout time.Duration, cond func() error) error {
+	return poll(timeout, cond)
+}
+
 // poll returns nil once cond does, or cond's last error after timeout;
 // cond is always asked at least once, and once more after the deadline.
 func poll(timeout time.Duration, cond func() error) error {

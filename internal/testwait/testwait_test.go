@@ -71,3 +71,14 @@ func TestTrueNamesWhatDidNotHappen(t *testing.T) {
 		}
 	})
 }
+
+func TestForReturnsWhatPollDoes(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		if err := For(time.Second, func() error { return nil }); err != nil {
+			t.Errorf("For of a condition that holds = %v", err)
+		}
+		if err := For(50*time.Millisecond, func() error { return errors.New("never") }); err == nil || err.Error() != "never" {
+			t.Errorf("For of a condition that never holds = %v, want its error", err)
+		}
+	})
+}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/sharq-dev/sharq/internal/executor"
 	"github.com/sharq-dev/sharq/internal/executor/kube/kubetest"
+	"github.com/sharq-dev/sharq/internal/testwait"
 )
 
 // testPool labels the nodes this package makes, so that its pods land on
@@ -121,20 +122,17 @@ func (h *harness) start(a executor.Attempt) {
 // wait waits for the attempt's update in state and returns it.
 func (h *harness) wait(id string, state executor.State, timeout time.Duration) executor.Update {
 	h.t.Helper()
-	deadline := time.Now().Add(timeout)
-	for time.Now().Before(deadline) {
-		h.mu.Lock()
-		for _, u := range h.ups {
-			if u.AttemptID == id && u.State == state {
-				h.mu.Unlock()
-				return u
+	var found executor.Update
+	testwait.Until(h.t, timeout, func() error {
+		for _, u := range h.updates(id) {
+			if u.State == state {
+				found = u
+				return nil
 			}
 		}
-		h.mu.Unlock()
-		time.Sleep(50 * time.Millisecond)
-	}
-	h.t.Fatalf("attempt %s: no %s update within %s; got %v", id, state, timeout, h.updates(id))
-	return executor.Update{}
+		return fmt.Errorf("attempt %s: no %s update; got %v", id, state, h.updates(id))
+	})
+	return found
 }
 
 func (h *harness) updates(id string) []executor.Update {

@@ -3,6 +3,7 @@ package kube
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/sharq-dev/sharq/internal/executor"
 	"github.com/sharq-dev/sharq/internal/podhost"
+	"github.com/sharq-dev/sharq/internal/testwait"
 )
 
 // withContract turns on the SageMaker contract in pods, with S3 settings,
@@ -155,41 +157,37 @@ func TestPodsCarryTheContract(t *testing.T) {
 func (h *harness) setStatus(id string, change func(*corev1.PodStatus)) {
 	h.t.Helper()
 	ctx := context.Background()
-	deadline := time.Now().Add(wait)
-	for {
+	testwait.Until(h.t, wait, func() error {
 		pods := h.pods(id)
 		if len(pods) == 1 {
 			p := pods[0]
 			change(&p.Status)
 			_, err := h.cs.CoreV1().Pods(h.ns).UpdateStatus(ctx, &p, metav1.UpdateOptions{})
 			if err == nil {
-				return
+				return nil
 			}
 			if !apierrors.IsConflict(err) {
 				h.t.Fatal(err)
 			}
 		}
-		if time.Now().After(deadline) {
-			h.t.Fatalf("attempt %s: could not set its pod's status", id)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return fmt.Errorf("attempt %s: could not set its pod's status", id)
+	})
 }
 
 // waitFor waits for an update of the attempt that ok accepts.
 func (h *harness) waitFor(id string, ok func(executor.Update) bool) executor.Update {
 	h.t.Helper()
-	deadline := time.Now().Add(wait)
-	for time.Now().Before(deadline) {
+	var found executor.Update
+	testwait.Until(h.t, wait, func() error {
 		for _, u := range h.updates(id) {
 			if ok(u) {
-				return u
+				found = u
+				return nil
 			}
 		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	h.t.Fatalf("attempt %s: no such update within %s; got %v", id, wait, h.updates(id))
-	return executor.Update{}
+		return fmt.Errorf("attempt %s: no such update; got %v", id, h.updates(id))
+	})
+	return found
 }
 
 // pendingStaging is a pod whose stage is running.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -14,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/sharq-dev/sharq/internal/executor"
+	"github.com/sharq-dev/sharq/internal/testwait"
 	"github.com/sharq-dev/sharq/internal/trainingjob"
 )
 
@@ -127,7 +129,7 @@ func TestStartIsIdempotent(t *testing.T) {
 	h.close()
 	h.open()
 	h.start(a)
-	time.Sleep(500 * time.Millisecond)
+	time.Sleep(500 * time.Millisecond) // a third pod would come from the real API server: only waiting shows none does
 	if n := len(h.pods("same")); n != 2 {
 		t.Errorf("%d pods after three starts, want 2", n)
 	}
@@ -261,7 +263,7 @@ func TestRestartAdoptsAndCleansUp(t *testing.T) {
 	if err := h.cs.CoreV1().Services(h.ns).Delete(context.Background(), orphan, metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(4 * time.Second)
+	time.Sleep(4 * time.Second) // "ends" ends (KWOK_RUN 3s) in the real cluster while no executor watches
 	h.open()
 	got, err := h.ex.Attempts(context.Background())
 	if err != nil {
@@ -277,13 +279,12 @@ func TestRestartAdoptsAndCleansUp(t *testing.T) {
 	if n := len(h.pods("live")); n != 2 {
 		t.Errorf("live has %d pods after the restart, want 2", n)
 	}
-	deadline := time.Now().Add(wait)
-	for len(h.pods("orphan")) > 0 && time.Now().Before(deadline) {
-		time.Sleep(100 * time.Millisecond)
-	}
-	if n := len(h.pods("orphan")); n != 0 {
-		t.Errorf("the orphan still has %d pods", n)
-	}
+	testwait.Until(t, wait, func() error {
+		if n := len(h.pods("orphan")); n != 0 {
+			return fmt.Errorf("the orphan still has %d pods", n)
+		}
+		return nil
+	})
 	// A stop the engine makes after the restart works on adopted pods.
 	if err := h.ex.Stop(context.Background(), "live", time.Second); err != nil {
 		t.Fatal(err)

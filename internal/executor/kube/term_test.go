@@ -3,6 +3,7 @@ package kube
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -10,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/sharq-dev/sharq/internal/executor"
+	"github.com/sharq-dev/sharq/internal/testwait"
 )
 
 // termOfPods is the term label of each of the attempt's pods, by name.
@@ -108,7 +110,7 @@ func TestTermFences(t *testing.T) {
 	if err := h.cs.CoreV1().Services(h.ns).Delete(context.Background(), svc, metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(3 * time.Second)
+	time.Sleep(3 * time.Second) // the real executor's rounds against the real API server: what it left alone is seen only by waiting
 	for name, term := range h.termOfPods("newer") {
 		if term != "2" {
 			t.Errorf("pod %s: %q after the term-1 executor saw it orphaned, want it untouched (2)", name, term)
@@ -119,13 +121,12 @@ func TestTermFences(t *testing.T) {
 	}
 	// An executor of term 2 deletes them.
 	h.open()
-	deadline := time.Now().Add(wait)
-	for len(h.pods("newer")) > 0 && time.Now().Before(deadline) {
-		time.Sleep(100 * time.Millisecond)
-	}
-	if n := len(h.pods("newer")); n != 0 {
-		t.Errorf("the term-2 executor left %d orphan pods of its term", n)
-	}
+	testwait.Until(t, wait, func() error {
+		if n := len(h.pods("newer")); n != 0 {
+			return fmt.Errorf("the term-2 executor left %d orphan pods of its term", n)
+		}
+		return nil
+	})
 }
 
 // Ensure a claim made by a newer leader after this executor last looked

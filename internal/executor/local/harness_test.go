@@ -2,6 +2,7 @@ package local
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
@@ -202,20 +203,17 @@ func (h *harness) log(id, host, stream string) string {
 func (h *harness) cleanup() {
 	h.e.Close()
 	sids := h.supervisors()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		left := survivors(sids)
-		if len(left) == 0 {
-			return
+	var left []int
+	if testwait.For(5*time.Second, func() error {
+		if left = survivors(sids); len(left) > 0 {
+			return errors.New("survivors")
 		}
-		if time.Now().After(deadline) {
-			for _, pid := range left {
-				syscall.Kill(pid, syscall.SIGKILL)
-			}
-			h.tb.Errorf("processes survived the test: %v", left)
-			return
+		return nil
+	}) != nil {
+		for _, pid := range left {
+			syscall.Kill(pid, syscall.SIGKILL)
 		}
-		time.Sleep(20 * time.Millisecond)
+		h.tb.Errorf("processes survived the test: %v", left)
 	}
 }
 

@@ -41,13 +41,7 @@ func TestReattachEndedAndQueued(t *testing.T) {
 	if err := h.e.Close(); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(waitTimeout)
-	for st := h.status("short"); !st.ended(); st = h.status("short") {
-		if time.Now().After(deadline) {
-			t.Fatal("short did not end")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	testwait.True(t, waitTimeout, "short to end", func() bool { st := h.status("short"); return st.ended() })
 
 	h.open()
 	all, err := h.e.Attempts(t.Context())
@@ -157,7 +151,7 @@ func TestRetention(t *testing.T) {
 	h := newHarness(t, Options{})
 	h.start(attemptOf("old", "j1", sh("true")))
 	h.await("old", executor.Succeeded)
-	time.Sleep(50 * time.Millisecond)
+	time.Sleep(50 * time.Millisecond) // past the 40 ms retention below, on the wall clock the files are stamped with
 	h.start(attemptOf("running", "j2", sh("sleep 30")))
 	h.await("running", executor.Running)
 	h.opts.Retention = 40 * time.Millisecond

@@ -9,6 +9,7 @@ import (
 
 	"github.com/sharq-dev/sharq/internal/executor"
 	"github.com/sharq-dev/sharq/internal/s3data/s3test"
+	"github.com/sharq-dev/sharq/internal/testwait"
 )
 
 // Ensure an attempt whose channel an earlier try of it staged (a server
@@ -83,9 +84,7 @@ func TestReattachHoldsGPUs(t *testing.T) {
 	b.Instances = []executor.Instances{{Type: "ml.g5.xlarge", Count: 1}}
 	h.start(b) // waits for GPU 0
 	h.e.Close()
-	for st := h.status("a"); !st.ended(); st = h.status("a") {
-		time.Sleep(50 * time.Millisecond)
-	}
+	testwait.True(t, waitTimeout, "a to end", func() bool { st := h.status("a"); return st.ended() })
 	var order []string
 	h.mu.Lock()
 	h.onUpdate = func(u executor.Update) { order = append(order, u.AttemptID+":"+string(u.State)) }

@@ -103,7 +103,7 @@ func TestStopWhileWaiting(t *testing.T) {
 	}
 	h.stop("victim", time.Second)
 	h.await("victim", executor.Stopped)
-	time.Sleep(100 * time.Millisecond)
+	time.Sleep(100 * time.Millisecond) // real processes: a wrong start of head, once victim's GPU is free, is seen only by waiting
 	if got := states(h.updates("head")); len(got) != 1 {
 		t.Errorf("head updates = %v, want only STOPPED", got)
 	}

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/sharq-dev/sharq/internal/executor"
+	"github.com/sharq-dev/sharq/internal/testwait"
 )
 
 // untilFile runs until the file named by $RELEASE exists, then exits with
@@ -102,13 +103,7 @@ func TestSupervisorOutlivesExecutor(t *testing.T) {
 	}
 
 	release(t, filepath.Join(dir, "short"))
-	deadline := time.Now().Add(waitTimeout)
-	for st := h.status("short"); !st.ended(); st = h.status("short") {
-		if time.Now().After(deadline) {
-			t.Fatal("short did not end while no executor ran")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testwait.True(t, waitTimeout, "short to end while no executor ran", func() bool { st := h.status("short"); return st.ended() })
 	h.open()
 	got := map[string]executor.Update{}
 	all, _ := h.e.Attempts(t.Context())
