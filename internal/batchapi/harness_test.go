@@ -39,8 +39,9 @@ func serve(t *testing.T, h http.Handler) *httptest.Server {
 // newFakeServer serves the API in front of a fake engine. It is for what
 // the real engine cannot show: the exact input an operation hands the
 // engine, that a refused request never reaches it, and errors or panics
-// on demand from every operation. The texts the engine words are checked
-// against the real engine (texts_test.go), never against these fixtures.
+// on demand from every operation. The texts the engine words and the
+// members of the records it makes are checked against the real engine
+// (texts_test.go, engine_shapes_test.go), never against these fixtures.
 func newFakeServer(t *testing.T) (*httptest.Server, *fakeEngine) {
 	t.Helper()
 	f := &fakeEngine{}
