@@ -1,7 +1,8 @@
 // Package testserver starts, in tests, a sharq server wired as serve wires
 // one: the real engine over a real store (SQLite in a temp dir unless the
 // test brings its own) and the simulated executor (or the test's), with the
-// AWS Batch API, sharq's routes, the console and /metrics on one mux,
+// AWS Batch API, the SageMaker and CloudWatch Logs calls of the SageMaker
+// SDK, sharq's routes, the console and /metrics on one mux,
 // behind the access middleware when the test names an authenticator, on a
 // loopback port. Every package's tests assemble their server here, so that
 // what a client sees in a test is what the real parts answer.
@@ -10,6 +11,7 @@
 package testserver
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -24,15 +26,19 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/batch"
+	"github.com/aws/aws-sdk-go-v2/service/sagemaker"
 
 	"github.com/sharq-dev/sharq/internal/access"
+	"github.com/sharq-dev/sharq/internal/awsjson"
 	"github.com/sharq-dev/sharq/internal/batchapi"
 	"github.com/sharq-dev/sharq/internal/clusterconfig"
 	"github.com/sharq-dev/sharq/internal/engine"
 	"github.com/sharq-dev/sharq/internal/executor"
 	"github.com/sharq-dev/sharq/internal/executor/simulated"
+	"github.com/sharq-dev/sharq/internal/logsapi"
 	"github.com/sharq-dev/sharq/internal/metrics"
 	"github.com/sharq-dev/sharq/internal/record"
+	"github.com/sharq-dev/sharq/internal/sagemakerapi"
 	"github.com/sharq-dev/sharq/internal/sharqapi"
 	"github.com/sharq-dev/sharq/internal/store"
 	"github.com/sharq-dev/sharq/internal/store/sqlite"
@@ -88,15 +94,17 @@ type Options struct {
 // Server is a running test server; everything is closed when the test
 // ends.
 type Server struct {
-	URL     string
-	HTTP    *httptest.Server
-	Engine  *engine.Engine
-	Store   store.Store
-	Batch   *batchapi.Handler
-	Sharq   *sharqapi.Handler
-	Console *web.Console
-	Metrics *metrics.Metrics
-	region  string
+	URL       string
+	HTTP      *httptest.Server
+	Engine    *engine.Engine
+	Store     store.Store
+	Batch     *batchapi.Handler
+	Sharq     *sharqapi.Handler
+	Console   *web.Console
+	Metrics   *metrics.Metrics
+	SageMaker *sagemakerapi.Handler
+	Logs      *logsapi.Handler
+	region    string
 }
 
 // Start starts a server for the test's lifetime.
@@ -169,10 +177,15 @@ func Start(t testing.TB, opts Options) *Server {
 
 	s.Batch = batchapi.New(eng, opts.Batch)
 	s.Sharq = sharqapi.New(eng, opts.Sharq)
+	// The engine's defaults, which sagemakerapi and logsapi do not fill in.
+	region, account := cmp.Or(opts.Region, "us-east-1"), cmp.Or(opts.AccountID, "000000000000")
+	s.SageMaker = sagemakerapi.New(eng, sagemakerapi.Options{Region: region, AccountID: account, Authorizer: opts.Authorizer})
+	s.Logs = logsapi.New(eng, logsapi.Options{Region: region, AccountID: account, Logs: opts.Sharq.Logs, Authorizer: opts.Authorizer})
 	mux := http.NewServeMux()
 	mux.Handle("/v1/", s.Metrics.API(s.Batch))
 	s.Metrics.Watch(eng)
 	mux.Handle("GET /metrics", s.Metrics.Handler())
+	mux.Handle("POST /{$}", sdkRoot{sagemaker: s.SageMaker, logs: s.Logs})
 	s.Sharq.Mount(mux)
 	s.Console.Mount(mux, eng, s.Batch)
 	var h http.Handler = mux
@@ -192,6 +205,36 @@ func Start(t testing.TB, opts Options) *Server {
 		s.HTTP.Close()
 	})
 	return s
+}
+
+// sdkRoot serves POST /, where AWS's JSON protocol sends every operation:
+// SageMaker's and CloudWatch Logs' told apart by X-Amz-Target, as serve's
+// root does (IAM's calls, which only read fixed answers, are not served).
+type sdkRoot struct {
+	sagemaker, logs http.Handler
+}
+
+func (a sdkRoot) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	switch prefix, _ := awsjson.Target(r); prefix {
+	case sagemakerapi.TargetPrefix:
+		a.sagemaker.ServeHTTP(w, r)
+	case logsapi.TargetPrefix:
+		a.logs.ServeHTTP(w, r)
+	default:
+		awsjson.WriteError(w, nil, awsjson.UnknownOperation(r.Header.Get("X-Amz-Target")))
+	}
+}
+
+// SageMakerClient is the AWS SDK for Go v2 SageMaker client pointed at the
+// server, as BatchClient is.
+func (s *Server) SageMakerClient() *sagemaker.Client {
+	return sagemaker.New(sagemaker.Options{
+		Region:       s.region,
+		BaseEndpoint: aws.String(s.URL),
+		Credentials:  credentials.NewStaticCredentialsProvider("AKIDEXAMPLE", "secret", ""),
+		Retryer:      aws.NopRetryer{},
+		HTTPClient:   s.HTTP.Client(),
+	})
 }
 
 // BatchClient is the AWS SDK for Go v2 Batch client pointed at the server,
