@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/sharq-dev/sharq/internal/testwait"
 )
 
 // The images .ci/container-image builds.
@@ -146,19 +148,19 @@ func (p *proc) wait(t *testing.T) int {
 // waitFile waits until the container has written path (it has started).
 func waitFile(t *testing.T, p *proc, path string) {
 	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for {
-		if _, err := os.Stat(path); err == nil {
-			return
-		}
+	err := testwait.For(time.Minute, func() error {
+		_, err := os.Stat(path)
 		select {
-		case <-p.done:
-			t.Fatalf("the run process ended (%v) before %s appeared; stderr:\n%s", p.err, path, p.stderr.String())
-		case <-time.After(50 * time.Millisecond):
+		case <-p.done: // its stderr is whole
+			if err != nil {
+				t.Fatalf("the run process ended (%v) before %s appeared; stderr:\n%s", p.err, path, p.stderr.String())
+			}
+		default:
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s did not appear; stderr:\n%s", path, p.stderr.String())
-		}
+		return err
+	})
+	if err != nil {
+		t.Fatalf("%s did not appear; stderr:\n%s", path, p.stderr.String())
 	}
 }
 
@@ -347,21 +349,24 @@ print(s.recv(100).decode())
 // waitRunning waits until List finds the attempt's container.
 func waitRunning(t *testing.T, r *Runtime, att string, p *proc) {
 	t.Helper()
-	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); {
+	err := testwait.For(time.Minute, func() error {
 		names, err := r.List(context.Background(), LabelAttempt+"="+att)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if len(names) > 0 {
-			return
+			return nil
 		}
 		select {
 		case <-p.done:
 			t.Fatalf("the run ended early (%v); stderr:\n%s", p.err, p.stderr.String())
-		case <-time.After(100 * time.Millisecond):
+		default:
 		}
+		return errors.New("not yet")
+	})
+	if err != nil {
+		t.Fatal("List did not find the container")
 	}
-	t.Fatal("List did not find the container")
 }
 
 // With no entrypoint given, the image's own runs with "train".
