@@ -2,7 +2,12 @@ package testserver_test
 
 import (
 	"errors"
+	"go/parser"
+	"go/token"
+	"io/fs"
 	"net/http"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -48,5 +53,35 @@ func TestAuthenticatorGuardsTheRoutes(t *testing.T) {
 		if r := s.Do(t, "POST", path, "{}"); r.Status < 400 || r.Header.Get("X-Amzn-ErrorType") == "" {
 			t.Errorf("%s: %d %s, want a refusal", path, r.Status, r.Body)
 		}
+	}
+}
+
+// Ensure no program or package but tests imports the test server.
+func TestImportedOnlyByTests(t *testing.T) {
+	const self = "github.com/sharq-dev/sharq/internal/testserver"
+	fset := token.NewFileSet()
+	err := filepath.WalkDir("../..", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (strings.HasPrefix(d.Name(), ".") && path != "../.." || d.Name() == "testdata") {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		f, err := parser.ParseFile(fset, path, nil, parser.ImportsOnly)
+		if err != nil {
+			return err
+		}
+		for _, imp := range f.Imports {
+			if imp.Path.Value == strconv.Quote(self) {
+				t.Errorf("%s imports the test server", path)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }
