@@ -85,3 +85,12 @@ func KeepReads(e *Engine, limit int64) int64 {
 // HeadlessReads counts the describes that found a kept waiting job whose
 // share had no head published: a cycle left the head out.
 func HeadlessReads(e *Engine) int64 { return e.reads.headless.Load() }
+
+// LockHeld tells whether the engine's lock is held, to write or to read.
+func LockHeld(e *Engine) bool {
+	if e.mu.TryLock() {
+		e.mu.Unlock()
+		return false
+	}
+	return true
+}

@@ -254,32 +254,47 @@ func (e *Engine) SubmitServiceJob(ctx context.Context, in SubmitServiceJobInput)
 			}
 		}
 	}
-	var out record.Job
-	err = e.do(ctx, func(c *cycle) error {
-		if id, ok := e.tokens[in.ClientToken]; ok && in.ClientToken != "" {
-			j := e.jobs[id]
-			if j == nil && stored != nil && stored.JobID == id {
-				e.keepJob(stored)
-				j = stored
-			}
-			// No job: it was forgotten meanwhile, and its token with it.
-			if j != nil {
-				if j.RequestHash != hash {
-					return invalidf("clientToken %s was already used for a different request", in.ClientToken)
-				}
-				out = *j
-				return nil
-			}
+	s := &submission{in: in, demand: demand, hash: hash, stored: stored}
+	err = e.do(ctx, func(c *cycle) error { return e.submit(c, s) })
+	return s.out, err
+}
+
+// submission is a SubmitServiceJob checked off the loop, for a cycle to
+// apply (submit): the request, its demand and hash, the job of its
+// clientToken read from the store, and the job it made or found.
+type submission struct {
+	in     SubmitServiceJobInput
+	demand []record.UnitCount
+	hash   string
+	stored *record.Job
+	out    record.Job
+}
+
+// submit applies a submission in a cycle: it answers with the job of its
+// clientToken when there is one, else makes and queues a new job.
+func (e *Engine) submit(c *cycle, s *submission) error {
+	if id, ok := e.tokens[s.in.ClientToken]; ok && s.in.ClientToken != "" {
+		j := e.jobs[id]
+		if j == nil && s.stored != nil && s.stored.JobID == id {
+			e.keepJob(s.stored)
+			j = s.stored
 		}
-		j, err := e.newJob(c, in, "", demand)
-		if err != nil {
-			return err
+		// No job: it was forgotten meanwhile, and its token with it.
+		if j != nil {
+			if j.RequestHash != s.hash {
+				return invalidf("clientToken %s was already used for a different request", s.in.ClientToken)
+			}
+			s.out = *j
+			return nil
 		}
-		j.RequestHash = hash
-		out = *j
-		return nil
-	})
-	return out, err
+	}
+	j, err := e.newJob(c, s.in, "", s.demand)
+	if err != nil {
+		return err
+	}
+	j.RequestHash = s.hash
+	s.out = *j
+	return nil
 }
 
 // checkRunnable asks an executor that can tell whether the payload can run
