@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"iter"
 
 	"github.com/sharq-dev/sharq/internal/executor"
 	"github.com/sharq-dev/sharq/internal/record"
@@ -53,23 +52,11 @@ func (e *Engine) ApplyInstant(ctx context.Context, in Instant) (InstantResult, e
 	if !in.NoRecords {
 		res.Jobs = make([]record.Job, len(in.Submits))
 	}
-	var aside asideJobs
-	if len(in.Changes) > 0 {
-		aside = e.readAside(ctx, changedJobs(in.Changes))
-	}
+	aside := readAside(ctx, e, in.Changes, changedJob)
 	return res, e.cycle(ctx, e.instantOps(in, &res, aside))
 }
 
-// changedJobs are the jobs the changes name.
-func changedJobs(cs []JobChange) iter.Seq[string] {
-	return func(yield func(string) bool) {
-		for _, c := range cs {
-			if !yield(c.Job) {
-				return
-			}
-		}
-	}
-}
+func changedJob(c JobChange) string { return c.Job }
 
 // instantOps are the changes of in, in the order they apply, each writing
 // its outcome into res: one op for them all, as an op per change would

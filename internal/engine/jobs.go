@@ -6,7 +6,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
-	"iter"
 	"maps"
 	"slices"
 	"strconv"
@@ -407,12 +406,16 @@ type asideJob struct {
 }
 
 // readAside reads from the store, holding no lock, the jobs named (by ID
-// or ARN) that memory does not hold; nil when it holds them all.
-func (e *Engine) readAside(ctx context.Context, idsOrArns iter.Seq[string]) asideJobs {
+// or ARN: idOf of each) that memory does not hold; nil when it holds them
+// all.
+func readAside[T any](ctx context.Context, e *Engine, named []T, idOf func(T) string) asideJobs {
+	if len(named) == 0 {
+		return nil
+	}
 	var missing []string
 	e.rlock()
-	for s := range idsOrArns {
-		if id := e.jobID(s); e.jobs[id] == nil {
+	for _, n := range named {
+		if id := e.jobID(idOf(n)); e.jobs[id] == nil {
 			missing = append(missing, id)
 		}
 	}
@@ -430,6 +433,13 @@ func (e *Engine) readAside(ctx context.Context, idsOrArns iter.Seq[string]) asid
 	}
 	return aside
 }
+
+// readAsideOne is readAside of one job.
+func (e *Engine) readAsideOne(ctx context.Context, idOrArn string) asideJobs {
+	return readAside(ctx, e, []string{idOrArn}, itself)
+}
+
+func itself(s string) string { return s }
 
 // knownJob finds the job a change names by ID or ARN: in memory, or else
 // among those read aside, unless a purge has forgotten it since. With keep
@@ -468,7 +478,7 @@ func (e *Engine) readStored(ctx context.Context, idOrArn string, purgedBefore in
 }
 
 func (e *Engine) UpdateServiceJob(ctx context.Context, id string, priority int) (record.Job, error) {
-	aside := e.readAside(ctx, single(id))
+	aside := e.readAsideOne(ctx, id)
 	var out record.Job
 	err := e.do(ctx, func(c *cycle) error {
 		var err error
@@ -476,11 +486,6 @@ func (e *Engine) UpdateServiceJob(ctx context.Context, id string, priority int) 
 		return err
 	})
 	return out, err
-}
-
-// single is the sequence of one ID.
-func single(id string) iter.Seq[string] {
-	return func(yield func(string) bool) { yield(id) }
 }
 
 func (e *Engine) setPriority(c *cycle, id string, priority int, aside asideJobs) (record.Job, error) {
@@ -500,7 +505,7 @@ func (e *Engine) setPriority(c *cycle, id string, priority int, aside asideJobs)
 }
 
 func (e *Engine) TerminateServiceJob(ctx context.Context, id, reason string) error {
-	aside := e.readAside(ctx, single(id))
+	aside := e.readAsideOne(ctx, id)
 	return e.do(ctx, func(c *cycle) error { return e.terminate(c, id, reason, aside) })
 }
 
@@ -521,7 +526,7 @@ func (e *Engine) terminate(c *cycle, id, reason string, aside asideJobs) error {
 }
 
 func (e *Engine) TerminateServiceJobs(ctx context.Context, ids []string, reason string) ([]string, []TerminateError, error) {
-	aside := e.readAside(ctx, slices.Values(ids))
+	aside := readAside(ctx, e, ids, itself)
 	ok := []string{}
 	bad := []TerminateError{}
 	err := e.do(ctx, func(c *cycle) error {

@@ -138,7 +138,7 @@ func (e *Engine) asideTagged(ctx context.Context, resource string) asideJobs {
 	if !isJobArn(resource) {
 		return nil
 	}
-	return e.readAside(ctx, single(resource))
+	return e.readAsideOne(ctx, resource)
 }
 
 func (e *Engine) TagResource(ctx context.Context, arn string, tags map[string]string) error {

@@ -165,7 +165,9 @@ func (e *Engine) newCycle(now time.Time, batch []*op) *cycle {
 	} else {
 		c = &cycle{jobs: make(map[string]*record.Job, len(batch)), resources: map[string]store.Resource{}}
 	}
-	c.now, c.ops = now, batch
+	// A copy: the caller's batch then stays its own (a synchronous
+	// engine's is on its stack).
+	c.now, c.ops = now, append(c.ops, batch...)
 	return c
 }
 
@@ -179,10 +181,11 @@ const recycleMax = 256
 // What was handed on (events, kept as the recent ones; dispatches and
 // preemptions, to observers) is not reused.
 func (e *Engine) recycle(c *cycle) {
-	if len(c.jobs) > recycleMax || len(c.resources) > recycleMax || len(c.submitted) > recycleMax ||
+	if len(c.ops) > recycleMax || len(c.jobs) > recycleMax || len(c.resources) > recycleMax || len(c.submitted) > recycleMax ||
 		len(c.starts) > recycleMax || len(c.stops) > recycleMax || len(c.transitions) > recycleMax || len(c.touched) > recycleMax {
 		return
 	}
+	clear(c.ops)
 	clear(c.jobs)
 	clear(c.resources)
 	clear(c.submitted)
@@ -196,7 +199,7 @@ func (e *Engine) recycle(c *cycle) {
 	}
 	clear(c.usage)
 	clear(c.preemptedAttempts)
-	*c = cycle{jobs: c.jobs, resources: c.resources, submitted: c.submitted[:0], starts: c.starts[:0],
+	*c = cycle{ops: c.ops[:0], jobs: c.jobs, resources: c.resources, submitted: c.submitted[:0], starts: c.starts[:0],
 		stops: c.stops[:0], transitions: c.transitions[:0], touched: c.touched[:0],
 		usage: usage, preemptedAttempts: preempted}
 	e.spare = c
@@ -442,7 +445,7 @@ func (e *Engine) decide(ctx context.Context, batch []*op) (c *cycle, err error) 
 		}
 	}()
 	c = e.newCycle(e.opts.Clock.Now(), batch)
-	for _, o := range batch {
+	for _, o := range c.ops {
 		o.err = o.fn(c)
 	}
 	e.step(c)
