@@ -20,7 +20,7 @@ const maxRecentPreemptions = 10
 
 // applyDecisions turns one core cycle's decisions into record changes and
 // executor actions.
-func (e *Engine) applyDecisions(ds core.Decisions, now time.Time) {
+func (e *Engine) applyDecisions(c *cycle, ds core.Decisions) {
 	// Victims preempted for a job must exit before its attempt starts;
 	// hold is the longest grace period among them.
 	waitFor := map[string][]string{}
@@ -33,23 +33,23 @@ func (e *Engine) applyDecisions(ds core.Decisions, now time.Time) {
 		}
 		switch d.Kind {
 		case core.Dispatch:
-			e.dispatched(j, d, waitFor[d.Job], hold[d.Job], now)
+			e.dispatched(c, j, d, waitFor[d.Job], hold[d.Job])
 			if vs := victims[d.Job]; len(vs) > 0 {
 				j.StatusReason = waitingForVictims(vs, hold[d.Job])
 			}
 		case core.Preempt:
 			var stopping time.Duration
-			if a := j.AttemptID; a != "" && e.stopAttempt(j) {
+			if a := j.AttemptID; a != "" && e.stopAttempt(c, j) {
 				stopping = e.graceOf(j)
 				waitFor[d.For] = append(waitFor[d.For], a)
 				hold[d.For] = max(hold[d.For], stopping)
 				victims[d.For] = append(victims[d.For], j.JobID+" in share "+j.QuotaShareName)
 			}
-			e.preempted(j, d, stopping, now)
+			e.preempted(c, j, d, stopping)
 		case core.Fail:
-			e.fail(j, d.Reason.String(), now)
+			e.fail(c, j, d.Reason.String())
 		case core.Wait:
-			e.waiting(j, d, now)
+			e.waiting(c, j, d)
 		}
 	}
 }
@@ -117,14 +117,15 @@ func (e *Engine) graceOf(j *record.Job) time.Duration {
 
 // dispatched starts the job's next attempt once the cycle is durable; hold
 // is the longest grace period of the victims in waitFor, which it waits for.
-func (e *Engine) dispatched(j *record.Job, d core.Decision, waitFor []string, hold time.Duration, now time.Time) {
+func (e *Engine) dispatched(c *cycle, j *record.Job, d core.Decision, waitFor []string, hold time.Duration) {
+	now := c.now
 	j.AttemptSeq++
 	id := attemptName(j.JobName, j.JobID, j.AttemptSeq)
 	j.AttemptID = id
 	j.DispatchedAt = now.UnixNano()
 	j.WaitFor = waitFor
 	j.StatusReason = ""
-	e.setStatus(j, StatusScheduled, now)
+	e.setStatus(c, j, StatusScheduled, now)
 	j.ScheduledAt = ms(now)
 	j.StartedAt, j.StoppedAt = 0, 0
 	rid := record.ServiceResourceID{Name: "TrainingJobArn", Value: e.base().TrainingJob(id)}
@@ -132,9 +133,9 @@ func (e *Engine) dispatched(j *record.Job, d core.Decision, waitFor []string, ho
 	j.Attempts = append(j.Attempts, record.Attempt{ServiceResourceID: rid})
 	delete(e.waits, j.JobID)
 	e.attempts[id] = liveAttempt{job: j.JobID, handle: d.Handle}
-	e.touch(j)
-	e.tx.starts = append(e.tx.starts, start{e.attemptOf(j), waitFor, hold})
-	e.tx.dispatches = append(e.tx.dispatches, DispatchInfo{Queue: j.Queue, Share: j.QuotaShareName,
+	e.touch(c, j)
+	c.starts = append(c.starts, start{e.attemptOf(j), waitFor, hold})
+	c.dispatches = append(c.dispatches, DispatchInfo{Queue: j.Queue, Share: j.QuotaShareName,
 		Via: d.Via.String(), Borrowed: len(d.Borrowed) > 0, Waited: now.Sub(time.UnixMilli(j.CreatedAt))})
 }
 
@@ -189,7 +190,8 @@ func inSeconds(d time.Duration) string { return fmt.Sprintf("%gs", d.Seconds()) 
 
 // preempted closes the job's attempt; stopping is the grace period its
 // processes get when they have to be stopped, 0 when there are none.
-func (e *Engine) preempted(j *record.Job, d core.Decision, stopping time.Duration, now time.Time) {
+func (e *Engine) preempted(c *cycle, j *record.Job, d core.Decision, stopping time.Duration) {
+	now := c.now
 	reason := d.Reason.String()
 	e.endAttempt(j, reason, now)
 	if a := j.CurrentAttempt(); a != nil && stopping > 0 && a.StatusReason == reason {
@@ -202,7 +204,7 @@ func (e *Engine) preempted(j *record.Job, d core.Decision, stopping time.Duratio
 		j.PreemptionSummary = ps
 	}
 	ps.PreemptedAttemptCount++
-	e.tx.preempts = append(e.tx.preempts, PreemptInfo{Queue: j.Queue, Share: j.QuotaShareName, Kind: d.Preemption.String()})
+	c.preempts = append(c.preempts, PreemptInfo{Queue: j.Queue, Share: j.QuotaShareName, Kind: d.Preemption.String()})
 	if a := j.CurrentAttempt(); a != nil {
 		ps.RecentPreemptedAttempts = append([]record.Attempt{*a}, ps.RecentPreemptedAttempts...)
 		if len(ps.RecentPreemptedAttempts) > maxRecentPreemptions {
@@ -212,54 +214,56 @@ func (e *Engine) preempted(j *record.Job, d core.Decision, stopping time.Duratio
 	j.AttemptID = ""
 	j.StatusReason = reason
 	if d.Requeued {
-		e.setStatus(j, StatusRunnable, now)
+		e.setStatus(c, j, StatusRunnable, now)
 	}
-	e.touch(j)
+	e.touch(c, j)
 }
 
 // stopAttempt has the executor stop the job's live attempt, with the job's
 // grace period, once the cycle is durable. An attempt dispatched in this
 // same cycle (then preempted by a later pass, or failed) is simply never
 // started; stopAttempt reports whether there is a stop to wait for.
-func (e *Engine) stopAttempt(j *record.Job) bool {
+func (e *Engine) stopAttempt(c *cycle, j *record.Job) bool {
 	id := j.AttemptID
-	if i := slices.IndexFunc(e.tx.starts, func(s start) bool { return s.attempt.ID == id }); i >= 0 {
-		e.tx.starts = slices.Delete(e.tx.starts, i, i+1)
+	if i := slices.IndexFunc(c.starts, func(s start) bool { return s.attempt.ID == id }); i >= 0 {
+		c.starts = slices.Delete(c.starts, i, i+1)
 		return false
 	}
-	e.tx.stops = append(e.tx.stops, stop{id, e.graceOf(j)})
+	c.stops = append(c.stops, stop{id, e.graceOf(j)})
 	return true
 }
 
-// fail ends a job as FAILED.
-func (e *Engine) fail(j *record.Job, reason string, now time.Time) {
+// fail ends a job as FAILED, now.
+func (e *Engine) fail(c *cycle, j *record.Job, reason string) {
+	now := c.now
 	if dispatchedStatus(j.Status) && j.AttemptID != "" {
-		e.stopAttempt(j)
+		e.stopAttempt(c, j)
 	}
 	e.endAttempt(j, reason, now)
-	e.finish(j, StatusFailed, reason, now)
+	e.finish(c, j, StatusFailed, reason, now)
 }
 
-func (e *Engine) finish(j *record.Job, status, reason string, now time.Time) {
+func (e *Engine) finish(c *cycle, j *record.Job, status, reason string, now time.Time) {
 	j.AttemptID = ""
 	j.StatusReason = reason
-	e.setStatus(j, status, now)
+	e.setStatus(c, j, status, now)
 	j.StoppedAt = ms(now)
 	j.EndedAt = ms(now)
 	e.ended = append(e.ended, endMark{id: j.JobID, at: j.EndedAt})
 	delete(e.waits, j.JobID)
-	e.touch(j)
+	e.touch(c, j)
 }
 
-func (e *Engine) waiting(j *record.Job, d core.Decision, now time.Time) {
+func (e *Engine) waiting(c *cycle, j *record.Job, d core.Decision) {
+	now := c.now
 	if j.Status == StatusSubmitted {
-		e.setStatus(j, StatusRunnable, now)
+		e.setStatus(c, j, StatusRunnable, now)
 	}
 	if !d.Reason.Misconfiguration() {
 		delete(e.waits, j.JobID)
 		if j.WaitSince != 0 {
 			j.WaitSince = 0
-			e.touch(j)
+			e.touch(c, j)
 		}
 		return
 	}
@@ -272,27 +276,27 @@ func (e *Engine) waiting(j *record.Job, d core.Decision, now time.Time) {
 		e.waits[j.JobID] = waitMark{reason: r, since: since}
 		if j.WaitSince != since {
 			j.WaitSince = since
-			e.touch(j)
+			e.touch(c, j)
 		}
 	}
 	if j.StatusReason != r {
 		j.StatusReason = r
-		e.touch(j)
+		e.touch(c, j)
 	}
 }
 
 // handleUpdate applies an executor report about an attempt.
-func (e *Engine) handleUpdate(u executor.Update, now time.Time) {
+func (e *Engine) handleUpdate(c *cycle, u executor.Update) {
 	if u.State.Terminal() {
 		e.disp.ended(u.AttemptID) // a preemptor may wait for it
 	}
 	la, ok := e.attempts[u.AttemptID]
 	j := e.jobs[la.job]
 	if !ok || j == nil || j.AttemptID != u.AttemptID {
-		e.closedAttemptEnded(u, now) // an attempt the engine already closed (preempted, terminated)
+		e.closedAttemptEnded(c, u) // an attempt the engine already closed (preempted, terminated)
 		return
 	}
-	at := now
+	at := c.now
 	if !u.At.IsZero() {
 		at = u.At
 	}
@@ -300,17 +304,17 @@ func (e *Engine) handleUpdate(u executor.Update, now time.Time) {
 	case executor.Starting:
 		// A reason says what the start waits for: its data, say.
 		if u.Reason != "" {
-			e.setReason(j, u.Reason)
+			e.setReason(c, j, u.Reason)
 		}
 		if j.Status == StatusScheduled {
 			clearWaitingPreempted(j)
-			e.setStatus(j, StatusStarting, at)
+			e.setStatus(c, j, StatusStarting, at)
 		}
 	case executor.Running:
 		// A reason says what a run does besides training: uploading its
 		// model, say; the first report of a run clears the start's.
 		if u.Reason != "" || j.Status == StatusStarting {
-			e.setReason(j, u.Reason)
+			e.setReason(c, j, u.Reason)
 		}
 		if j.Status != StatusRunning {
 			clearWaitingPreempted(j)
@@ -318,19 +322,19 @@ func (e *Engine) handleUpdate(u executor.Update, now time.Time) {
 			if a := j.CurrentAttempt(); a != nil {
 				a.StartedAt = ms(at)
 			}
-			e.setStatus(j, StatusRunning, at)
+			e.setStatus(c, j, StatusRunning, at)
 		}
 	case executor.Succeeded:
 		e.mustCore(core.AttemptEnded{Job: j.JobID, Handle: la.handle})
 		e.recordRunTime(j, at)
 		reason := "Training job completed"
 		e.endAttempt(j, reason, at)
-		e.finish(j, StatusSucceeded, reason, at)
+		e.finish(c, j, StatusSucceeded, reason, at)
 	case executor.Lost:
 		// Not the job's fault: requeue without using a retry attempt.
 		e.mustCore(core.AttemptEnded{Job: j.JobID, Handle: la.handle, Requeue: true})
 		e.endAttempt(j, u.Reason, at)
-		e.requeued(j, u.Reason, at)
+		e.requeued(c, j, u.Reason, at)
 	case executor.Failed, executor.Stopped:
 		reason := u.Reason
 		if reason == "" {
@@ -340,11 +344,11 @@ func (e *Engine) handleUpdate(u executor.Update, now time.Time) {
 		if e.retry(j, reason) {
 			e.mustCore(core.AttemptEnded{Job: j.JobID, Handle: la.handle, Requeue: true})
 			j.Entries++
-			e.requeued(j, reason, at)
+			e.requeued(c, j, reason, at)
 			return
 		}
 		e.mustCore(core.AttemptEnded{Job: j.JobID, Handle: la.handle})
-		e.finish(j, StatusFailed, reason, at)
+		e.finish(c, j, StatusFailed, reason, at)
 	}
 }
 
@@ -357,10 +361,10 @@ func clearWaitingPreempted(j *record.Job) {
 }
 
 // setReason sets a live job's statusReason from its executor's report.
-func (e *Engine) setReason(j *record.Job, reason string) {
+func (e *Engine) setReason(c *cycle, j *record.Job, reason string) {
 	if j.StatusReason != reason {
 		j.StatusReason = reason
-		e.touch(j)
+		e.touch(c, j)
 	}
 }
 
@@ -370,12 +374,12 @@ func (e *Engine) setReason(j *record.Job, reason string) {
 // says so no longer; and how the processes ended, when that was not the
 // plain stop asked for: e.g. "killed with SIGKILL after 120s grace period"
 // for a job that ignored SIGTERM.
-func (e *Engine) closedAttemptEnded(u executor.Update, now time.Time) {
+func (e *Engine) closedAttemptEnded(c *cycle, u executor.Update) {
 	j := e.jobs[u.JobID]
 	if j == nil || !u.State.Terminal() {
 		return
 	}
-	at := now
+	at := c.now
 	if !u.At.IsZero() {
 		at = u.At
 	}
@@ -409,14 +413,14 @@ func (e *Engine) closedAttemptEnded(u executor.Update, now time.Time) {
 		changed = true
 	}
 	if changed {
-		e.touch(j)
+		e.touch(c, j)
 	}
 }
 
-func (e *Engine) requeued(j *record.Job, reason string, now time.Time) {
+func (e *Engine) requeued(c *cycle, j *record.Job, reason string, now time.Time) {
 	j.AttemptID = ""
 	j.StatusReason = reason
-	e.setStatus(j, StatusRunnable, now)
+	e.setStatus(c, j, StatusRunnable, now)
 }
 
 // retry decides whether a failed attempt is tried again: the first
@@ -468,7 +472,8 @@ func (e *Engine) mustCore(ev core.Event) {
 }
 
 // housekeeping runs every second: time limit actions and retention.
-func (e *Engine) housekeeping(now time.Time) error {
+func (e *Engine) housekeeping(c *cycle) error {
+	now := c.now
 	nowMs := ms(now)
 	for _, id := range sortedKeys(e.waits) { // in ID order: terminations are events
 		w := e.waits[id]
@@ -484,7 +489,7 @@ func (e *Engine) housekeeping(now time.Time) error {
 		for _, a := range q.JobStateTimeLimitActions {
 			if a.State == StatusRunnable && strings.HasPrefix(w.reason, a.Reason) && nowMs-w.since >= int64(a.MaxTimeSeconds)*1000 {
 				if err := e.core.Apply(core.Terminate{Job: id}); err == nil {
-					e.fail(j, "Terminated by JobStateTimeLimit action due to reason: "+a.Reason, now)
+					e.fail(c, j, "Terminated by JobStateTimeLimit action due to reason: "+a.Reason)
 				}
 				break
 			}
@@ -492,7 +497,7 @@ func (e *Engine) housekeeping(now time.Time) error {
 	}
 	if now.Sub(e.lastPurge) >= time.Minute {
 		e.lastPurge = now
-		e.purge(now)
+		e.purge(c)
 	}
 	return nil
 }
@@ -500,8 +505,8 @@ func (e *Engine) housekeeping(now time.Time) error {
 // purge forgets jobs that ended longer ago than the retention.
 // Ended jobs are taken from the front of e.ended, which holds them in the
 // order they ended, so a purge costs what it removes, not what is kept.
-func (e *Engine) purge(now time.Time) {
-	before := ms(now.Add(-e.opts.Retention))
+func (e *Engine) purge(c *cycle) {
+	before := ms(c.now.Add(-e.opts.Retention))
 	n := 0
 	for ; n < len(e.ended) && e.ended[n].at < before; n++ {
 		m := e.ended[n]
@@ -523,5 +528,6 @@ func (e *Engine) purge(now time.Time) {
 		}
 	}
 	e.ended = e.ended[n:]
-	e.tx.purgeBefore = before
+	e.purgedBefore = before
+	c.purgeBefore = before
 }

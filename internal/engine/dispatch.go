@@ -95,13 +95,17 @@ func newDispatcher(opts Options, log logger, failed func(executor.Update)) *disp
 	for i := range d.workers {
 		ch := make(chan call, 1024)
 		d.workers[i] = ch
-		d.wg.Go(func() {
-			for c := range ch {
-				d.make(c)
-			}
-		})
+		d.wg.Go(func() { d.work(ch) })
 	}
 	return d
+}
+
+// work makes the calls sent to one worker, in order, until its channel
+// is closed.
+func (d *dispatcher) work(calls <-chan call) {
+	for c := range calls {
+		d.make(c)
+	}
 }
 
 // close stops the workers once the calls already queued are made (or, for

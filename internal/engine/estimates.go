@@ -121,12 +121,12 @@ func (e *Engine) recordRunTime(j *record.Job, end time.Time) {
 
 // noteCycle tells the estimator, after a committed cycle, whether the
 // cycle changed something.
-func (e *Engine) noteCycle(t *tx) {
+func (e *Engine) noteCycle(c *cycle) {
 	if e.opts.Synchronous {
 		return
 	}
-	changed := len(t.jobs) > 0 || t.jobsChanged || len(t.resources) > 0 || len(t.deleted) > 0
-	e.est.NoteCycle(changed, t.now)
+	changed := len(c.jobs) > 0 || c.jobsChanged || len(c.resources) > 0 || len(c.deleted) > 0
+	e.est.NoteCycle(changed, c.now)
 }
 
 // startEstimator starts the estimator's background work and returns what

@@ -80,8 +80,8 @@ func listeners(opts *Options) (events, transitions, timed bool) {
 
 // setStatus moves a job to a status, recording the transition and, for
 // whoever listens, the event or transition that announces it.
-func (e *Engine) setStatus(j *record.Job, status string, now time.Time) {
-	e.touch(j)
+func (e *Engine) setStatus(c *cycle, j *record.Job, status string, now time.Time) {
+	e.touch(c, j)
 	if j.Status == status {
 		return
 	}
@@ -91,15 +91,15 @@ func (e *Engine) setStatus(j *record.Job, status string, now time.Time) {
 	t := record.Transition{At: ms(now), Status: status, Reason: j.StatusReason}
 	j.History = append(j.History, t)
 	if e.wantEvents {
-		e.tx.events = append(e.tx.events, e.event(j, len(j.History)-1))
+		c.events = append(c.events, event(j, len(j.History)-1))
 	}
 	if e.wantTransitions {
-		e.tx.transitions = append(e.tx.transitions, Transition{JobID: j.JobID, Status: status, Reason: t.Reason, At: t.At, Terminated: j.IsTerminated})
+		c.transitions = append(c.transitions, Transition{JobID: j.JobID, Status: status, Reason: t.Reason, At: t.At, Terminated: j.IsTerminated})
 	}
 }
 
 // event renders transition i of job j as a JobEvent.
-func (e *Engine) event(j *record.Job, i int) JobEvent {
+func event(j *record.Job, i int) JobEvent {
 	t := j.History[i]
 	d := detached(j)
 	d.ServiceRequestPayload = "" // events carry the job's state, not its request
@@ -129,16 +129,26 @@ func detached(j *record.Job) record.Job {
 // itself is not an event, as in AWS Batch.
 func (e *Engine) JobEvents(id string) ([]JobEvent, error) {
 	e.rlock()
-	defer e.mu.RUnlock()
-	j, err := e.findJob(context.Background(), id, false)
+	if j := e.jobs[e.jobID(id)]; j != nil {
+		defer e.mu.RUnlock()
+		return jobEvents(j), nil
+	}
+	purged := e.purgedBefore
+	e.mu.RUnlock()
+	j, err := e.readStored(context.Background(), id, purged)
 	if err != nil {
 		return nil, err
 	}
+	return jobEvents(j), nil
+}
+
+// jobEvents renders the job's transitions but the first as events.
+func jobEvents(j *record.Job) []JobEvent {
 	out := []JobEvent{}
 	for i := 1; i < len(j.History); i++ {
-		out = append(out, e.event(j, i))
+		out = append(out, event(j, i))
 	}
-	return out, nil
+	return out
 }
 
 // subscribers receive events after each commit.
@@ -189,19 +199,19 @@ func (e *Engine) RecentEvents() []JobEvent {
 
 // publish hands a committed cycle, begun at start, to subscribers and
 // observers.
-func (e *Engine) publish(t *tx, start time.Time) {
+func (e *Engine) publish(c *cycle, start time.Time) {
 	var took time.Duration
 	if e.timed {
 		took = time.Since(start)
 	}
 	for _, o := range e.opts.Observers {
 		if to, ok := o.(TransitionObserver); ok && e.opts.NoEvents {
-			to.ObserveTransitions(t.transitions, t.dispatches, t.preempts)
+			to.ObserveTransitions(c.transitions, c.dispatches, c.preempts)
 		} else {
-			o.ObserveCycle(took, t.events, t.dispatches, t.preempts)
+			o.ObserveCycle(took, c.events, c.dispatches, c.preempts)
 		}
 	}
-	if len(t.events) == 0 {
+	if len(c.events) == 0 {
 		return
 	}
 	s := &e.subs
@@ -209,15 +219,15 @@ func (e *Engine) publish(t *tx, start time.Time) {
 	defer s.mu.Unlock()
 	// Pointers, not copies: an event is large, and a cycle's events are
 	// not changed once published.
-	for i := max(0, len(t.events)-recentEvents); i < len(t.events); i++ {
-		s.recent = append(s.recent, &t.events[i])
+	for i := max(0, len(c.events)-recentEvents); i < len(c.events); i++ {
+		s.recent = append(s.recent, &c.events[i])
 	}
 	// Trim only when twice the size, so the copy costs O(1) per event.
 	if n := len(s.recent) - recentEvents; n > recentEvents {
 		clear(s.recent[:n])
 		s.recent = append(s.recent[:0], s.recent[n:]...)
 	}
-	for _, ev := range t.events {
+	for _, ev := range c.events {
 		for _, ch := range s.chans {
 			select {
 			case ch <- ev:

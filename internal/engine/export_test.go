@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/sharq-dev/sharq/internal/forecast"
 	"github.com/sharq-dev/sharq/internal/record"
@@ -14,14 +13,14 @@ import (
 func ApplyInstantThenPanic(ctx context.Context, e *Engine, in Instant) (InstantResult, error) {
 	res := InstantResult{Jobs: make([]record.Job, len(in.Submits)), SubmitErrs: make([]error, len(in.Submits)),
 		ChangeErrs: make([]error, len(in.Changes))}
-	ops := append(e.instantOps(in, &res), &op{fn: func(time.Time) error { panic("a bug in a cycle") }})
+	ops := append(e.instantOps(in, &res, nil), &op{fn: func(*cycle) error { panic("a bug in a cycle") }})
 	return res, e.cycle(ctx, ops)
 }
 
 // PanicInCycle sends the running engine a change that panics, as a bug in
 // a cycle would, and returns what its caller is answered.
 func PanicInCycle(ctx context.Context, e *Engine) error {
-	return e.do(ctx, func(time.Time) error { panic("a bug in a cycle") })
+	return e.do(ctx, func(*cycle) error { panic("a bug in a cycle") })
 }
 
 // CopyForEstimates takes the copy a start estimate works on under the
@@ -51,16 +50,21 @@ func HoldLock(e *Engine) (release func()) {
 	return e.mu.Unlock
 }
 
-// DescribeLocked describes a job under the engine's lock, as a describe
-// that finds no kept copy does.
+// DescribeLocked describes a job as a describe that finds no kept copy
+// does: under the engine's lock when it is in memory, else from the store.
 func DescribeLocked(e *Engine, id string) (record.Job, error) {
 	e.mu.RLock()
-	defer e.mu.RUnlock()
-	j, err := e.findJob(context.Background(), id, false)
+	if j := e.jobs[e.jobID(id)]; j != nil {
+		defer e.mu.RUnlock()
+		return e.view(j), nil
+	}
+	purged := e.purgedBefore
+	e.mu.RUnlock()
+	j, err := e.readStored(context.Background(), id, purged)
 	if err != nil {
 		return record.Job{}, err
 	}
-	return e.view(j), nil
+	return *j, nil
 }
 
 // KeptReads is how many jobs an engine keeps for describes without its
@@ -81,3 +85,12 @@ func KeepReads(e *Engine, limit int64) int64 {
 // HeadlessReads counts the describes that found a kept waiting job whose
 // share had no head published: a cycle left the head out.
 func HeadlessReads(e *Engine) int64 { return e.reads.headless.Load() }
+
+// LockHeld tells whether the engine's lock is held, to write or to read.
+func LockHeld(e *Engine) bool {
+	if e.mu.TryLock() {
+		e.mu.Unlock()
+		return false
+	}
+	return true
+}

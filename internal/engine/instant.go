@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"time"
 
 	"github.com/sharq-dev/sharq/internal/executor"
 	"github.com/sharq-dev/sharq/internal/record"
@@ -53,37 +52,40 @@ func (e *Engine) ApplyInstant(ctx context.Context, in Instant) (InstantResult, e
 	if !in.NoRecords {
 		res.Jobs = make([]record.Job, len(in.Submits))
 	}
-	return res, e.cycle(ctx, e.instantOps(in, &res))
+	aside := readAside(ctx, e, in.Changes, changedJob)
+	return res, e.cycle(ctx, e.instantOps(in, &res, aside))
 }
+
+func changedJob(c JobChange) string { return c.Job }
 
 // instantOps are the changes of in, in the order they apply, each writing
 // its outcome into res: one op for them all, as an op per change would
 // cost its allocations.
-func (e *Engine) instantOps(in Instant, res *InstantResult) []*op {
-	return []*op{{fn: func(now time.Time) error {
+func (e *Engine) instantOps(in Instant, res *InstantResult, aside asideJobs) []*op {
+	return []*op{{fn: func(c *cycle) error {
 		for _, u := range in.Updates {
-			e.handleUpdate(u, now)
+			e.handleUpdate(c, u)
 		}
 		for i, s := range in.Submits {
 			id := ""
 			if in.IDs != nil {
 				id = in.IDs[i]
 			}
-			j, err := e.submitOne(s, id, now)
+			j, err := e.submitOne(c, s, id)
 			if j != nil && res.Jobs != nil {
 				res.Jobs[i] = *j
 			}
 			res.SubmitErrs[i] = err
 		}
-		for i, c := range in.Changes {
-			if c.Terminate {
-				res.ChangeErrs[i] = e.terminate(c.Job, c.Reason, now)
+		for i, ch := range in.Changes {
+			if ch.Terminate {
+				res.ChangeErrs[i] = e.terminate(c, ch.Job, ch.Reason, aside)
 			} else {
-				_, res.ChangeErrs[i] = e.setPriority(c.Job, c.Priority)
+				_, res.ChangeErrs[i] = e.setPriority(c, ch.Job, ch.Priority, aside)
 			}
 		}
 		if in.Housekeeping {
-			return e.housekeeping(now)
+			return e.housekeeping(c)
 		}
 		return nil
 	}}}
@@ -105,7 +107,7 @@ func (e *Engine) Tick(ctx context.Context) error {
 
 // submitOne submits a job of an Instant, with the ID given or, when it is
 // "", Options.NewID's.
-func (e *Engine) submitOne(in SubmitServiceJobInput, id string, now time.Time) (*record.Job, error) {
+func (e *Engine) submitOne(c *cycle, in SubmitServiceJobInput, id string) (*record.Job, error) {
 	if in.ClientToken != "" {
 		return nil, invalidf("clientToken is not supported when submitting several jobs at once")
 	}
@@ -113,5 +115,5 @@ func (e *Engine) submitOne(in SubmitServiceJobInput, id string, now time.Time) (
 	if err != nil {
 		return nil, err
 	}
-	return e.newJob(in, id, demand, now)
+	return e.newJob(c, in, id, demand)
 }

@@ -11,7 +11,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/sharq-dev/sharq/internal/core"
 	"github.com/sharq-dev/sharq/internal/executor"
@@ -254,32 +253,47 @@ func (e *Engine) SubmitServiceJob(ctx context.Context, in SubmitServiceJobInput)
 			}
 		}
 	}
-	var out record.Job
-	err = e.do(ctx, func(now time.Time) error {
-		if id, ok := e.tokens[in.ClientToken]; ok && in.ClientToken != "" {
-			j := e.jobs[id]
-			if j == nil && stored != nil && stored.JobID == id {
-				e.keepJob(stored)
-				j = stored
-			}
-			// No job: it was forgotten meanwhile, and its token with it.
-			if j != nil {
-				if j.RequestHash != hash {
-					return invalidf("clientToken %s was already used for a different request", in.ClientToken)
-				}
-				out = *j
-				return nil
-			}
+	s := &submission{in: in, demand: demand, hash: hash, stored: stored}
+	err = e.do(ctx, func(c *cycle) error { return e.submit(c, s) })
+	return s.out, err
+}
+
+// submission is a SubmitServiceJob checked off the loop, for a cycle to
+// apply (submit): the request, its demand and hash, the job of its
+// clientToken read from the store, and the job it made or found.
+type submission struct {
+	in     SubmitServiceJobInput
+	demand []record.UnitCount
+	hash   string
+	stored *record.Job
+	out    record.Job
+}
+
+// submit applies a submission in a cycle: it answers with the job of its
+// clientToken when there is one, else makes and queues a new job.
+func (e *Engine) submit(c *cycle, s *submission) error {
+	if id, ok := e.tokens[s.in.ClientToken]; ok && s.in.ClientToken != "" {
+		j := e.jobs[id]
+		if j == nil && s.stored != nil && s.stored.JobID == id {
+			e.keepJob(s.stored)
+			j = s.stored
 		}
-		j, err := e.newJob(in, "", demand, now)
-		if err != nil {
-			return err
+		// No job: it was forgotten meanwhile, and its token with it.
+		if j != nil {
+			if j.RequestHash != s.hash {
+				return invalidf("clientToken %s was already used for a different request", s.in.ClientToken)
+			}
+			s.out = *j
+			return nil
 		}
-		j.RequestHash = hash
-		out = *j
-		return nil
-	})
-	return out, err
+	}
+	j, err := e.newJob(c, s.in, "", s.demand)
+	if err != nil {
+		return err
+	}
+	j.RequestHash = s.hash
+	s.out = *j
+	return nil
 }
 
 // checkRunnable asks an executor that can tell whether the payload can run
@@ -298,7 +312,7 @@ func (e *Engine) checkRunnable(req *trainingjob.Request) error {
 
 // newJob makes and queues a job with the ID given or, when it is "",
 // Options.NewID's: asked for only once the submission is valid.
-func (e *Engine) newJob(in SubmitServiceJobInput, id string, demand []record.UnitCount, now time.Time) (*record.Job, error) {
+func (e *Engine) newJob(c *cycle, in SubmitServiceJobInput, id string, demand []record.UnitCount) (*record.Job, error) {
 	q, err := e.findQueue(in.JobQueue)
 	if err != nil {
 		return nil, err
@@ -309,7 +323,7 @@ func (e *Engine) newJob(in SubmitServiceJobInput, id string, demand []record.Uni
 	if err := e.checkShareArgs(q, in); err != nil {
 		return nil, err
 	}
-	queued := max(now.UnixNano(), e.lastQ+1)
+	queued := max(c.now.UnixNano(), e.lastQ+1)
 	if id == "" {
 		id = e.opts.NewID()
 	}
@@ -337,8 +351,8 @@ func (e *Engine) newJob(in SubmitServiceJobInput, id string, demand []record.Uni
 	if in.ClientToken != "" {
 		e.tokens[in.ClientToken] = id
 	}
-	e.tx.submitted = append(e.tx.submitted, j)
-	e.touch(j)
+	c.submitted = append(c.submitted, j)
+	e.touch(c, j)
 	return j, nil
 }
 
@@ -380,38 +394,102 @@ func preemptedCount(j *record.Job) int {
 	return j.PreemptionSummary.PreemptedAttemptCount
 }
 
-// findJob finds a job by ID or ARN, in memory or else in the store; the
-// loop (mu held to write) keeps what it read in memory, readers do not.
-func (e *Engine) findJob(ctx context.Context, idOrArn string, keep bool) (*record.Job, error) {
+// asideJobs are the jobs a change names that memory did not hold (they
+// ended before this start), read from the store before the change goes to
+// the loop, so that no cycle waits for the store: by ID, with the error of
+// the read. A job the store does not have is not among them.
+type asideJobs map[string]asideJob
+
+type asideJob struct {
+	job *record.Job
+	err error
+}
+
+// readAside reads from the store, holding no lock, the jobs named (by ID
+// or ARN: idOf of each) that memory does not hold; nil when it holds them
+// all.
+func readAside[T any](ctx context.Context, e *Engine, named []T, idOf func(T) string) asideJobs {
+	if len(named) == 0 {
+		return nil
+	}
+	var missing []string
+	e.rlock()
+	for _, n := range named {
+		if id := e.jobID(idOf(n)); e.jobs[id] == nil {
+			missing = append(missing, id)
+		}
+	}
+	e.mu.RUnlock()
+	var aside asideJobs
+	for _, id := range missing {
+		j, err := storedJob(e.opts.Store.Job(ctx, id))
+		if j == nil && err == nil {
+			continue
+		}
+		if aside == nil {
+			aside = asideJobs{}
+		}
+		aside[id] = asideJob{j, err}
+	}
+	return aside
+}
+
+// readAsideOne is readAside of one job.
+func (e *Engine) readAsideOne(ctx context.Context, idOrArn string) asideJobs {
+	return readAside(ctx, e, []string{idOrArn}, itself)
+}
+
+func itself(s string) string { return s }
+
+// knownJob finds the job a change names by ID or ARN: in memory, or else
+// among those read aside, unless a purge has forgotten it since. With keep
+// (mu held to write), one read aside is kept in memory, so that a change
+// to it is committed.
+func (e *Engine) knownJob(idOrArn string, aside asideJobs, keep bool) (*record.Job, error) {
 	id := e.jobID(idOrArn)
 	if j := e.jobs[id]; j != nil {
 		return j, nil
 	}
-	j, err := storedJob(e.opts.Store.Job(ctx, id))
-	if err != nil {
-		return nil, err
+	a := aside[id]
+	if a.err != nil {
+		return nil, a.err
 	}
-	if j == nil {
+	if a.job == nil || a.job.EndedAt < e.purgedBefore {
 		return nil, notFoundf("Job %s does not exist", idOrArn)
 	}
 	if keep {
-		e.keepJob(j)
+		e.keepJob(a.job)
+	}
+	return a.job, nil
+}
+
+// readStored reads from the store, holding no lock, a job that memory did
+// not hold when the caller looked, under the read lock, and saw purges
+// reach purgedBefore: a job that ended before it is gone.
+func (e *Engine) readStored(ctx context.Context, idOrArn string, purgedBefore int64) (*record.Job, error) {
+	j, err := storedJob(e.opts.Store.Job(ctx, e.jobID(idOrArn)))
+	if err != nil {
+		return nil, err
+	}
+	if j == nil || j.EndedAt < purgedBefore {
+		return nil, notFoundf("Job %s does not exist", idOrArn)
 	}
 	return j, nil
 }
 
 func (e *Engine) UpdateServiceJob(ctx context.Context, id string, priority int) (record.Job, error) {
+	aside := e.readAsideOne(ctx, id)
 	var out record.Job
-	err := e.do(ctx, func(time.Time) error {
+	err := e.do(ctx, func(c *cycle) error {
 		var err error
-		out, err = e.setPriority(id, priority)
+		out, err = e.setPriority(c, id, priority, aside)
 		return err
 	})
 	return out, err
 }
 
-func (e *Engine) setPriority(id string, priority int) (record.Job, error) {
-	j, err := e.findJob(context.Background(), id, false)
+func (e *Engine) setPriority(c *cycle, id string, priority int, aside asideJobs) (record.Job, error) {
+	j, err := e.knownJob(id, aside, false)
 	if err != nil {
 		return record.Job{}, err
 	}
@@ -422,16 +500,17 @@ func (e *Engine) setPriority(id string, priority int) (record.Job, error) {
 		return record.Job{}, err
 	}
 	j.SchedulingPriority = priority
-	e.touch(j)
+	e.touch(c, j)
 	return *j, nil
 }
 
 func (e *Engine) TerminateServiceJob(ctx context.Context, id, reason string) error {
-	return e.do(ctx, func(now time.Time) error { return e.terminate(id, reason, now) })
+	aside := e.readAsideOne(ctx, id)
+	return e.do(ctx, func(c *cycle) error { return e.terminate(c, id, reason, aside) })
 }
 
-func (e *Engine) terminate(id, reason string, now time.Time) error {
-	j, err := e.findJob(context.Background(), id, false)
+func (e *Engine) terminate(c *cycle, id, reason string, aside asideJobs) error {
+	j, err := e.knownJob(id, aside, false)
 	if err != nil {
 		return err
 	}
@@ -442,16 +521,17 @@ func (e *Engine) terminate(id, reason string, now time.Time) error {
 		return err
 	}
 	j.IsTerminated = true
-	e.fail(j, reason, now)
+	e.fail(c, j, reason)
 	return nil
 }
 
 func (e *Engine) TerminateServiceJobs(ctx context.Context, ids []string, reason string) ([]string, []TerminateError, error) {
+	aside := readAside(ctx, e, ids, itself)
 	ok := []string{}
 	bad := []TerminateError{}
-	err := e.do(ctx, func(now time.Time) error {
+	err := e.do(ctx, func(c *cycle) error {
 		for _, id := range ids {
-			if err := e.terminate(id, reason, now); err != nil {
+			if err := e.terminate(c, id, reason, aside); err != nil {
 				bad = append(bad, TerminateError{Job: id, Message: ErrorMessage(err)})
 				continue
 			}
@@ -462,19 +542,29 @@ func (e *Engine) TerminateServiceJobs(ctx context.Context, ids []string, reason 
 	return ok, bad, err
 }
 
-func (e *Engine) DescribeServiceJob(ctx context.Context, id string) (record.Job, error) {
-	if j, ok := e.reads.describe(e.jobID(id)); ok {
+// DescribeServiceJob describes a job: one kept for describes without the
+// lock (reads), else one in memory under the read lock, else, after the
+// lock is released, the store's.
+func (e *Engine) DescribeServiceJob(ctx context.Context, idOrArn string) (record.Job, error) {
+	id := e.jobID(idOrArn)
+	if j, ok := e.reads.describe(id); ok {
 		e.readWaits.unlocked.Add(1)
 		return j, nil
 	}
 	e.rlock()
-	defer e.mu.RUnlock()
-	j, err := e.findJob(ctx, id, false)
+	if j := e.jobs[id]; j != nil {
+		e.keepRead(j)
+		v := e.view(j)
+		e.mu.RUnlock()
+		return v, nil
+	}
+	purged := e.purgedBefore
+	e.mu.RUnlock()
+	j, err := e.readStored(ctx, idOrArn, purged)
 	if err != nil {
 		return record.Job{}, err
 	}
-	e.keepRead(j)
-	return e.view(j), nil
+	return *j, nil
 }
 
 // view is a job as clients see it: a RUNNABLE job's statusReason is why it

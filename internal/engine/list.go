@@ -3,9 +3,9 @@ package engine
 import (
 	"context"
 	"errors"
+	"maps"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/sharq-dev/sharq/internal/arn"
 	"github.com/sharq-dev/sharq/internal/record"
@@ -97,42 +97,54 @@ func (e *Engine) ListServiceJobs(ctx context.Context, in ListServiceJobsInput) (
 
 // --- tags
 
-// tagsOf finds the tags of the resource or job an ARN names.
-// A job that ended before this start is read from the store, and kept in
-// memory when keep is set (mu held to write), so that a change is committed.
-func (e *Engine) tagsOf(resource string, keep bool) (*map[string]string, func(), error) {
+// tagsOf finds the tags of the resource or job an ARN names, and what
+// commits a change to them in a cycle. A job that ended before this start
+// is found among those read aside, and kept in memory when keep is set
+// (mu held to write), so that the change is committed.
+func (e *Engine) tagsOf(resource string, aside asideJobs, keep bool) (*map[string]string, func(*cycle), error) {
 	if p := e.policies[resource]; p != nil {
-		return &p.Tags, func() { e.touchResource(kindPolicy, resource, &p.SchedulingPolicy) }, nil
+		return &p.Tags, func(c *cycle) { e.touchResource(c, kindPolicy, resource, &p.SchedulingPolicy) }, nil
 	}
 	if name := e.ownName(resource, arn.ServiceEnvironment); name != "" && strings.HasPrefix(resource, "arn:") {
 		if se := e.envs[name]; se != nil {
-			return &se.Tags, func() { e.touchResource(kindEnv, resource, &se.ServiceEnvironment) }, nil
+			return &se.Tags, func(c *cycle) { e.touchResource(c, kindEnv, resource, &se.ServiceEnvironment) }, nil
 		}
 	}
 	if rest := e.ownName(resource, arn.JobQueue); rest != "" && strings.HasPrefix(resource, "arn:") {
 		if strings.Contains(rest, "/quota-share/") {
 			if _, s, err := e.findShare(resource); err == nil {
-				return &s.Tags, func() { e.touchResource(kindShare, resource, &s.QuotaShare) }, nil
+				return &s.Tags, func(c *cycle) { e.touchResource(c, kindShare, resource, &s.QuotaShare) }, nil
 			}
 		} else if q := e.queues[rest]; q != nil {
-			return &q.Tags, func() { e.touchResource(kindQueue, resource, &q.JobQueue) }, nil
+			return &q.Tags, func(c *cycle) { e.touchResource(c, kindQueue, resource, &q.JobQueue) }, nil
 		}
 	}
-	if strings.Contains(resource, ":service-job/") {
-		j, err := e.findJob(context.Background(), resource, keep)
+	if isJobArn(resource) {
+		j, err := e.knownJob(resource, aside, keep)
 		if err != nil && ErrorCode(err) != NotFound {
 			return nil, nil, err
 		}
 		if j != nil {
-			return &j.Tags, func() { e.touch(j) }, nil
+			return &j.Tags, func(c *cycle) { e.touch(c, j) }, nil
 		}
 	}
 	return nil, nil, notFoundf("Resource %s does not exist", resource)
 }
 
+func isJobArn(resource string) bool { return strings.Contains(resource, ":service-job/") }
+
+// asideTagged reads aside the job a tagging names, if it names one.
+func (e *Engine) asideTagged(ctx context.Context, resource string) asideJobs {
+	if !isJobArn(resource) {
+		return nil
+	}
+	return e.readAsideOne(ctx, resource)
+}
+
 func (e *Engine) TagResource(ctx context.Context, arn string, tags map[string]string) error {
-	return e.do(ctx, func(time.Time) error {
-		t, save, err := e.tagsOf(arn, true)
+	aside := e.asideTagged(ctx, arn)
+	return e.do(ctx, func(c *cycle) error {
+		t, save, err := e.tagsOf(arn, aside, true)
 		if err != nil {
 			return err
 		}
@@ -152,35 +164,54 @@ func (e *Engine) TagResource(ctx context.Context, arn string, tags map[string]st
 		for k, v := range tags {
 			(*t)[k] = v
 		}
-		save()
+		save(c)
 		return nil
 	})
 }
 
 func (e *Engine) UntagResource(ctx context.Context, arn string, keys []string) error {
-	return e.do(ctx, func(time.Time) error {
-		t, save, err := e.tagsOf(arn, true)
+	aside := e.asideTagged(ctx, arn)
+	return e.do(ctx, func(c *cycle) error {
+		t, save, err := e.tagsOf(arn, aside, true)
 		if err != nil {
 			return err
 		}
 		for _, k := range keys {
 			delete(*t, k)
 		}
-		save()
+		save(c)
 		return nil
 	})
 }
 
+// ListTagsForResource reads a resource's tags under the read lock, or,
+// after releasing it, those of a job that memory does not hold from the
+// store.
 func (e *Engine) ListTagsForResource(ctx context.Context, arn string) (map[string]string, error) {
 	e.rlock()
-	defer e.mu.RUnlock()
-	t, _, err := e.tagsOf(arn, false)
+	t, _, err := e.tagsOf(arn, nil, false)
+	if err == nil {
+		defer e.mu.RUnlock()
+		return copyTags(*t), nil
+	}
+	purged := e.purgedBefore
+	e.mu.RUnlock()
+	if !isJobArn(arn) || ErrorCode(err) != NotFound {
+		return nil, err
+	}
+	j, err := e.readStored(ctx, arn, purged)
+	if ErrorCode(err) == NotFound {
+		return nil, notFoundf("Resource %s does not exist", arn)
+	}
 	if err != nil {
 		return nil, err
 	}
-	out := map[string]string{}
-	for k, v := range *t {
-		out[k] = v
-	}
-	return out, nil
+	return copyTags(j.Tags), nil
+}
+
+// copyTags copies tags; none are an empty map, not nil.
+func copyTags(t map[string]string) map[string]string {
+	out := make(map[string]string, len(t))
+	maps.Copy(out, t)
+	return out
 }

@@ -7,7 +7,6 @@ import (
 	"maps"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/sharq-dev/sharq/internal/core"
 	"github.com/sharq-dev/sharq/internal/executor"
@@ -305,11 +304,10 @@ func (e *Engine) reconcile(ctx context.Context, jobs []*record.Job) error {
 		}
 	}
 	for _, u := range pending {
-		apply := func(now time.Time) error { e.handleUpdate(u, now); return nil }
 		if e.opts.Synchronous {
-			e.post(apply)
+			e.postUpdate(u)
 		} else {
-			go e.post(apply) // Run is not reading the ops yet
+			go e.postUpdate(u) // Run is not reading the ops yet
 		}
 	}
 	return nil

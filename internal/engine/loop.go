@@ -36,12 +36,31 @@ type Engine struct {
 	postedMu sync.Mutex
 	posted   []*op
 
-	readWaits readWaits // reads from outside the loop, counted as they take mu
-	reads     reads     // describes served without mu
+	readWaits readWaits   // reads from outside the loop, counted as they take mu
+	reads     reads       // describes served without mu
+	subs      subscribers // event subscribers: guarded by their own mutex
+	// wantEvents and wantTransitions: what setStatus records; timed:
+	// whether cycles are timed (listeners). Set by New, then only read.
+	wantEvents, wantTransitions, timed bool
 
-	// mu guards everything below. The loop holds it to write; API reads
-	// take it shared (rlock), except describes of jobs kept in reads.
-	mu        sync.RWMutex
+	// mu guards state, and reads.heads and reads.reconfigs, which a cycle
+	// publishes with it (publishReads).
+	mu sync.RWMutex
+	state
+}
+
+// state is what the loop owns: the core and the records around it. Only
+// the loop writes it, holding mu to write: a cycle's decide, the recount
+// after a purge of the store (purgeStore), and load when it rebuilds the
+// state after a panic; load at New runs before anyone else can read. The
+// other steps of a cycle (commit, answer, act, publish) read it without
+// mu, since no one else writes it. Readers outside the loop (the API, the
+// console, metrics, the estimator's copy) take mu shared (rlock) and copy
+// out what they return, or read what a cycle published for them: kept
+// describes (reads), events (subs), estimates. No store I/O is made while
+// mu is held, except when the state is rebuilt after a panic
+// (recoverCycle): readers must wait for it then.
+type state struct {
 	core      *core.Core
 	policies  map[string]*policyRec  // by ARN
 	envs      map[string]*envRec     // by name
@@ -50,21 +69,21 @@ type Engine struct {
 	attempts  map[string]liveAttempt // by attempt ID
 	tokens    map[string]string      // clientToken → job ID
 	waits     map[string]waitMark    // infeasible jobs, for time limit actions
+	counts    map[string]int         // jobs by status
+	ended     []endMark              // ended jobs in the order they ended, for purging
 	lastQ     int64                  // last queue time handed out (ns)
-	lastPurge time.Time
-	subs      subscribers
-	counts    map[string]int // jobs by status
-	ended     []endMark      // ended jobs in the order they ended, for purging
-	tx        *tx
-	spare     *tx // the last cycle's, emptied, for the next (recycle)
-	usage     usageState
-	// wantEvents and wantTransitions: what setStatus records; timed:
-	// whether cycles are timed (listeners).
-	wantEvents, wantTransitions, timed bool
+	lastPurge time.Time              // of ended jobs, by housekeeping
+	// purgedBefore is the last purge's bound (ms): a job that ended
+	// before it is gone, though a read from the store may still find it.
+	purgedBefore int64
+	usage        usageState
 	// wakeAt is when the last cycle's core wants a cycle without any
 	// change: a minimum runtime that held a preemption back ends (zero:
-	// never). The loop writes it.
+	// never). Run reads it without mu.
 	wakeAt time.Time
+	// spare is the last cycle's value, emptied, for the next (recycle).
+	// The loop's alone: written and read without mu.
+	spare *cycle
 }
 
 // waitMark records since when a job waits for a misconfiguration reason.
@@ -80,17 +99,22 @@ type endMark struct {
 	token string // its clientToken, for a job known only by it
 }
 
-// op is a change run inside the loop with mu held.
+// op is a change applied by a cycle's decide, with mu held to write; it
+// records what it changed in the cycle it is given.
 type op struct {
-	fn   func(now time.Time) error
+	fn   func(c *cycle) error
 	done chan error // nil for internal changes nobody waits for
-	err  error
+	err  error      // fn's answer, sent once the cycle is committed
 }
 
-// tx collects what one cycle changed: records to commit and executor
-// actions to take once they are durable.
-type tx struct {
+// cycle is one cycle as a value: decide builds it, and the steps after it
+// (commit, answer, act, publish) are handed it, as raft's Ready is handed
+// to its user. It holds the batch of changes with their answers, the
+// records to commit, the executor actions to take once they are durable,
+// the events and transitions to publish and the usage segments to write.
+type cycle struct {
 	now        time.Time
+	ops        []*op // the batch, answered once committed
 	jobs       map[string]*record.Job
 	resources  map[string]store.Resource
 	deleted    []string
@@ -132,48 +156,53 @@ type stop struct {
 	grace   time.Duration
 }
 
-// newTx begins a cycle's transaction for n requests, most of which change
-// one job each, reusing what the last committed one left for it (recycle).
-func (e *Engine) newTx(now time.Time, n int) *tx {
-	if t := e.spare; t != nil {
+// newCycle begins a cycle for a batch, most of whose changes change one
+// job each, reusing what the last committed one left for it (recycle).
+func (e *Engine) newCycle(now time.Time, batch []*op) *cycle {
+	c := e.spare
+	if c != nil {
 		e.spare = nil
-		t.now = now
-		return t
+	} else {
+		c = &cycle{jobs: make(map[string]*record.Job, len(batch)), resources: map[string]store.Resource{}}
 	}
-	return &tx{now: now, jobs: make(map[string]*record.Job, n), resources: map[string]store.Resource{}}
+	// A copy: the caller's batch then stays its own (a synchronous
+	// engine's is on its stack).
+	c.now, c.ops = now, append(c.ops, batch...)
+	return c
 }
 
-// recycleMax is the largest transaction whose maps and lists are kept for
-// the next cycle: clearing a map costs what it once held, so a burst must
-// not tax every cycle after it.
+// recycleMax is the largest cycle whose maps and lists are kept for the
+// next cycle: clearing a map costs what it once held, so a burst must not
+// tax every cycle after it.
 const recycleMax = 256
 
-// recycle keeps a committed cycle's transaction for the next cycle, empty:
+// recycle keeps a committed cycle's value for the next cycle, empty:
 // allocating its maps anew was 4 % of a simulation's time.
 // What was handed on (events, kept as the recent ones; dispatches and
 // preemptions, to observers) is not reused.
-func (e *Engine) recycle(t *tx) {
-	if len(t.jobs) > recycleMax || len(t.resources) > recycleMax || len(t.submitted) > recycleMax ||
-		len(t.starts) > recycleMax || len(t.stops) > recycleMax || len(t.transitions) > recycleMax || len(t.touched) > recycleMax {
+func (e *Engine) recycle(c *cycle) {
+	if len(c.ops) > recycleMax || len(c.jobs) > recycleMax || len(c.resources) > recycleMax || len(c.submitted) > recycleMax ||
+		len(c.starts) > recycleMax || len(c.stops) > recycleMax || len(c.transitions) > recycleMax || len(c.touched) > recycleMax {
 		return
 	}
-	clear(t.jobs)
-	clear(t.resources)
-	clear(t.submitted)
-	clear(t.starts)
-	clear(t.stops)
-	clear(t.transitions)
-	clear(t.touched)
-	usage, preempted := t.usage[:0], t.preemptedAttempts[:0]
-	if len(t.usage) > recycleMax || len(t.preemptedAttempts) > recycleMax {
+	clear(c.ops)
+	clear(c.jobs)
+	clear(c.resources)
+	clear(c.submitted)
+	clear(c.starts)
+	clear(c.stops)
+	clear(c.transitions)
+	clear(c.touched)
+	usage, preempted := c.usage[:0], c.preemptedAttempts[:0]
+	if len(c.usage) > recycleMax || len(c.preemptedAttempts) > recycleMax {
 		usage, preempted = nil, nil // after a full recount: too large to keep
 	}
-	clear(t.usage)
-	clear(t.preemptedAttempts)
-	*t = tx{jobs: t.jobs, resources: t.resources, submitted: t.submitted[:0], starts: t.starts[:0],
-		stops: t.stops[:0], transitions: t.transitions[:0], touched: t.touched[:0],
+	clear(c.usage)
+	clear(c.preemptedAttempts)
+	*c = cycle{ops: c.ops[:0], jobs: c.jobs, resources: c.resources, submitted: c.submitted[:0], starts: c.starts[:0],
+		stops: c.stops[:0], transitions: c.transitions[:0], touched: c.touched[:0],
 		usage: usage, preemptedAttempts: preempted}
-	e.spare = t
+	e.spare = c
 }
 
 // New opens an engine over the store, rebuilding its state from it and
@@ -187,9 +216,7 @@ func New(ctx context.Context, opts Options) (*Engine, error) {
 	e.est = newEstimator(e)
 	e.wantEvents, e.wantTransitions, e.timed = listeners(&e.opts)
 	e.reads.on, e.reads.limit = !opts.Ephemeral, keptReads
-	e.disp = newDispatcher(opts, e.log, func(u executor.Update) {
-		e.post(func(now time.Time) error { e.handleUpdate(u, now); return nil })
-	})
+	e.disp = newDispatcher(opts, e.log, e.postUpdate)
 	e.clearState()
 	if err := e.load(ctx); err != nil {
 		e.disp.close()
@@ -214,8 +241,8 @@ func (e *Engine) clearState() {
 	e.reads.reset()
 }
 
-// do runs fn inside the loop and waits until its cycle is durable.
-func (e *Engine) do(ctx context.Context, fn func(now time.Time) error) error {
+// do runs fn in a cycle and waits until the cycle is durable.
+func (e *Engine) do(ctx context.Context, fn func(c *cycle) error) error {
 	o := &op{fn: fn, done: make(chan error, 1)}
 	if e.opts.Synchronous {
 		if err := e.cycle(ctx, []*op{o}); err != nil {
@@ -244,7 +271,7 @@ func (e *Engine) stoppedErr() error {
 
 // post queues an internal change without waiting for it.
 // A synchronous engine keeps them for its next cycle.
-func (e *Engine) post(fn func(now time.Time) error) {
+func (e *Engine) post(fn func(c *cycle) error) {
 	if e.opts.Synchronous {
 		e.postedMu.Lock()
 		e.posted = append(e.posted, &op{fn: fn})
@@ -256,6 +283,19 @@ func (e *Engine) post(fn func(now time.Time) error) {
 	case <-e.stopped:
 	}
 }
+
+// postUpdate queues an executor report for the next cycle: the
+// dispatcher's report of a start that failed, and the reports the
+// reconciliation asked for.
+func (e *Engine) postUpdate(u executor.Update) { e.post(updateOp(e, u)) }
+
+// updateOp is the change that applies executor report u.
+func updateOp(e *Engine, u executor.Update) func(c *cycle) error {
+	return func(c *cycle) error { e.handleUpdate(c, u); return nil }
+}
+
+// idle is a change that changes nothing: a cycle for the core alone.
+func idle(*cycle) error { return nil }
 
 // Run schedules until ctx ends. It returns the first fatal error (a failed
 // commit), after which every call fails: the process should restart and
@@ -278,7 +318,7 @@ func (e *Engine) Run(ctx context.Context) error {
 	if e.opts.Lease != nil {
 		leaseDone = e.opts.Lease.Done()
 	}
-	e.post(func(time.Time) error { return nil }) // a first cycle settles what load restored
+	e.post(idle) // a first cycle settles what load restored
 	for {
 		var batch []*op
 		select {
@@ -294,11 +334,11 @@ func (e *Engine) Run(ctx context.Context) error {
 				updates = nil // the executor has closed
 				continue
 			}
-			batch = append(batch, &op{fn: func(now time.Time) error { e.handleUpdate(u, now); return nil }})
+			batch = append(batch, &op{fn: updateOp(e, u)})
 		case <-tick.C:
 			batch = append(batch, &op{fn: e.housekeeping})
 		case <-wake.C:
-			batch = append(batch, &op{fn: func(time.Time) error { return nil }}) // a cycle, for the core
+			batch = append(batch, &op{fn: idle}) // a cycle, for the core
 		}
 		batch = e.drain(batch, updates)
 		// A cycle that has begun finishes: its changes are committed even
@@ -343,7 +383,7 @@ func (e *Engine) drain(batch []*op, updates <-chan executor.Update) []*op {
 			if !ok {
 				return batch
 			}
-			batch = append(batch, &op{fn: func(now time.Time) error { e.handleUpdate(u, now); return nil }})
+			batch = append(batch, &op{fn: updateOp(e, u)})
 		default:
 			return batch
 		}
@@ -351,58 +391,99 @@ func (e *Engine) drain(batch []*op, updates <-chan executor.Update) []*op {
 	return batch
 }
 
-// cycle applies a batch of changes, runs the core, commits, answers and
-// then acts: persist first, then act. A panic while deciding drops the
-// whole cycle: its requests fail, nothing of it is committed, and the state
-// is rebuilt from the store, as at a restart.
+// cycle runs one cycle over a batch of changes: persist first, then act.
+// A panic while deciding drops the whole cycle: its requests fail, nothing
+// of it is committed, and the state is rebuilt from the store, as at a
+// restart.
 func (e *Engine) cycle(ctx context.Context, batch []*op) error {
-	var start time.Time
+	var begun time.Time
 	if e.timed {
-		start = time.Now()
+		begun = time.Now()
 	}
-	if e.opts.Synchronous {
-		e.postedMu.Lock()
-		if len(e.posted) > 0 {
-			batch = append(e.posted, batch...) // what was posted meanwhile comes first
-			e.posted = nil
-		}
-		e.postedMu.Unlock()
-	}
-	t, err := e.decide(ctx, batch)
+	c, err := e.decide(ctx, e.withPosted(batch))
 	if err != nil {
 		answerAll(batch, err)
 		return err
 	}
-	// Encoding the changed records needs no lock: only a cycle changes
-	// them, and this is the only cycle running. So readers need not wait
-	// for it.
-	b := e.storeBatch(t)
-	if err := e.opts.Store.Commit(ctx, b); err != nil {
-		err = fmt.Errorf("commit cycle: %w", err)
-		answerAll(batch, &Error{Code: Internal, Message: "internal error", Err: err})
+	if err := e.commit(ctx, c); err != nil {
+		answerAll(c.ops, &Error{Code: Internal, Message: "internal error", Err: err})
 		return err
 	}
-	for _, o := range batch {
+	answer(c)
+	e.act(c)
+	e.publish(c, begun)
+	e.noteCycle(c)
+	e.purgeStore(ctx, c)
+	e.afterUsageCommit(ctx, c)
+	e.recycle(c)
+	return nil
+}
+
+// withPosted puts before a synchronous engine's batch the internal changes
+// posted since its last cycle.
+func (e *Engine) withPosted(batch []*op) []*op {
+	if !e.opts.Synchronous {
+		return batch
+	}
+	e.postedMu.Lock()
+	defer e.postedMu.Unlock()
+	if len(e.posted) > 0 {
+		batch = append(e.posted, batch...) // what was posted meanwhile comes first
+		e.posted = nil
+	}
+	return batch
+}
+
+// decide applies the batch and runs the core, under the lock; it returns
+// the cycle, to commit and to act on.
+func (e *Engine) decide(ctx context.Context, batch []*op) (c *cycle, err error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	defer func() {
+		if r := recover(); r != nil {
+			c, err = nil, e.recoverCycle(ctx, r)
+		}
+	}()
+	c = e.newCycle(e.opts.Clock.Now(), batch)
+	for _, o := range c.ops {
+		o.err = o.fn(c)
+	}
+	e.step(c)
+	e.wakeAt, _ = e.core.NextWake()
+	e.accountUsage(c)
+	e.publishReads(c)
+	return c, nil
+}
+
+// commit writes the cycle's records to the store. Encoding them needs no
+// lock: only a cycle changes them, and this is the only cycle running. So
+// readers need not wait for it.
+func (e *Engine) commit(ctx context.Context, c *cycle) error {
+	if err := e.opts.Store.Commit(ctx, e.storeBatch(c)); err != nil {
+		return fmt.Errorf("commit cycle: %w", err)
+	}
+	return nil
+}
+
+// answer tells each change's caller how it went, once the cycle is durable.
+func answer(c *cycle) {
+	for _, o := range c.ops {
 		if o.done != nil {
 			o.done <- o.err
 		}
 	}
-	e.act(t)
-	e.publish(t, start)
-	e.noteCycle(t)
-	if t.purgeBefore > 0 {
-		e.purgeStore(ctx, t.purgeBefore)
-	}
-	e.afterUsageCommit(ctx, t)
-	e.recycle(t)
-	return nil
 }
 
-// purgeStore forgets in the store the jobs that ended before the time (ms),
-// most of them never read since this start, and counts the jobs by status
-// again. No cycle runs meanwhile, so the store holds what memory does.
-func (e *Engine) purgeStore(ctx context.Context, before int64) {
-	n, err := e.opts.Store.PurgeEnded(ctx, before)
+// purgeStore forgets in the store the jobs that ended before the cycle's
+// purge bound (ms), most of them never read since this start, and counts
+// the jobs by status again. It reads and writes the store between cycles,
+// in the loop, without mu: no cycle runs meanwhile, so the store holds
+// what memory does.
+func (e *Engine) purgeStore(ctx context.Context, c *cycle) {
+	if c.purgeBefore == 0 {
+		return
+	}
+	n, err := e.opts.Store.PurgeEnded(ctx, c.purgeBefore)
 	if err != nil {
 		e.log.Warn("purge ended jobs", "err", err)
 	}
@@ -420,30 +501,6 @@ func (e *Engine) purgeStore(ctx context.Context, before int64) {
 	e.mu.Unlock()
 }
 
-// decide applies the batch and runs the core, under the lock; it returns
-// the cycle's changes, to commit and to act on.
-func (e *Engine) decide(ctx context.Context, batch []*op) (t *tx, err error) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	defer func() {
-		if r := recover(); r != nil {
-			err = e.recoverCycle(ctx, r)
-		}
-	}()
-	now := e.opts.Clock.Now()
-	e.tx = e.newTx(now, len(batch))
-	for _, o := range batch {
-		o.err = o.fn(now)
-	}
-	e.step(now)
-	e.wakeAt, _ = e.core.NextWake()
-	e.accountUsage(now)
-	e.publishReads()
-	t = e.tx
-	e.tx = nil
-	return t, nil
-}
-
 // cyclePanic is the error of a cycle that panicked.
 type cyclePanic struct {
 	value    any
@@ -455,11 +512,11 @@ func (p *cyclePanic) Error() string { return fmt.Sprintf("panic in a scheduling 
 // recoverCycle logs a cycle's panic with its stack, and rebuilds the state
 // the cycle had half changed from the store, where none of it was
 // committed. Reports the executor had sent in the cycle are asked for again
-// by the reconciliation that follows the rebuild.
+// by the reconciliation that follows the rebuild. The lock is held
+// meanwhile: readers must not see the half-changed state.
 func (e *Engine) recoverCycle(ctx context.Context, r any) error {
 	e.log.Error("panic in a scheduling cycle: its changes are dropped and the state is reloaded from the store",
 		"panic", fmt.Sprint(r), "stack", string(debug.Stack()))
-	e.tx = nil
 	p := &cyclePanic{value: r}
 	if e.opts.Ephemeral {
 		return &Error{Code: Internal, Message: "internal error", Err: p} // nothing to rebuild from
@@ -482,27 +539,27 @@ func answerAll(batch []*op, err error) {
 
 // step runs the core's one cycle for the changes just applied (spec 2.3):
 // what it held back waits for the next change.
-func (e *Engine) step(now time.Time) {
-	e.applyDecisions(e.core.Step(now), now)
+func (e *Engine) step(c *cycle) {
+	e.applyDecisions(c, e.core.Step(c.now))
 	// An event each: grown once, not by doubling a slice of large values.
-	e.tx.events = slices.Grow(e.tx.events, len(e.tx.submitted))
-	for _, j := range e.tx.submitted {
+	c.events = slices.Grow(c.events, len(c.submitted))
+	for _, j := range c.submitted {
 		if j.Status == StatusSubmitted {
-			e.setStatus(j, StatusRunnable, now)
+			e.setStatus(c, j, StatusRunnable, c.now)
 		}
 	}
 }
 
-func (e *Engine) storeBatch(t *tx) *store.Batch {
-	b := &store.Batch{DeletedResources: t.deleted, Usage: t.usage, PreemptedAttempts: t.preemptedAttempts}
-	for _, r := range t.resources {
+func (e *Engine) storeBatch(c *cycle) *store.Batch {
+	b := &store.Batch{DeletedResources: c.deleted, Usage: c.usage, PreemptedAttempts: c.preemptedAttempts}
+	for _, r := range c.resources {
 		b.Resources = append(b.Resources, r)
 	}
 	if e.opts.Ephemeral {
 		return b
 	}
-	b.Jobs = make([]store.Job, 0, len(t.jobs))
-	for _, j := range t.jobs {
+	b.Jobs = make([]store.Job, 0, len(c.jobs))
+	for _, j := range c.jobs {
 		b.Jobs = append(b.Jobs, store.Job{
 			ID: j.JobID, Name: j.JobName, Queue: j.JobQueue, Share: cmp.Or(j.QuotaShareName, j.ShareIdentifier),
 			Status: j.Status, CreatedAt: j.CreatedAt, EndedAt: j.EndedAt, ClientToken: j.ClientToken, Doc: record.Encode(j),
@@ -514,40 +571,40 @@ func (e *Engine) storeBatch(t *tx) *store.Batch {
 // act hands the executor calls of the committed cycle to the dispatcher:
 // the preemptors are held until their victims have stopped, then the stops
 // go, so capacity is being freed before the other new attempts ask for it.
-func (e *Engine) act(t *tx) {
-	for _, s := range t.starts {
+func (e *Engine) act(c *cycle) {
+	for _, s := range c.starts {
 		if len(s.waitFor) > 0 {
 			e.disp.hold(s.attempt, s.waitFor, s.hold)
 		}
 	}
-	for _, s := range t.stops {
+	for _, s := range c.stops {
 		e.disp.stop(s.attempt, s.grace)
 	}
-	for _, s := range t.starts {
+	for _, s := range c.starts {
 		if len(s.waitFor) == 0 {
 			e.disp.start(s.attempt)
 		}
 	}
 }
 
-// touch marks a job record changed in this cycle. An ephemeral engine
+// touch marks a job record changed in the cycle. An ephemeral engine
 // stores no job: it notes only that one changed.
-func (e *Engine) touch(j *record.Job) {
-	e.tx.touched = append(e.tx.touched, j)
+func (e *Engine) touch(c *cycle, j *record.Job) {
+	c.touched = append(c.touched, j)
 	if e.opts.Ephemeral {
-		e.tx.jobsChanged = true
+		c.jobsChanged = true
 		return
 	}
-	e.tx.jobs[j.JobID] = j
+	c.jobs[j.JobID] = j
 }
 
-func (e *Engine) touchResource(kind, arn string, r record.Record) {
-	e.tx.resources[arn] = store.Resource{Kind: kind, ARN: arn, Doc: record.Encode(r)}
+func (e *Engine) touchResource(c *cycle, kind, arn string, r record.Record) {
+	c.resources[arn] = store.Resource{Kind: kind, ARN: arn, Doc: record.Encode(r)}
 }
 
-func (e *Engine) deleteResource(arn string) {
-	delete(e.tx.resources, arn)
-	e.tx.deleted = append(e.tx.deleted, arn)
+func (e *Engine) deleteResource(c *cycle, arn string) {
+	delete(c.resources, arn)
+	c.deleted = append(c.deleted, arn)
 }
 
 func ms(t time.Time) int64 { return t.UnixMilli() }

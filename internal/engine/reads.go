@@ -124,7 +124,7 @@ func (e *Engine) keepRead(j *record.Job) {
 // published. A configuration change may change where any job waits, so it
 // drops every kept job. While no job is kept and no describe asked for
 // heads, none are published, and the next publishing gives them all.
-func (e *Engine) publishReads() {
+func (e *Engine) publishReads(c *cycle) {
 	r := &e.reads
 	if !r.on {
 		return
@@ -137,7 +137,7 @@ func (e *Engine) publishReads() {
 	} else if r.n.Load() >= r.limit {
 		r.forgetJobs()
 	} else if r.n.Load() > 0 {
-		for id := range e.tx.jobs {
+		for id := range c.jobs {
 			r.forget(id)
 		}
 	}

@@ -6,7 +6,6 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"time"
 
 	"github.com/sharq-dev/sharq/internal/arn"
 	"github.com/sharq-dev/sharq/internal/core"
@@ -33,14 +32,14 @@ func orDefault(s, def string) string {
 
 func (e *Engine) CreateSchedulingPolicy(ctx context.Context, in CreateSchedulingPolicyInput) (record.SchedulingPolicy, error) {
 	var out record.SchedulingPolicy
-	err := e.do(ctx, func(time.Time) error {
+	err := e.do(ctx, func(c *cycle) error {
 		arn := e.base().SchedulingPolicy(in.Name)
 		if e.policies[arn] != nil {
 			return conflictf(msgExists)
 		}
 		p := &policyRec{record.SchedulingPolicy{Arn: arn, Name: in.Name, QuotaSharePolicy: in.QuotaSharePolicy, FairsharePolicy: in.FairsharePolicy, Tags: in.Tags}}
 		e.policies[arn] = p
-		e.touchResource(kindPolicy, arn, &p.SchedulingPolicy)
+		e.touchResource(c, kindPolicy, arn, &p.SchedulingPolicy)
 		out = p.SchedulingPolicy
 		return nil
 	})
@@ -48,7 +47,7 @@ func (e *Engine) CreateSchedulingPolicy(ctx context.Context, in CreateScheduling
 }
 
 func (e *Engine) UpdateSchedulingPolicy(ctx context.Context, in UpdateSchedulingPolicyInput) error {
-	return e.do(ctx, func(time.Time) error {
+	return e.do(ctx, func(c *cycle) error {
 		p := e.policies[in.Arn]
 		if p == nil {
 			return notFoundf("Scheduling policy %s does not exist", in.Arn)
@@ -68,13 +67,13 @@ func (e *Engine) UpdateSchedulingPolicy(ctx context.Context, in UpdateScheduling
 				return err
 			}
 		}
-		e.touchResource(kindPolicy, p.Arn, &p.SchedulingPolicy)
+		e.touchResource(c, kindPolicy, p.Arn, &p.SchedulingPolicy)
 		return nil
 	})
 }
 
 func (e *Engine) DeleteSchedulingPolicy(ctx context.Context, arn string) error {
-	return e.do(ctx, func(time.Time) error {
+	return e.do(ctx, func(c *cycle) error {
 		p := e.policies[arn]
 		if p == nil {
 			return notFoundf("Scheduling policy %s does not exist", arn)
@@ -85,7 +84,7 @@ func (e *Engine) DeleteSchedulingPolicy(ctx context.Context, arn string) error {
 			}
 		}
 		delete(e.policies, arn)
-		e.deleteResource(arn)
+		e.deleteResource(c, arn)
 		return nil
 	})
 }
@@ -148,7 +147,7 @@ func unitsOf(ls []record.CapacityLimit) []core.UnitCount {
 
 func (e *Engine) CreateServiceEnvironment(ctx context.Context, in CreateServiceEnvironmentInput) (record.ServiceEnvironment, error) {
 	var out record.ServiceEnvironment
-	err := e.do(ctx, func(time.Time) error {
+	err := e.do(ctx, func(c *cycle) error {
 		if e.envs[in.Name] != nil {
 			return conflictf(msgExists)
 		}
@@ -167,7 +166,7 @@ func (e *Engine) CreateServiceEnvironment(ctx context.Context, in CreateServiceE
 			return err
 		}
 		e.envs[in.Name] = se
-		e.touchResource(kindEnv, se.ServiceEnvironmentArn, &se.ServiceEnvironment)
+		e.touchResource(c, kindEnv, se.ServiceEnvironmentArn, &se.ServiceEnvironment)
 		out = se.ServiceEnvironment
 		return nil
 	})
@@ -188,7 +187,7 @@ func (e *Engine) findEnv(nameOrArn string) (*envRec, error) {
 
 func (e *Engine) UpdateServiceEnvironment(ctx context.Context, in UpdateServiceEnvironmentInput) (record.ServiceEnvironment, error) {
 	var out record.ServiceEnvironment
-	err := e.do(ctx, func(time.Time) error {
+	err := e.do(ctx, func(c *cycle) error {
 		se, err := e.findEnv(in.ServiceEnvironment)
 		if err != nil {
 			return err
@@ -207,7 +206,7 @@ func (e *Engine) UpdateServiceEnvironment(ctx context.Context, in UpdateServiceE
 			return err
 		}
 		*se = next
-		e.touchResource(kindEnv, se.ServiceEnvironmentArn, &se.ServiceEnvironment)
+		e.touchResource(c, kindEnv, se.ServiceEnvironmentArn, &se.ServiceEnvironment)
 		out = se.ServiceEnvironment
 		return nil
 	})
@@ -215,7 +214,7 @@ func (e *Engine) UpdateServiceEnvironment(ctx context.Context, in UpdateServiceE
 }
 
 func (e *Engine) DeleteServiceEnvironment(ctx context.Context, nameOrArn string) error {
-	return e.do(ctx, func(time.Time) error {
+	return e.do(ctx, func(c *cycle) error {
 		se, err := e.findEnv(nameOrArn)
 		if err != nil {
 			return err
@@ -232,7 +231,7 @@ func (e *Engine) DeleteServiceEnvironment(ctx context.Context, nameOrArn string)
 			return err
 		}
 		delete(e.envs, se.ServiceEnvironmentName)
-		e.deleteResource(se.ServiceEnvironmentArn)
+		e.deleteResource(c, se.ServiceEnvironmentArn)
 		return nil
 	})
 }
@@ -313,7 +312,7 @@ const queueHealthy = "JobQueue Healthy"
 
 func (e *Engine) CreateJobQueue(ctx context.Context, in CreateJobQueueInput) (record.JobQueue, error) {
 	var out record.JobQueue
-	err := e.do(ctx, func(time.Time) error {
+	err := e.do(ctx, func(c *cycle) error {
 		if e.queues[in.Name] != nil {
 			return conflictf(msgExists)
 		}
@@ -345,7 +344,7 @@ func (e *Engine) CreateJobQueue(ctx context.Context, in CreateJobQueueInput) (re
 			return err
 		}
 		e.queues[in.Name] = q
-		e.touchResource(kindQueue, q.JobQueueArn, &q.JobQueue)
+		e.touchResource(c, kindQueue, q.JobQueueArn, &q.JobQueue)
 		out = q.JobQueue
 		return nil
 	})
@@ -372,7 +371,7 @@ func (e *Engine) queueEvent(q *queueRec) core.PutQueue {
 
 func (e *Engine) UpdateJobQueue(ctx context.Context, in UpdateJobQueueInput) (record.JobQueue, error) {
 	var out record.JobQueue
-	err := e.do(ctx, func(time.Time) error {
+	err := e.do(ctx, func(c *cycle) error {
 		q, err := e.findQueue(in.JobQueue)
 		if err != nil {
 			return err
@@ -412,7 +411,7 @@ func (e *Engine) UpdateJobQueue(ctx context.Context, in UpdateJobQueueInput) (re
 			return err
 		}
 		*q = next
-		e.touchResource(kindQueue, q.JobQueueArn, &q.JobQueue)
+		e.touchResource(c, kindQueue, q.JobQueueArn, &q.JobQueue)
 		out = q.JobQueue
 		return nil
 	})
@@ -420,7 +419,7 @@ func (e *Engine) UpdateJobQueue(ctx context.Context, in UpdateJobQueueInput) (re
 }
 
 func (e *Engine) DeleteJobQueue(ctx context.Context, nameOrArn string) error {
-	return e.do(ctx, func(now time.Time) error {
+	return e.do(ctx, func(c *cycle) error {
 		q, err := e.findQueue(nameOrArn)
 		if err != nil {
 			return err
@@ -432,10 +431,10 @@ func (e *Engine) DeleteJobQueue(ctx context.Context, nameOrArn string) error {
 			return err
 		}
 		for _, s := range q.shares {
-			e.deleteResource(s.QuotaShareArn)
+			e.deleteResource(c, s.QuotaShareArn)
 		}
 		delete(e.queues, q.JobQueueName)
-		e.deleteResource(q.JobQueueArn)
+		e.deleteResource(c, q.JobQueueArn)
 		return nil
 	})
 }
@@ -515,7 +514,7 @@ func (e *Engine) shareEvent(q *queueRec, s *record.QuotaShare) (core.PutShare, e
 
 func (e *Engine) CreateQuotaShare(ctx context.Context, in CreateQuotaShareInput) (record.QuotaShare, error) {
 	var out record.QuotaShare
-	err := e.do(ctx, func(time.Time) error {
+	err := e.do(ctx, func(c *cycle) error {
 		q, err := e.findQueue(in.JobQueue)
 		if err != nil {
 			return err
@@ -538,7 +537,7 @@ func (e *Engine) CreateQuotaShare(ctx context.Context, in CreateQuotaShareInput)
 			return err
 		}
 		q.shares[in.Name] = s
-		e.touchResource(kindShare, s.QuotaShareArn, &s.QuotaShare)
+		e.touchResource(c, kindShare, s.QuotaShareArn, &s.QuotaShare)
 		out = s.QuotaShare
 		return nil
 	})
@@ -558,7 +557,7 @@ func (e *Engine) applyShare(q *queueRec, s *shareRec) error {
 
 func (e *Engine) UpdateQuotaShare(ctx context.Context, in UpdateQuotaShareInput) (record.QuotaShare, error) {
 	var out record.QuotaShare
-	err := e.do(ctx, func(time.Time) error {
+	err := e.do(ctx, func(c *cycle) error {
 		q, s, err := e.findShare(in.QuotaShareArn)
 		if err != nil {
 			return err
@@ -580,7 +579,7 @@ func (e *Engine) UpdateQuotaShare(ctx context.Context, in UpdateQuotaShareInput)
 			return err
 		}
 		*s = next
-		e.touchResource(kindShare, s.QuotaShareArn, &s.QuotaShare)
+		e.touchResource(c, kindShare, s.QuotaShareArn, &s.QuotaShare)
 		out = s.QuotaShare
 		return nil
 	})
@@ -598,7 +597,7 @@ const MaxMinimumRuntimeSeconds = 365 * 24 * 3600
 // UpdateQuotaShare, which keeps it.
 func (e *Engine) SetQuotaShareMinimumRuntime(ctx context.Context, shareArn string, seconds int) (record.QuotaShare, error) {
 	var out record.QuotaShare
-	err := e.do(ctx, func(time.Time) error {
+	err := e.do(ctx, func(c *cycle) error {
 		if seconds < 0 || seconds > MaxMinimumRuntimeSeconds {
 			return invalidf("minimum runtime %d s is outside 0-%d", seconds, MaxMinimumRuntimeSeconds)
 		}
@@ -612,7 +611,7 @@ func (e *Engine) SetQuotaShareMinimumRuntime(ctx context.Context, shareArn strin
 			return err
 		}
 		*s = next
-		e.touchResource(kindShare, s.QuotaShareArn, &s.QuotaShare)
+		e.touchResource(c, kindShare, s.QuotaShareArn, &s.QuotaShare)
 		out = s.QuotaShare
 		return nil
 	})
@@ -620,7 +619,7 @@ func (e *Engine) SetQuotaShareMinimumRuntime(ctx context.Context, shareArn strin
 }
 
 func (e *Engine) DeleteQuotaShare(ctx context.Context, arn string) error {
-	return e.do(ctx, func(time.Time) error {
+	return e.do(ctx, func(c *cycle) error {
 		q, s, err := e.findShare(arn)
 		if err != nil {
 			return err
@@ -632,7 +631,7 @@ func (e *Engine) DeleteQuotaShare(ctx context.Context, arn string) error {
 			return err
 		}
 		delete(q.shares, s.QuotaShareName)
-		e.deleteResource(s.QuotaShareArn)
+		e.deleteResource(c, s.QuotaShareArn)
 		return nil
 	})
 }

@@ -102,30 +102,30 @@ func (e *Engine) resumeUsage(ctx context.Context) error {
 // every attempt that borrows (whose lender depends on the other shares).
 // A share's jobs that all stand within its limit stay own until its limit
 // changes.
-func (e *Engine) accountUsage(now time.Time) {
-	t := e.tx
+func (e *Engine) accountUsage(c *cycle) {
+	now := c.now
 	if e.opts.UsageRetention > 0 && now.Sub(e.usage.lastPurge) >= usagePurgeEvery {
 		e.usage.lastPurge = now
-		t.usagePurgeBefore = ms(now.Add(-e.opts.UsageRetention))
+		c.usagePurgeBefore = ms(now.Add(-e.opts.UsageRetention))
 	}
-	full := e.usage.dirty || len(t.resources) > 0 || len(t.deleted) > 0
-	if !full && len(t.touched) == 0 {
+	full := e.usage.dirty || len(c.resources) > 0 || len(c.deleted) > 0
+	if !full && len(c.touched) == 0 {
 		return
 	}
 	e.usage.dirty = false
 	nowMs := ms(now)
 	if full {
-		e.holdAll(nowMs)
+		e.holdAll(c, nowMs)
 	} else {
-		e.accountChanges(nowMs)
+		e.accountChanges(c, nowMs)
 	}
 }
 
 // accountChanges is accountUsage after a cycle that changed jobs only.
 // The holding of an attempt whose share stands within its limit is all
 // own: only the others are asked of the core.
-func (e *Engine) accountChanges(now int64) {
-	t, tr, u := e.tx, e.usage.tracker, &e.usage
+func (e *Engine) accountChanges(c *cycle, now int64) {
+	tr, u := e.usage.tracker, &e.usage
 	if u.seen == nil {
 		u.seen = map[string]bool{}
 	}
@@ -145,7 +145,7 @@ func (e *Engine) accountChanges(now int64) {
 	// may change which share's idle capacity borrowers stand on, when its
 	// share has some. Other changes (a running job's status) move none.
 	recheck := false
-	for _, j := range t.touched {
+	for _, j := range c.touched {
 		if seen[j.JobID] {
 			continue // touched more than once
 		}
@@ -154,7 +154,7 @@ func (e *Engine) accountChanges(now int64) {
 		_, live := e.attempts[j.AttemptID]
 		live = live && j.AttemptID != ""
 		if old != "" && (!live || old != j.AttemptID) {
-			e.endUsage(old, now)
+			e.endUsage(c, old, now)
 			old = ""
 			recheck = true
 			changed = append(changed, k)
@@ -207,7 +207,7 @@ func (e *Engine) accountChanges(now int64) {
 			ask = append(ask, job)
 		} else if j.AttemptID != "" {
 			u.parts = usage.AppendOwnOf(u.parts[:0], j.Demand)
-			e.holdOne(j, u.parts, now)
+			e.holdOne(c, j, u.parts, now)
 		}
 	}
 	u.ask = ask
@@ -222,7 +222,7 @@ func (e *Engine) accountChanges(now int64) {
 			continue
 		}
 		u.parts = usage.AppendParts(u.parts[:0], h)
-		e.holdOne(j, u.parts, now)
+		e.holdOne(c, j, u.parts, now)
 	}
 }
 
@@ -286,7 +286,7 @@ func (e *Engine) hasIdle(k usage.ShareKey) bool {
 
 // holdOne has the tracker follow what job j's attempt holds now; a new
 // attempt from its dispatch.
-func (e *Engine) holdOne(j *record.Job, parts []usage.Part, now int64) {
+func (e *Engine) holdOne(c *cycle, j *record.Job, parts []usage.Part, now int64) {
 	tr := e.usage.tracker
 	at := now
 	followed, same := tr.Holds(j.AttemptID, parts)
@@ -297,18 +297,18 @@ func (e *Engine) holdOne(j *record.Job, parts []usage.Part, now int64) {
 		at = min(now, j.DispatchedAt/int64(time.Millisecond))
 	}
 	a := usage.Attempt{ID: j.AttemptID, Job: j.JobID, Queue: j.Queue, Share: j.QuotaShareName, ShareID: j.ShareIdentifier, Owner: j.Owner}
-	e.tx.usage = tr.AppendHold(e.tx.usage, a, parts, at)
+	c.usage = tr.AppendHold(c.usage, a, parts, at)
 }
 
 // endUsage closes the segments of attempt id, which holds nothing now.
-func (e *Engine) endUsage(id string, now int64) {
-	t, tr := e.tx, e.usage.tracker
+func (e *Engine) endUsage(c *cycle, id string, now int64) {
+	tr := e.usage.tracker
 	a, _ := tr.Attempt(id)
 	e.usage.unfollow(id, usage.ShareKey{Queue: a.Queue, Share: a.Share})
 	stop, preempted := e.attemptEnd(a.Job, id, now)
-	t.usage = tr.AppendEnd(t.usage, id, stop, preempted)
+	c.usage = tr.AppendEnd(c.usage, id, stop, preempted)
 	if preempted {
-		t.preemptedAttempts = append(t.preemptedAttempts, id)
+		c.preemptedAttempts = append(c.preemptedAttempts, id)
 	}
 }
 
@@ -340,7 +340,7 @@ func (e *Engine) beyondLimit(k usage.ShareKey) bool {
 // holdAll has the tracker follow the holdings of every dispatched job,
 // counting each share's use again, and ends the attempts it follows that
 // nothing holds any more.
-func (e *Engine) holdAll(now int64) {
+func (e *Engine) holdAll(c *cycle, now int64) {
 	tr := e.usage.tracker
 	clear(e.usage.use)
 	clear(e.usage.demand)
@@ -353,17 +353,17 @@ func (e *Engine) holdAll(now int64) {
 				continue
 			}
 			if old := tr.AttemptOfJob(j.JobID); old != "" && old != j.AttemptID {
-				e.endUsage(old, now)
+				e.endUsage(c, old, now)
 			}
 			held[j.AttemptID] = true
 			e.usage.follow(j.AttemptID, j)
 			e.usage.parts = usage.AppendParts(e.usage.parts[:0], h)
-			e.holdOne(j, e.usage.parts, now)
+			e.holdOne(c, j, e.usage.parts, now)
 		}
 	}
 	for _, id := range tr.Live() {
 		if !held[id] {
-			e.endUsage(id, now)
+			e.endUsage(c, id, now)
 		}
 	}
 }
@@ -406,17 +406,17 @@ func isAttempt(arn, id string) bool {
 
 // afterUsageCommit hands the cycle's segments to usage observers and
 // purges closed segments past retention.
-func (e *Engine) afterUsageCommit(ctx context.Context, t *tx) {
-	if len(t.usage) > 0 || len(t.preemptedAttempts) > 0 {
+func (e *Engine) afterUsageCommit(ctx context.Context, c *cycle) {
+	if len(c.usage) > 0 || len(c.preemptedAttempts) > 0 {
 		for _, o := range e.opts.Observers {
 			if uo, ok := o.(UsageObserver); ok {
-				uo.ObserveUsage(t.usage, t.preemptedAttempts)
+				uo.ObserveUsage(c.usage, c.preemptedAttempts)
 			}
 		}
 	}
-	if t.usagePurgeBefore > 0 {
+	if c.usagePurgeBefore > 0 {
 		if us, ok := e.opts.Store.(store.UsageStore); ok {
-			if _, err := us.PurgeUsage(ctx, t.usagePurgeBefore); err != nil {
+			if _, err := us.PurgeUsage(ctx, c.usagePurgeBefore); err != nil {
 				e.log.Warn("purge usage", "err", err)
 			}
 		}
