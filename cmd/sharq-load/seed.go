@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/sharq-dev/sharq/internal/batchmodel"
 	"github.com/sharq-dev/sharq/internal/engine"
 	"github.com/sharq-dev/sharq/internal/executor"
 	"github.com/sharq-dev/sharq/internal/record"
@@ -323,7 +324,7 @@ func deliver(ctx context.Context, eng *engine.Engine, rec *recorder, at time.Tim
 }
 
 func seedCluster(ctx context.Context, eng *engine.Engine) error {
-	pol, err := eng.CreateSchedulingPolicy(ctx, engine.CreateSchedulingPolicyInput{
+	pol, err := eng.CreateSchedulingPolicy(ctx, batchmodel.CreateSchedulingPolicyInput{
 		Name: "seed", QuotaSharePolicy: &record.QuotaSharePolicy{IdleResourceAssignmentStrategy: "FIFO"}})
 	if err != nil {
 		return err
@@ -333,18 +334,18 @@ func seedCluster(ctx context.Context, eng *engine.Engine) error {
 		name, prefix   string
 		shares, shareN int
 	}{{seedDone, "d", 4, 250_000}, {seedWait, "w", seedWaitShares, seedShareCapacity}} {
-		if _, err := eng.CreateServiceEnvironment(ctx, engine.CreateServiceEnvironmentInput{
+		if _, err := eng.CreateServiceEnvironment(ctx, batchmodel.CreateServiceEnvironmentInput{
 			Name: q.name + "-se", Type: "SAGEMAKER_TRAINING",
 			CapacityLimits: []record.CapacityLimit{{CapacityUnit: seedInstance, MaxCapacity: q.shares * q.shareN}}}); err != nil {
 			return err
 		}
-		if _, err := eng.CreateJobQueue(ctx, engine.CreateJobQueueInput{
+		if _, err := eng.CreateJobQueue(ctx, batchmodel.CreateJobQueueInput{
 			Name: q.name, Priority: 1, Type: "SAGEMAKER_TRAINING", SchedulingPolicyArn: pol.Arn,
 			ServiceEnvironmentOrder: []record.ServiceEnvironmentOrder{{Order: 1, ServiceEnvironment: q.name + "-se"}}}); err != nil {
 			return err
 		}
 		for s := range q.shares {
-			if _, err := eng.CreateQuotaShare(ctx, engine.CreateQuotaShareInput{
+			if _, err := eng.CreateQuotaShare(ctx, batchmodel.CreateQuotaShareInput{
 				Name: fmt.Sprintf("%s%d", q.prefix, s), JobQueue: q.name,
 				CapacityLimits:               []record.CapacityLimit{{CapacityUnit: seedInstance, MaxCapacity: q.shareN}},
 				ResourceSharingConfiguration: record.ResourceSharingConfiguration{Strategy: "LEND_AND_BORROW", BorrowLimit: &borrow},

@@ -22,6 +22,7 @@ import (
 	"github.com/sharq-dev/sharq/internal/access"
 	"github.com/sharq-dev/sharq/internal/arn"
 	"github.com/sharq-dev/sharq/internal/batchapi"
+	"github.com/sharq-dev/sharq/internal/batchmodel"
 	"github.com/sharq-dev/sharq/internal/engine"
 	"github.com/sharq-dev/sharq/internal/executor/simulated"
 	"github.com/sharq-dev/sharq/internal/record"
@@ -143,23 +144,23 @@ func setup(t *testing.T, eng *engine.Engine) (jobs []string) {
 	limits := func(n int) []record.CapacityLimit {
 		return []record.CapacityLimit{{CapacityUnit: "ml.g5.xlarge", MaxCapacity: n}}
 	}
-	must(eng.CreateSchedulingPolicy(ctx, engine.CreateSchedulingPolicyInput{Name: "qm", QuotaSharePolicy: fifo}))
-	must(eng.CreateServiceEnvironment(ctx, engine.CreateServiceEnvironmentInput{Name: "se", Type: "SAGEMAKER_TRAINING", CapacityLimits: limits(4)}))
-	must(eng.CreateJobQueue(ctx, engine.CreateJobQueueInput{Name: "jq", Priority: 1, Type: "SAGEMAKER_TRAINING",
+	must(eng.CreateSchedulingPolicy(ctx, batchmodel.CreateSchedulingPolicyInput{Name: "qm", QuotaSharePolicy: fifo}))
+	must(eng.CreateServiceEnvironment(ctx, batchmodel.CreateServiceEnvironmentInput{Name: "se", Type: "SAGEMAKER_TRAINING", CapacityLimits: limits(4)}))
+	must(eng.CreateJobQueue(ctx, batchmodel.CreateJobQueueInput{Name: "jq", Priority: 1, Type: "SAGEMAKER_TRAINING",
 		ServiceEnvironmentOrder: []record.ServiceEnvironmentOrder{{Order: 1, ServiceEnvironment: "se"}}, SchedulingPolicyArn: base.SchedulingPolicy("qm")}))
-	share := func(name, strategy, state string) engine.CreateQuotaShareInput {
-		return engine.CreateQuotaShareInput{Name: name, JobQueue: "jq", CapacityLimits: limits(4), State: state,
+	share := func(name, strategy, state string) batchmodel.CreateQuotaShareInput {
+		return batchmodel.CreateQuotaShareInput{Name: name, JobQueue: "jq", CapacityLimits: limits(4), State: state,
 			ResourceSharingConfiguration: record.ResourceSharingConfiguration{Strategy: strategy},
 			PreemptionConfiguration:      record.QuotaSharePreemptionConfiguration{InSharePreemption: "DISABLED"}}
 	}
 	must(eng.CreateQuotaShare(ctx, share("QS1", "RESERVE", "")))
 	for _, n := range []string{"1", "2"} {
-		must(eng.CreateSchedulingPolicy(ctx, engine.CreateSchedulingPolicyInput{Name: "old" + n, QuotaSharePolicy: fifo}))
-		must(eng.CreateServiceEnvironment(ctx, engine.CreateServiceEnvironmentInput{Name: "old" + n, Type: "SAGEMAKER_TRAINING", CapacityLimits: limits(1), State: "DISABLED"}))
+		must(eng.CreateSchedulingPolicy(ctx, batchmodel.CreateSchedulingPolicyInput{Name: "old" + n, QuotaSharePolicy: fifo}))
+		must(eng.CreateServiceEnvironment(ctx, batchmodel.CreateServiceEnvironmentInput{Name: "old" + n, Type: "SAGEMAKER_TRAINING", CapacityLimits: limits(1), State: "DISABLED"}))
 		for _, env := range []string{"queue-old" + n, "queue-new" + n} { // an environment serves one queue
-			must(eng.CreateServiceEnvironment(ctx, engine.CreateServiceEnvironmentInput{Name: env, Type: "SAGEMAKER_TRAINING", CapacityLimits: limits(1)}))
+			must(eng.CreateServiceEnvironment(ctx, batchmodel.CreateServiceEnvironmentInput{Name: env, Type: "SAGEMAKER_TRAINING", CapacityLimits: limits(1)}))
 		}
-		must(eng.CreateJobQueue(ctx, engine.CreateJobQueueInput{Name: "old" + n, Priority: 1, Type: "SAGEMAKER_TRAINING", State: "DISABLED",
+		must(eng.CreateJobQueue(ctx, batchmodel.CreateJobQueueInput{Name: "old" + n, Priority: 1, Type: "SAGEMAKER_TRAINING", State: "DISABLED",
 			ServiceEnvironmentOrder: []record.ServiceEnvironmentOrder{{Order: 1, ServiceEnvironment: "queue-old" + n}}}))
 		must(eng.CreateQuotaShare(ctx, share("old"+n, "LEND", "DISABLED")))
 		must(nil, eng.TagResource(ctx, base.QuotaShare("jq", "QS1"), map[string]string{"keep" + n: "yes"}))
@@ -436,22 +437,22 @@ func fingerprint(t *testing.T, eng *engine.Engine) string {
 			t.Fatal(e)
 		}
 	}
-	policies, _, err := eng.ListSchedulingPolicies(ctx, engine.Page{MaxResults: 100})
+	policies, _, err := eng.ListSchedulingPolicies(ctx, batchmodel.Page{MaxResults: 100})
 	fatal(err)
 	for _, p := range policies {
 		ps, err := eng.DescribeSchedulingPolicies(ctx, []string{p.Arn})
 		fatal(err)
 		out.Policies = append(out.Policies, ps...)
 	}
-	out.Envs, _, err = eng.DescribeServiceEnvironments(ctx, nil, engine.Page{MaxResults: 100})
+	out.Envs, _, err = eng.DescribeServiceEnvironments(ctx, nil, batchmodel.Page{MaxResults: 100})
 	fatal(err)
-	out.Queues, _, err = eng.DescribeJobQueues(ctx, nil, engine.Page{MaxResults: 100})
+	out.Queues, _, err = eng.DescribeJobQueues(ctx, nil, batchmodel.Page{MaxResults: 100})
 	fatal(err)
-	out.Shares, _, err = eng.ListQuotaShares(ctx, "jq", engine.Page{MaxResults: 100})
+	out.Shares, _, err = eng.ListQuotaShares(ctx, "jq", batchmodel.Page{MaxResults: 100})
 	fatal(err)
 	out.Tags, err = eng.ListTagsForResource(ctx, base.QuotaShare("jq", "QS1"))
 	fatal(err)
-	jobs, _, err := eng.ListServiceJobs(ctx, engine.ListServiceJobsInput{JobQueue: "jq", Page: engine.Page{MaxResults: 100}})
+	jobs, _, err := eng.ListServiceJobs(ctx, engine.ListServiceJobsInput{JobQueue: "jq", Page: batchmodel.Page{MaxResults: 100}})
 	fatal(err)
 	for _, j := range jobs {
 		d, err := eng.DescribeServiceJob(ctx, j.JobID)

@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/sharq-dev/sharq/internal/arn"
-	"github.com/sharq-dev/sharq/internal/engine"
+	"github.com/sharq-dev/sharq/internal/batchmodel"
 )
 
 // Limits from the AWS Batch model and its service limits.
@@ -167,9 +167,9 @@ func (c *check) nameOrARN(field, v string, k arn.Kind) {
 }
 
 // page checks the pagination members and converts them.
-func (c *check) page(p pageRequest) engine.Page {
+func (c *check) page(p pageRequest) batchmodel.Page {
 	c.between("maxResults", p.MaxResults, 1, maxPageSize)
-	pg := engine.Page{NextToken: p.NextToken}
+	pg := batchmodel.Page{NextToken: p.NextToken}
 	if p.MaxResults != nil {
 		pg.MaxResults = *p.MaxResults
 	}

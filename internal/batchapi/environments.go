@@ -6,7 +6,7 @@ import (
 
 	"github.com/sharq-dev/sharq/internal/access"
 	"github.com/sharq-dev/sharq/internal/arn"
-	"github.com/sharq-dev/sharq/internal/engine"
+	"github.com/sharq-dev/sharq/internal/batchmodel"
 	"github.com/sharq-dev/sharq/internal/record"
 )
 
@@ -69,7 +69,7 @@ func (s *Handler) createServiceEnvironment(ctx context.Context, in *createServic
 	if err := s.authorize(ctx, "batch:CreateServiceEnvironment", s.base.ServiceEnvironment(in.ServiceEnvironmentName)); err != nil {
 		return nil, err
 	}
-	se, err := s.eng.CreateServiceEnvironment(ctx, engine.CreateServiceEnvironmentInput{
+	se, err := s.eng.CreateServiceEnvironment(ctx, batchmodel.CreateServiceEnvironmentInput{
 		Name: in.ServiceEnvironmentName, Type: in.ServiceEnvironmentType,
 		CapacityLimits: limits, State: in.State, Tags: in.Tags,
 	})
@@ -90,7 +90,7 @@ func (s *Handler) updateServiceEnvironment(ctx context.Context, in *updateServic
 	if err := s.authorize(ctx, "batch:UpdateServiceEnvironment", s.base.Of(arn.ServiceEnvironment, in.ServiceEnvironment)); err != nil {
 		return nil, err
 	}
-	se, err := s.eng.UpdateServiceEnvironment(ctx, engine.UpdateServiceEnvironmentInput{
+	se, err := s.eng.UpdateServiceEnvironment(ctx, batchmodel.UpdateServiceEnvironmentInput{
 		ServiceEnvironment: in.ServiceEnvironment, CapacityLimits: limits, State: in.State,
 	})
 	if err != nil {

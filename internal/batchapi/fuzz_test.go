@@ -18,6 +18,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/sharq-dev/sharq/internal/batchmodel"
 	"github.com/sharq-dev/sharq/internal/engine"
 	"github.com/sharq-dev/sharq/internal/executor"
 	"github.com/sharq-dev/sharq/internal/record"
@@ -311,13 +312,13 @@ func (fx *apiFixture) build(tb testing.TB) {
 		return out
 	}
 	team := func() map[string]string { return map[string]string{"team": "vision"} }
-	_, err = eng.CreateSchedulingPolicy(ctx, engine.CreateSchedulingPolicyInput{Name: "sp",
+	_, err = eng.CreateSchedulingPolicy(ctx, batchmodel.CreateSchedulingPolicyInput{Name: "sp",
 		QuotaSharePolicy: &record.QuotaSharePolicy{IdleResourceAssignmentStrategy: "FIFO"}, Tags: team()})
 	must(err)
-	_, err = eng.CreateSchedulingPolicy(ctx, engine.CreateSchedulingPolicyInput{Name: "fair",
+	_, err = eng.CreateSchedulingPolicy(ctx, batchmodel.CreateSchedulingPolicyInput{Name: "fair",
 		FairsharePolicy: json.RawMessage(`{"shareDecaySeconds":3600}`)})
 	must(err)
-	for _, se := range []engine.CreateServiceEnvironmentInput{
+	for _, se := range []batchmodel.CreateServiceEnvironmentInput{
 		{Name: "se", Type: sageMakerTraining, CapacityLimits: limits("ml.g5.xlarge", 4, "ml.p4d.24xlarge", 1), Tags: team()},
 		{Name: "fifo-se", Type: sageMakerTraining, CapacityLimits: limits("ml.m5.large", 2)},
 		{Name: "spare", Type: sageMakerTraining, CapacityLimits: limits("ml.m5.large", 2), State: "DISABLED"},
@@ -325,7 +326,7 @@ func (fx *apiFixture) build(tb testing.TB) {
 		_, err = eng.CreateServiceEnvironment(ctx, se)
 		must(err)
 	}
-	for _, q := range []engine.CreateJobQueueInput{
+	for _, q := range []batchmodel.CreateJobQueueInput{
 		{Name: "HQ", Priority: 1, SchedulingPolicyArn: fzPolicy, Tags: team()},
 		{Name: "FQ", Priority: 2},
 		{Name: "OLD", Priority: 3, State: "DISABLED"},
@@ -340,7 +341,7 @@ func (fx *apiFixture) build(tb testing.TB) {
 		must(err)
 	}
 	borrow := 200
-	for _, s := range []engine.CreateQuotaShareInput{
+	for _, s := range []batchmodel.CreateQuotaShareInput{
 		{Name: "QS1", CapacityLimits: limits("ml.g5.xlarge", 2),
 			ResourceSharingConfiguration: record.ResourceSharingConfiguration{Strategy: "LEND_AND_BORROW", BorrowLimit: &borrow},
 			PreemptionConfiguration:      record.QuotaSharePreemptionConfiguration{InSharePreemption: "ENABLED"}, Tags: team()},
@@ -401,14 +402,14 @@ var fixtureVariants = []func(tb testing.TB, eng *engine.Engine, deliver func(job
 	func(tb testing.TB, eng *engine.Engine, _ func(string, executor.State)) {
 		ctx := context.Background()
 		for _, q := range []string{"HQ", "FQ"} {
-			if _, err := eng.UpdateJobQueue(ctx, engine.UpdateJobQueueInput{JobQueue: q, State: "DISABLED"}); err != nil {
+			if _, err := eng.UpdateJobQueue(ctx, batchmodel.UpdateJobQueueInput{JobQueue: q, State: "DISABLED"}); err != nil {
 				tb.Fatalf("fixture: %v", err)
 			}
 		}
-		if _, err := eng.UpdateQuotaShare(ctx, engine.UpdateQuotaShareInput{QuotaShareArn: fzQS1, State: "DISABLED"}); err != nil {
+		if _, err := eng.UpdateQuotaShare(ctx, batchmodel.UpdateQuotaShareInput{QuotaShareArn: fzQS1, State: "DISABLED"}); err != nil {
 			tb.Fatalf("fixture: %v", err)
 		}
-		if _, err := eng.UpdateServiceEnvironment(ctx, engine.UpdateServiceEnvironmentInput{ServiceEnvironment: "fifo-se", State: "DISABLED"}); err != nil {
+		if _, err := eng.UpdateServiceEnvironment(ctx, batchmodel.UpdateServiceEnvironmentInput{ServiceEnvironment: "fifo-se", State: "DISABLED"}); err != nil {
 			tb.Fatalf("fixture: %v", err)
 		}
 	},
@@ -527,25 +528,25 @@ func engineState(tb testing.TB, e *engine.Engine, st store.Store) string {
 		b.WriteByte('\n')
 	}
 	var arns []string
-	policies, next, err := e.ListSchedulingPolicies(ctx, engine.Page{})
+	policies, next, err := e.ListSchedulingPolicies(ctx, batchmodel.Page{})
 	add("policies "+next, policies, err)
 	for _, p := range policies {
 		arns = append(arns, p.Arn)
 	}
 	described, err := e.DescribeSchedulingPolicies(ctx, arns)
 	add("described policies", described, err)
-	envs, next, err := e.DescribeServiceEnvironments(ctx, nil, engine.Page{})
+	envs, next, err := e.DescribeServiceEnvironments(ctx, nil, batchmodel.Page{})
 	add("environments "+next, envs, err)
 	for _, se := range envs {
 		arns = append(arns, se.ServiceEnvironmentArn)
 		add("usage of "+se.ServiceEnvironmentName, e.EnvUsage(se.ServiceEnvironmentName), nil)
 	}
 	add("environment names", e.ServiceEnvironmentNames(), nil)
-	queues, next, err := e.DescribeJobQueues(ctx, nil, engine.Page{})
+	queues, next, err := e.DescribeJobQueues(ctx, nil, batchmodel.Page{})
 	add("queues "+next, queues, err)
 	for _, q := range queues {
 		arns = append(arns, q.JobQueueArn)
-		shares, next, err := e.ListQuotaShares(ctx, q.JobQueueName, engine.Page{})
+		shares, next, err := e.ListQuotaShares(ctx, q.JobQueueName, batchmodel.Page{})
 		add("shares of "+q.JobQueueName+" "+next, shares, err)
 		for _, s := range shares {
 			arns = append(arns, s.QuotaShareArn)

@@ -20,6 +20,7 @@ import (
 
 	"github.com/sharq-dev/sharq/internal/access"
 	"github.com/sharq-dev/sharq/internal/arn"
+	"github.com/sharq-dev/sharq/internal/batchmodel"
 	"github.com/sharq-dev/sharq/internal/engine"
 	"github.com/sharq-dev/sharq/internal/record"
 )
@@ -69,24 +70,24 @@ func (o *Options) setDefaults() {
 // backend is the engine as the handler uses it; tests substitute a fake to
 // check the wire shapes without a store.
 type backend interface {
-	CreateSchedulingPolicy(context.Context, engine.CreateSchedulingPolicyInput) (record.SchedulingPolicy, error)
-	UpdateSchedulingPolicy(context.Context, engine.UpdateSchedulingPolicyInput) error
+	CreateSchedulingPolicy(context.Context, batchmodel.CreateSchedulingPolicyInput) (record.SchedulingPolicy, error)
+	UpdateSchedulingPolicy(context.Context, batchmodel.UpdateSchedulingPolicyInput) error
 	DeleteSchedulingPolicy(ctx context.Context, arn string) error
 	DescribeSchedulingPolicies(ctx context.Context, arns []string) ([]record.SchedulingPolicy, error)
-	ListSchedulingPolicies(context.Context, engine.Page) ([]record.SchedulingPolicy, string, error)
-	CreateServiceEnvironment(context.Context, engine.CreateServiceEnvironmentInput) (record.ServiceEnvironment, error)
-	UpdateServiceEnvironment(context.Context, engine.UpdateServiceEnvironmentInput) (record.ServiceEnvironment, error)
+	ListSchedulingPolicies(context.Context, batchmodel.Page) ([]record.SchedulingPolicy, string, error)
+	CreateServiceEnvironment(context.Context, batchmodel.CreateServiceEnvironmentInput) (record.ServiceEnvironment, error)
+	UpdateServiceEnvironment(context.Context, batchmodel.UpdateServiceEnvironmentInput) (record.ServiceEnvironment, error)
 	DeleteServiceEnvironment(ctx context.Context, nameOrArn string) error
-	DescribeServiceEnvironments(ctx context.Context, namesOrArns []string, p engine.Page) ([]record.ServiceEnvironment, string, error)
-	CreateJobQueue(context.Context, engine.CreateJobQueueInput) (record.JobQueue, error)
-	UpdateJobQueue(context.Context, engine.UpdateJobQueueInput) (record.JobQueue, error)
+	DescribeServiceEnvironments(ctx context.Context, namesOrArns []string, p batchmodel.Page) ([]record.ServiceEnvironment, string, error)
+	CreateJobQueue(context.Context, batchmodel.CreateJobQueueInput) (record.JobQueue, error)
+	UpdateJobQueue(context.Context, batchmodel.UpdateJobQueueInput) (record.JobQueue, error)
 	DeleteJobQueue(ctx context.Context, nameOrArn string) error
-	DescribeJobQueues(ctx context.Context, namesOrArns []string, p engine.Page) ([]record.JobQueue, string, error)
-	CreateQuotaShare(context.Context, engine.CreateQuotaShareInput) (record.QuotaShare, error)
-	UpdateQuotaShare(context.Context, engine.UpdateQuotaShareInput) (record.QuotaShare, error)
+	DescribeJobQueues(ctx context.Context, namesOrArns []string, p batchmodel.Page) ([]record.JobQueue, string, error)
+	CreateQuotaShare(context.Context, batchmodel.CreateQuotaShareInput) (record.QuotaShare, error)
+	UpdateQuotaShare(context.Context, batchmodel.UpdateQuotaShareInput) (record.QuotaShare, error)
 	DeleteQuotaShare(ctx context.Context, arn string) error
 	DescribeQuotaShare(ctx context.Context, arn string) (record.QuotaShare, error)
-	ListQuotaShares(ctx context.Context, jobQueue string, p engine.Page) ([]record.QuotaShare, string, error)
+	ListQuotaShares(ctx context.Context, jobQueue string, p batchmodel.Page) ([]record.QuotaShare, string, error)
 	SubmitServiceJob(context.Context, engine.SubmitServiceJobInput) (record.Job, error)
 	UpdateServiceJob(ctx context.Context, jobID string, priority int) (record.Job, error)
 	TerminateServiceJob(ctx context.Context, jobID, reason string) error

@@ -17,6 +17,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/batch/types"
 
 	"github.com/sharq-dev/sharq/internal/arn"
+	"github.com/sharq-dev/sharq/internal/batchmodel"
 	"github.com/sharq-dev/sharq/internal/engine"
 	"github.com/sharq-dev/sharq/internal/record"
 )
@@ -213,10 +214,10 @@ func fixSnapshot() engine.QueueSnapshot {
 	}
 }
 
-func (f *fakeEngine) CreateSchedulingPolicy(_ context.Context, in engine.CreateSchedulingPolicyInput) (record.SchedulingPolicy, error) {
+func (f *fakeEngine) CreateSchedulingPolicy(_ context.Context, in batchmodel.CreateSchedulingPolicyInput) (record.SchedulingPolicy, error) {
 	return fixPolicy(), f.record("CreateSchedulingPolicy", in)
 }
-func (f *fakeEngine) UpdateSchedulingPolicy(_ context.Context, in engine.UpdateSchedulingPolicyInput) error {
+func (f *fakeEngine) UpdateSchedulingPolicy(_ context.Context, in batchmodel.UpdateSchedulingPolicyInput) error {
 	return f.record("UpdateSchedulingPolicy", in)
 }
 func (f *fakeEngine) DeleteSchedulingPolicy(_ context.Context, arn string) error {
@@ -225,37 +226,37 @@ func (f *fakeEngine) DeleteSchedulingPolicy(_ context.Context, arn string) error
 func (f *fakeEngine) DescribeSchedulingPolicies(_ context.Context, arns []string) ([]record.SchedulingPolicy, error) {
 	return []record.SchedulingPolicy{fixPolicy()}, f.record("DescribeSchedulingPolicies", arns)
 }
-func (f *fakeEngine) ListSchedulingPolicies(_ context.Context, p engine.Page) ([]record.SchedulingPolicy, string, error) {
+func (f *fakeEngine) ListSchedulingPolicies(_ context.Context, p batchmodel.Page) ([]record.SchedulingPolicy, string, error) {
 	return []record.SchedulingPolicy{fixPolicy()}, "next-1", f.record("ListSchedulingPolicies", p)
 }
-func (f *fakeEngine) CreateServiceEnvironment(_ context.Context, in engine.CreateServiceEnvironmentInput) (record.ServiceEnvironment, error) {
+func (f *fakeEngine) CreateServiceEnvironment(_ context.Context, in batchmodel.CreateServiceEnvironmentInput) (record.ServiceEnvironment, error) {
 	return fixEnvironment(), f.record("CreateServiceEnvironment", in)
 }
-func (f *fakeEngine) UpdateServiceEnvironment(_ context.Context, in engine.UpdateServiceEnvironmentInput) (record.ServiceEnvironment, error) {
+func (f *fakeEngine) UpdateServiceEnvironment(_ context.Context, in batchmodel.UpdateServiceEnvironmentInput) (record.ServiceEnvironment, error) {
 	return fixEnvironment(), f.record("UpdateServiceEnvironment", in)
 }
 func (f *fakeEngine) DeleteServiceEnvironment(_ context.Context, nameOrArn string) error {
 	return f.record("DeleteServiceEnvironment", nameOrArn)
 }
-func (f *fakeEngine) DescribeServiceEnvironments(_ context.Context, names []string, p engine.Page) ([]record.ServiceEnvironment, string, error) {
+func (f *fakeEngine) DescribeServiceEnvironments(_ context.Context, names []string, p batchmodel.Page) ([]record.ServiceEnvironment, string, error) {
 	return []record.ServiceEnvironment{fixEnvironment()}, "", f.record("DescribeServiceEnvironments", describeCall{names, p})
 }
-func (f *fakeEngine) CreateJobQueue(_ context.Context, in engine.CreateJobQueueInput) (record.JobQueue, error) {
+func (f *fakeEngine) CreateJobQueue(_ context.Context, in batchmodel.CreateJobQueueInput) (record.JobQueue, error) {
 	return fixQueue(), f.record("CreateJobQueue", in)
 }
-func (f *fakeEngine) UpdateJobQueue(_ context.Context, in engine.UpdateJobQueueInput) (record.JobQueue, error) {
+func (f *fakeEngine) UpdateJobQueue(_ context.Context, in batchmodel.UpdateJobQueueInput) (record.JobQueue, error) {
 	return fixQueue(), f.record("UpdateJobQueue", in)
 }
 func (f *fakeEngine) DeleteJobQueue(_ context.Context, nameOrArn string) error {
 	return f.record("DeleteJobQueue", nameOrArn)
 }
-func (f *fakeEngine) DescribeJobQueues(_ context.Context, names []string, p engine.Page) ([]record.JobQueue, string, error) {
+func (f *fakeEngine) DescribeJobQueues(_ context.Context, names []string, p batchmodel.Page) ([]record.JobQueue, string, error) {
 	return []record.JobQueue{fixQueue()}, "", f.record("DescribeJobQueues", describeCall{names, p})
 }
-func (f *fakeEngine) CreateQuotaShare(_ context.Context, in engine.CreateQuotaShareInput) (record.QuotaShare, error) {
+func (f *fakeEngine) CreateQuotaShare(_ context.Context, in batchmodel.CreateQuotaShareInput) (record.QuotaShare, error) {
 	return fixShare(), f.record("CreateQuotaShare", in)
 }
-func (f *fakeEngine) UpdateQuotaShare(_ context.Context, in engine.UpdateQuotaShareInput) (record.QuotaShare, error) {
+func (f *fakeEngine) UpdateQuotaShare(_ context.Context, in batchmodel.UpdateQuotaShareInput) (record.QuotaShare, error) {
 	return fixShare(), f.record("UpdateQuotaShare", in)
 }
 func (f *fakeEngine) DeleteQuotaShare(_ context.Context, arn string) error {
@@ -264,7 +265,7 @@ func (f *fakeEngine) DeleteQuotaShare(_ context.Context, arn string) error {
 func (f *fakeEngine) DescribeQuotaShare(_ context.Context, arn string) (record.QuotaShare, error) {
 	return fixShare(), f.record("DescribeQuotaShare", arn)
 }
-func (f *fakeEngine) ListQuotaShares(_ context.Context, jobQueue string, p engine.Page) ([]record.QuotaShare, string, error) {
+func (f *fakeEngine) ListQuotaShares(_ context.Context, jobQueue string, p batchmodel.Page) ([]record.QuotaShare, string, error) {
 	return []record.QuotaShare{fixShare()}, "", f.record("ListQuotaShares", describeCall{[]string{jobQueue}, p})
 }
 func (f *fakeEngine) SubmitServiceJob(_ context.Context, in engine.SubmitServiceJobInput) (record.Job, error) {
@@ -307,7 +308,7 @@ func (f *fakeEngine) ListTagsForResource(_ context.Context, arn string) (map[str
 
 type describeCall struct {
 	names []string
-	page  engine.Page
+	page  batchmodel.Page
 }
 
 type updateJobCall struct {

@@ -6,7 +6,7 @@ import (
 
 	"github.com/sharq-dev/sharq/internal/access"
 	"github.com/sharq-dev/sharq/internal/arn"
-	"github.com/sharq-dev/sharq/internal/engine"
+	"github.com/sharq-dev/sharq/internal/batchmodel"
 	"github.com/sharq-dev/sharq/internal/record"
 )
 
@@ -63,7 +63,7 @@ func (s *Handler) createSchedulingPolicy(ctx context.Context, in *createScheduli
 	if err := s.authorize(ctx, "batch:CreateSchedulingPolicy", s.base.SchedulingPolicy(in.Name)); err != nil {
 		return nil, err
 	}
-	p, err := s.eng.CreateSchedulingPolicy(ctx, engine.CreateSchedulingPolicyInput{
+	p, err := s.eng.CreateSchedulingPolicy(ctx, batchmodel.CreateSchedulingPolicyInput{
 		Name: in.Name, QuotaSharePolicy: qs, FairsharePolicy: fs, Tags: in.Tags,
 	})
 	if err != nil {
@@ -85,7 +85,7 @@ func (s *Handler) updateSchedulingPolicy(ctx context.Context, in *updateScheduli
 	if err := s.authorize(ctx, "batch:UpdateSchedulingPolicy", in.Arn); err != nil {
 		return nil, err
 	}
-	err := s.eng.UpdateSchedulingPolicy(ctx, engine.UpdateSchedulingPolicyInput{
+	err := s.eng.UpdateSchedulingPolicy(ctx, batchmodel.UpdateSchedulingPolicyInput{
 		Arn: in.Arn, QuotaSharePolicy: qs, FairsharePolicy: fs,
 	})
 	return noBody{}, err
@@ -187,7 +187,7 @@ func (c *check) fairshare(fs *fairsharePolicy) {
 			c.failf("%s.weightFactor must be between 0.0001 and 999.9999, not %g", f, *w)
 		}
 		for _, prev := range fs.ShareDistribution[:i] {
-			if engine.ShareIdentifiersOverlap(prev.ShareIdentifier, sa.ShareIdentifier) {
+			if batchmodel.ShareIdentifiersOverlap(prev.ShareIdentifier, sa.ShareIdentifier) {
 				c.failf("%s.shareIdentifier %s overlaps %s: the share identifiers of a fair-share policy can't overlap", f, sa.ShareIdentifier, prev.ShareIdentifier)
 				break
 			}

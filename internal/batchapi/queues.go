@@ -6,7 +6,7 @@ import (
 
 	"github.com/sharq-dev/sharq/internal/access"
 	"github.com/sharq-dev/sharq/internal/arn"
-	"github.com/sharq-dev/sharq/internal/engine"
+	"github.com/sharq-dev/sharq/internal/batchmodel"
 	"github.com/sharq-dev/sharq/internal/record"
 )
 
@@ -92,7 +92,7 @@ func (s *Handler) createJobQueue(ctx context.Context, in *createJobQueueRequest)
 	if err := s.authorize(ctx, "batch:CreateJobQueue", s.base.JobQueue(in.JobQueueName)); err != nil {
 		return nil, err
 	}
-	q, err := s.eng.CreateJobQueue(ctx, engine.CreateJobQueueInput{
+	q, err := s.eng.CreateJobQueue(ctx, batchmodel.CreateJobQueueInput{
 		Name: in.JobQueueName, Priority: *in.Priority, Type: in.JobQueueType,
 		ServiceEnvironmentOrder: order, SchedulingPolicyArn: in.SchedulingPolicyArn, State: in.State,
 		JobStateTimeLimitActions: actions, ComputeEnvironmentOrder: in.ComputeEnvironmentOrder, Tags: in.Tags,
@@ -122,7 +122,7 @@ func (s *Handler) updateJobQueue(ctx context.Context, in *updateJobQueueRequest)
 	if err := s.authorize(ctx, "batch:UpdateJobQueue", s.base.Of(arn.JobQueue, in.JobQueue)); err != nil {
 		return nil, err
 	}
-	q, err := s.eng.UpdateJobQueue(ctx, engine.UpdateJobQueueInput{
+	q, err := s.eng.UpdateJobQueue(ctx, batchmodel.UpdateJobQueueInput{
 		JobQueue: in.JobQueue, State: in.State, SchedulingPolicyArn: in.SchedulingPolicyArn,
 		Priority: in.Priority, ServiceEnvironmentOrder: order,
 		JobStateTimeLimitActions: actions, ComputeEnvironmentOrder: in.ComputeEnvironmentOrder,

@@ -19,6 +19,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/batch"
 	"github.com/aws/aws-sdk-go-v2/service/batch/types"
 
+	"github.com/sharq-dev/sharq/internal/batchmodel"
 	"github.com/sharq-dev/sharq/internal/engine"
 )
 
@@ -184,7 +185,7 @@ func TestLenientBody(t *testing.T) {
 	if r.status != 200 {
 		t.Fatalf("status %d: %s", r.status, r.body)
 	}
-	got := fake.last(t).in.(engine.UpdateJobQueueInput)
+	got := fake.last(t).in.(batchmodel.UpdateJobQueueInput)
 	if got.JobQueue != "HQ" || got.State != "" || got.Priority != nil {
 		t.Errorf("engine got %+v", got)
 	}

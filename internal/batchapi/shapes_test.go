@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/batch/types"
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/sharq-dev/sharq/internal/batchmodel"
 	"github.com/sharq-dev/sharq/internal/engine"
 	"github.com/sharq-dev/sharq/internal/record"
 )
@@ -114,7 +115,7 @@ func TestSchedulingPolicyShapes(t *testing.T) {
 	if aws.ToString(out.Arn) != testBase.SchedulingPolicy("sp") || aws.ToString(out.Name) != "sp" {
 		t.Errorf("CreateSchedulingPolicy = %s %s", aws.ToString(out.Arn), aws.ToString(out.Name))
 	}
-	wantEngineGot(t, fake, "CreateSchedulingPolicy", engine.CreateSchedulingPolicyInput{Name: "sp",
+	wantEngineGot(t, fake, "CreateSchedulingPolicy", batchmodel.CreateSchedulingPolicyInput{Name: "sp",
 		QuotaSharePolicy: &record.QuotaSharePolicy{IdleResourceAssignmentStrategy: "FIFO"}, Tags: tags()})
 
 	// A fair-share policy reaches the engine as compact JSON of the
@@ -124,13 +125,13 @@ func TestSchedulingPolicyShapes(t *testing.T) {
 	if r.status != 200 {
 		t.Fatalf("%d %s", r.status, r.body)
 	}
-	wantEngineGot(t, fake, "CreateSchedulingPolicy", engine.CreateSchedulingPolicyInput{Name: "fs",
+	wantEngineGot(t, fake, "CreateSchedulingPolicy", batchmodel.CreateSchedulingPolicyInput{Name: "fs",
 		FairsharePolicy: json.RawMessage(`{"shareDecaySeconds":3600,"computeReservation":10,"shareDistribution":[{"shareIdentifier":"blue*","weightFactor":0.5}]}`)})
 
 	if _, err := client.UpdateSchedulingPolicy(ctx, goodUpdatePolicy()); err != nil {
 		t.Fatal(err)
 	}
-	wantEngineGot(t, fake, "UpdateSchedulingPolicy", engine.UpdateSchedulingPolicyInput{Arn: testBase.SchedulingPolicy("sp"),
+	wantEngineGot(t, fake, "UpdateSchedulingPolicy", batchmodel.UpdateSchedulingPolicyInput{Arn: testBase.SchedulingPolicy("sp"),
 		QuotaSharePolicy: &record.QuotaSharePolicy{IdleResourceAssignmentStrategy: "FIFO"}})
 
 	desc, err := client.DescribeSchedulingPolicies(ctx, goodDescribePolicies())
@@ -149,7 +150,7 @@ func TestSchedulingPolicyShapes(t *testing.T) {
 	if want := `{"schedulingPolicies":[{"arn":"` + testBase.SchedulingPolicy("sp") + `"}],"nextToken":"next-1"}`; r.body != want {
 		t.Errorf("ListSchedulingPolicies body\n got %s\nwant %s", r.body, want)
 	}
-	wantEngineGot(t, fake, "ListSchedulingPolicies", engine.Page{MaxResults: 10, NextToken: "t"})
+	wantEngineGot(t, fake, "ListSchedulingPolicies", batchmodel.Page{MaxResults: 10, NextToken: "t"})
 }
 
 func TestServiceEnvironmentShapes(t *testing.T) {
@@ -164,7 +165,7 @@ func TestServiceEnvironmentShapes(t *testing.T) {
 	if aws.ToString(out.ServiceEnvironmentArn) != testBase.ServiceEnvironment("se") || aws.ToString(out.ServiceEnvironmentName) != "se" {
 		t.Errorf("CreateServiceEnvironment = %+v", out)
 	}
-	wantEngineGot(t, fake, "CreateServiceEnvironment", engine.CreateServiceEnvironmentInput{Name: "se", Type: "SAGEMAKER_TRAINING",
+	wantEngineGot(t, fake, "CreateServiceEnvironment", batchmodel.CreateServiceEnvironmentInput{Name: "se", Type: "SAGEMAKER_TRAINING",
 		CapacityLimits: []record.CapacityLimit{{CapacityUnit: "ml.g5.xlarge", MaxCapacity: 4}}, State: "ENABLED", Tags: tags()})
 
 	up, err := client.UpdateServiceEnvironment(ctx, goodUpdateEnvironment())
@@ -174,7 +175,7 @@ func TestServiceEnvironmentShapes(t *testing.T) {
 	if aws.ToString(up.ServiceEnvironmentArn) != testBase.ServiceEnvironment("se") {
 		t.Errorf("UpdateServiceEnvironment = %+v", up)
 	}
-	wantEngineGot(t, fake, "UpdateServiceEnvironment", engine.UpdateServiceEnvironmentInput{ServiceEnvironment: "se", State: "DISABLED"})
+	wantEngineGot(t, fake, "UpdateServiceEnvironment", batchmodel.UpdateServiceEnvironmentInput{ServiceEnvironment: "se", State: "DISABLED"})
 
 	desc, err := client.DescribeServiceEnvironments(ctx, goodDescribeEnvironments())
 	if err != nil {
@@ -204,7 +205,7 @@ func TestJobQueueShapes(t *testing.T) {
 	if aws.ToString(out.JobQueueArn) != testBase.JobQueue("HQ") || aws.ToString(out.JobQueueName) != "HQ" {
 		t.Errorf("CreateJobQueue = %+v", out)
 	}
-	wantEngineGot(t, fake, "CreateJobQueue", engine.CreateJobQueueInput{Name: "HQ", Priority: 1, Type: "SAGEMAKER_TRAINING",
+	wantEngineGot(t, fake, "CreateJobQueue", batchmodel.CreateJobQueueInput{Name: "HQ", Priority: 1, Type: "SAGEMAKER_TRAINING",
 		ServiceEnvironmentOrder: []record.ServiceEnvironmentOrder{{Order: 1, ServiceEnvironment: "se"}},
 		SchedulingPolicyArn:     testBase.SchedulingPolicy("sp"), State: "ENABLED",
 		JobStateTimeLimitActions: []record.JobStateTimeLimitAction{{Action: "TERMINATE", MaxTimeSeconds: 600,
@@ -216,12 +217,12 @@ func TestJobQueueShapes(t *testing.T) {
 	if _, err := client.UpdateJobQueue(ctx, goodUpdateQueue()); err != nil {
 		t.Fatal(err)
 	}
-	wantEngineGot(t, fake, "UpdateJobQueue", engine.UpdateJobQueueInput{JobQueue: "HQ", State: "DISABLED"})
+	wantEngineGot(t, fake, "UpdateJobQueue", batchmodel.UpdateJobQueueInput{JobQueue: "HQ", State: "DISABLED"})
 	r := do(t, srv, "POST", "/v1/updatejobqueue", `{"jobQueue":"HQ","priority":0,"serviceEnvironmentOrder":[],"jobStateTimeLimitActions":[]}`)
 	if r.status != 200 || r.body != `{"jobQueueArn":"`+testBase.JobQueue("HQ")+`","jobQueueName":"HQ"}` {
 		t.Errorf("UpdateJobQueue: %d %s", r.status, r.body)
 	}
-	wantEngineGot(t, fake, "UpdateJobQueue", engine.UpdateJobQueueInput{JobQueue: "HQ", Priority: aws.Int(0),
+	wantEngineGot(t, fake, "UpdateJobQueue", batchmodel.UpdateJobQueueInput{JobQueue: "HQ", Priority: aws.Int(0),
 		ServiceEnvironmentOrder: []record.ServiceEnvironmentOrder{}, JobStateTimeLimitActions: []record.JobStateTimeLimitAction{}})
 
 	desc, err := client.DescribeJobQueues(ctx, goodDescribeQueues())
@@ -231,7 +232,7 @@ func TestJobQueueShapes(t *testing.T) {
 	if len(desc.JobQueues) != 1 || aws.ToString(desc.JobQueues[0].ServiceEnvironmentOrder[0].ServiceEnvironment) != testBase.ServiceEnvironment("se") {
 		t.Errorf("DescribeJobQueues = %+v", desc.JobQueues)
 	}
-	wantEngineGot(t, fake, "DescribeJobQueues", describeCall{names: []string{"HQ"}, page: engine.Page{MaxResults: 100}})
+	wantEngineGot(t, fake, "DescribeJobQueues", describeCall{names: []string{"HQ"}, page: batchmodel.Page{MaxResults: 100}})
 
 	// The lists and map AWS always sends are [] and {}, never null.
 	r = do(t, srv, "POST", "/v1/describejobqueues", ``)
@@ -258,7 +259,7 @@ func TestQuotaShareShapes(t *testing.T) {
 	if aws.ToString(out.QuotaShareArn) != qsArn || aws.ToString(out.QuotaShareName) != "QS1" {
 		t.Errorf("CreateQuotaShare = %+v", out)
 	}
-	wantEngineGot(t, fake, "CreateQuotaShare", engine.CreateQuotaShareInput{Name: "QS1", JobQueue: "HQ",
+	wantEngineGot(t, fake, "CreateQuotaShare", batchmodel.CreateQuotaShareInput{Name: "QS1", JobQueue: "HQ",
 		CapacityLimits:               []record.CapacityLimit{{CapacityUnit: "ml.g5.xlarge", MaxCapacity: 2}},
 		ResourceSharingConfiguration: record.ResourceSharingConfiguration{Strategy: "LEND_AND_BORROW", BorrowLimit: aws.Int(200)},
 		PreemptionConfiguration:      record.QuotaSharePreemptionConfiguration{InSharePreemption: "ENABLED"},
@@ -267,13 +268,13 @@ func TestQuotaShareShapes(t *testing.T) {
 	if _, err := client.UpdateQuotaShare(ctx, goodUpdateShare()); err != nil {
 		t.Fatal(err)
 	}
-	wantEngineGot(t, fake, "UpdateQuotaShare", engine.UpdateQuotaShareInput{QuotaShareArn: qsArn, State: "DISABLED"})
+	wantEngineGot(t, fake, "UpdateQuotaShare", batchmodel.UpdateQuotaShareInput{QuotaShareArn: qsArn, State: "DISABLED"})
 	if _, err := client.UpdateQuotaShare(ctx, &batch.UpdateQuotaShareInput{QuotaShareArn: aws.String(qsArn),
 		ResourceSharingConfiguration: &types.QuotaShareResourceSharingConfiguration{Strategy: "RESERVE"},
 		PreemptionConfiguration:      &types.QuotaSharePreemptionConfiguration{InSharePreemption: "DISABLED"}}); err != nil {
 		t.Fatal(err)
 	}
-	wantEngineGot(t, fake, "UpdateQuotaShare", engine.UpdateQuotaShareInput{QuotaShareArn: qsArn,
+	wantEngineGot(t, fake, "UpdateQuotaShare", batchmodel.UpdateQuotaShareInput{QuotaShareArn: qsArn,
 		ResourceSharingConfiguration: &record.ResourceSharingConfiguration{Strategy: "RESERVE"},
 		PreemptionConfiguration:      &record.QuotaSharePreemptionConfiguration{InSharePreemption: "DISABLED"}})
 
@@ -296,7 +297,7 @@ func TestQuotaShareShapes(t *testing.T) {
 	if r.status != 200 || strings.Contains(r.body, "tags") || !strings.Contains(r.body, `"borrowLimit":200`) {
 		t.Errorf("ListQuotaShares: %d %s", r.status, r.body)
 	}
-	wantEngineGot(t, fake, "ListQuotaShares", describeCall{names: []string{"HQ"}, page: engine.Page{MaxResults: 1}})
+	wantEngineGot(t, fake, "ListQuotaShares", describeCall{names: []string{"HQ"}, page: batchmodel.Page{MaxResults: 1}})
 }
 
 func TestServiceJobShapes(t *testing.T) {

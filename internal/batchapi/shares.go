@@ -4,7 +4,7 @@ import (
 	"context"
 
 	"github.com/sharq-dev/sharq/internal/arn"
-	"github.com/sharq-dev/sharq/internal/engine"
+	"github.com/sharq-dev/sharq/internal/batchmodel"
 	"github.com/sharq-dev/sharq/internal/record"
 )
 
@@ -69,7 +69,7 @@ func (s *Handler) createQuotaShare(ctx context.Context, in *createQuotaShareRequ
 	if err := s.authorize(ctx, "batch:CreateQuotaShare", s.base.QuotaShareIn(in.JobQueue, in.QuotaShareName)); err != nil {
 		return nil, err
 	}
-	qs, err := s.eng.CreateQuotaShare(ctx, engine.CreateQuotaShareInput{
+	qs, err := s.eng.CreateQuotaShare(ctx, batchmodel.CreateQuotaShareInput{
 		Name: in.QuotaShareName, JobQueue: in.JobQueue, CapacityLimits: limits,
 		ResourceSharingConfiguration: *toResourceSharing(in.ResourceSharingConfiguration),
 		PreemptionConfiguration:      *toSharePreemption(in.PreemptionConfiguration),
@@ -98,7 +98,7 @@ func (s *Handler) updateQuotaShare(ctx context.Context, in *updateQuotaShareRequ
 	if err := s.authorize(ctx, "batch:UpdateQuotaShare", in.QuotaShareArn); err != nil {
 		return nil, err
 	}
-	qs, err := s.eng.UpdateQuotaShare(ctx, engine.UpdateQuotaShareInput{
+	qs, err := s.eng.UpdateQuotaShare(ctx, batchmodel.UpdateQuotaShareInput{
 		QuotaShareArn: in.QuotaShareArn, CapacityLimits: limits,
 		ResourceSharingConfiguration: toResourceSharing(in.ResourceSharingConfiguration),
 		PreemptionConfiguration:      toSharePreemption(in.PreemptionConfiguration),

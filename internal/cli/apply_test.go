@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sharq-dev/sharq/internal/engine"
+	"github.com/sharq-dev/sharq/internal/batchmodel"
 	"github.com/sharq-dev/sharq/internal/record"
 )
 
@@ -17,7 +17,7 @@ import (
 func TestApply(t *testing.T) {
 	s := newServer(t, false)
 	golden(t, "apply_dry_run", s.ok(Apply, "-f", announcement, "--dry-run"))
-	if qs, _, _ := s.eng.DescribeJobQueues(t.Context(), nil, engine.Page{}); len(qs) != 0 {
+	if qs, _, _ := s.eng.DescribeJobQueues(t.Context(), nil, batchmodel.Page{}); len(qs) != 0 {
 		t.Fatalf("--dry-run created %d queues", len(qs))
 	}
 	golden(t, "apply", s.ok(Apply, "-f", announcement))
@@ -95,7 +95,7 @@ func writeChanged(t *testing.T, path string) {
 // share reads a quota share from the engine.
 func (s *server) share(queue, name string) record.QuotaShare {
 	s.t.Helper()
-	shares, _, err := s.eng.ListQuotaShares(s.t.Context(), queue, engine.Page{})
+	shares, _, err := s.eng.ListQuotaShares(s.t.Context(), queue, batchmodel.Page{})
 	if err != nil {
 		s.t.Fatal(err)
 	}
@@ -121,7 +121,7 @@ func TestApplyErrors(t *testing.T) {
 	expect(t, s.run(Apply, "-f", bad), ExitUsage, "priorty")
 	expect(t, s.run(Apply), ExitUsage, "-f FILE is required")
 	expect(t, s.run(Apply, "-f", filepath.Join(t.TempDir(), "missing.yaml")), ExitUsage, "no such file")
-	if qs, _, _ := s.eng.DescribeJobQueues(t.Context(), nil, engine.Page{}); len(qs) != 0 {
+	if qs, _, _ := s.eng.DescribeJobQueues(t.Context(), nil, batchmodel.Page{}); len(qs) != 0 {
 		t.Errorf("a bad apply created %d queues", len(qs))
 	}
 }

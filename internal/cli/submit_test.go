@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sharq-dev/sharq/internal/engine"
+	"github.com/sharq-dev/sharq/internal/batchmodel"
 	"github.com/sharq-dev/sharq/internal/record"
 )
 
@@ -119,7 +119,7 @@ func TestSubmitRefused(t *testing.T) {
 	oneLine(s.run(Submit, "--", "train"), ExitFailure, "quotaShareName")
 	oneLine(s.run(Submit, "--share", "QS1", "--instance-type", "gpu", "--", "train"), ExitFailure, `"gpu" is not a SageMaker Training instance type`)
 	qs3 := s.share("my-sm-training-qm-jq", "QS3")
-	if _, err := s.eng.UpdateQuotaShare(t.Context(), engine.UpdateQuotaShareInput{QuotaShareArn: qs3.QuotaShareArn, State: "DISABLED"}); err != nil {
+	if _, err := s.eng.UpdateQuotaShare(t.Context(), batchmodel.UpdateQuotaShareInput{QuotaShareArn: qs3.QuotaShareArn, State: "DISABLED"}); err != nil {
 		t.Fatal(err)
 	}
 	oneLine(s.run(Submit, "--share", "QS3", "--", "train"), ExitFailure, "Quota share QS3 is DISABLED and does not accept jobs")

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/sharq-dev/sharq/internal/batchmodel"
 	"github.com/sharq-dev/sharq/internal/engine"
 	"github.com/sharq-dev/sharq/internal/record"
 )
@@ -48,8 +49,8 @@ func Apply(ctx context.Context, e *engine.Engine, c *Config) error {
 }
 
 // PolicyInput is the CreateSchedulingPolicy request for p.
-func PolicyInput(p SchedulingPolicy) engine.CreateSchedulingPolicyInput {
-	in := engine.CreateSchedulingPolicyInput{Name: p.Name, Tags: p.Tags}
+func PolicyInput(p SchedulingPolicy) batchmodel.CreateSchedulingPolicyInput {
+	in := batchmodel.CreateSchedulingPolicyInput{Name: p.Name, Tags: p.Tags}
 	if qp := p.QuotaSharePolicy; qp != nil {
 		in.QuotaSharePolicy = &record.QuotaSharePolicy{IdleResourceAssignmentStrategy: orDefault(qp.IdleResourceAssignmentStrategy, "FIFO")}
 	}
@@ -60,8 +61,8 @@ func PolicyInput(p SchedulingPolicy) engine.CreateSchedulingPolicyInput {
 }
 
 // EnvInput is the CreateServiceEnvironment request for se.
-func EnvInput(se ServiceEnvironment) engine.CreateServiceEnvironmentInput {
-	return engine.CreateServiceEnvironmentInput{
+func EnvInput(se ServiceEnvironment) batchmodel.CreateServiceEnvironmentInput {
+	return batchmodel.CreateServiceEnvironmentInput{
 		Name: se.Name, Type: orDefault(se.Type, "SAGEMAKER_TRAINING"), State: orDefault(se.State, "ENABLED"),
 		CapacityLimits: limits(se.CapacityLimits), Tags: se.Tags,
 	}
@@ -69,8 +70,8 @@ func EnvInput(se ServiceEnvironment) engine.CreateServiceEnvironmentInput {
 
 // QueueInput is the CreateJobQueue request for q, given the ARN of its
 // scheduling policy ("" for none).
-func QueueInput(q JobQueue, policyArn string) engine.CreateJobQueueInput {
-	in := engine.CreateJobQueueInput{
+func QueueInput(q JobQueue, policyArn string) batchmodel.CreateJobQueueInput {
+	in := batchmodel.CreateJobQueueInput{
 		Name: q.Name, Priority: q.Priority, Type: "SAGEMAKER_TRAINING", SchedulingPolicyArn: policyArn,
 		State: orDefault(q.State, "ENABLED"), Tags: q.Tags,
 	}
@@ -86,8 +87,8 @@ func QueueInput(q JobQueue, policyArn string) engine.CreateJobQueueInput {
 }
 
 // ShareInput is the CreateQuotaShare request for s in the named queue.
-func ShareInput(queue string, s QuotaShare) engine.CreateQuotaShareInput {
-	return engine.CreateQuotaShareInput{
+func ShareInput(queue string, s QuotaShare) batchmodel.CreateQuotaShareInput {
+	return batchmodel.CreateQuotaShareInput{
 		Name: s.Name, JobQueue: queue, CapacityLimits: limits(s.CapacityLimits),
 		ResourceSharingConfiguration: record.ResourceSharingConfiguration{
 			Strategy: s.ResourceSharingConfiguration.Strategy, BorrowLimit: s.ResourceSharingConfiguration.BorrowLimit,

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/sharq-dev/sharq/internal/engine"
+	"github.com/sharq-dev/sharq/internal/batchmodel"
 )
 
 // validateFairQueue checks that a fair-share queue has one service
@@ -42,7 +42,7 @@ func validateFairshare(f string, fp *FairsharePolicy) error {
 			return fieldErr(df+".weightFactor", ErrRange, "%g is outside 0.0001-999.9999", *w)
 		}
 		for _, prev := range fp.ShareDistribution[:i] {
-			if engine.ShareIdentifiersOverlap(prev.ShareIdentifier, d.ShareIdentifier) {
+			if batchmodel.ShareIdentifiersOverlap(prev.ShareIdentifier, d.ShareIdentifier) {
 				return fieldErr(df+".shareIdentifier", ErrDuplicate, "%q overlaps %q", d.ShareIdentifier, prev.ShareIdentifier)
 			}
 		}

@@ -6,7 +6,7 @@ import (
 	"math"
 	"regexp"
 
-	"github.com/sharq-dev/sharq/internal/engine"
+	"github.com/sharq-dev/sharq/internal/batchmodel"
 )
 
 // Errors a FieldError wraps.
@@ -256,8 +256,8 @@ func validateShare(f string, s *QuotaShare, se *ServiceEnvironment) error {
 		return err
 	}
 	if s.Sharq != nil {
-		if n := s.Sharq.MinimumRuntimeSeconds; n < 0 || n > engine.MaxMinimumRuntimeSeconds {
-			return fieldErr(f+".sharq.minimumRuntimeSeconds", ErrRange, "%d is outside 0-%d", n, engine.MaxMinimumRuntimeSeconds)
+		if n := s.Sharq.MinimumRuntimeSeconds; n < 0 || n > batchmodel.MaxMinimumRuntimeSeconds {
+			return fieldErr(f+".sharq.minimumRuntimeSeconds", ErrRange, "%d is outside 0-%d", n, batchmodel.MaxMinimumRuntimeSeconds)
 		}
 	}
 	return nil

@@ -1,89 +1,14 @@
 package engine
 
 import (
-	"encoding/json"
-
+	"github.com/sharq-dev/sharq/internal/batchmodel"
 	"github.com/sharq-dev/sharq/internal/record"
 	"github.com/sharq-dev/sharq/internal/trainingjob"
 )
 
-// Inputs of the engine's operations. The API layer has already checked
-// their syntax (required fields, enums, lengths, ranges); the engine checks
-// what needs state (existence, uniqueness, cross-resource rules) and
-// answers with *Error. Pointer fields in updates mean "unchanged" when nil.
-
-// Page selects one page of a listing.
-type Page struct {
-	MaxResults int // 0 means the operation's default (100)
-	NextToken  string
-}
-
-type CreateSchedulingPolicyInput struct {
-	Name             string
-	QuotaSharePolicy *record.QuotaSharePolicy
-	FairsharePolicy  json.RawMessage
-	Tags             map[string]string
-}
-
-type UpdateSchedulingPolicyInput struct {
-	Arn              string
-	QuotaSharePolicy *record.QuotaSharePolicy
-	FairsharePolicy  json.RawMessage
-}
-
-type CreateServiceEnvironmentInput struct {
-	Name           string
-	Type           string
-	CapacityLimits []record.CapacityLimit
-	State          string // "" means ENABLED
-	Tags           map[string]string
-}
-
-type UpdateServiceEnvironmentInput struct {
-	ServiceEnvironment string // name or ARN
-	CapacityLimits     []record.CapacityLimit
-	State              string // "" means unchanged
-}
-
-type CreateJobQueueInput struct {
-	Name                     string
-	Priority                 int
-	Type                     string
-	ServiceEnvironmentOrder  []record.ServiceEnvironmentOrder // names or ARNs
-	SchedulingPolicyArn      string
-	State                    string
-	JobStateTimeLimitActions []record.JobStateTimeLimitAction
-	ComputeEnvironmentOrder  []json.RawMessage
-	Tags                     map[string]string
-}
-
-type UpdateJobQueueInput struct {
-	JobQueue                 string // name or ARN
-	State                    string
-	SchedulingPolicyArn      string
-	Priority                 *int
-	ServiceEnvironmentOrder  []record.ServiceEnvironmentOrder
-	JobStateTimeLimitActions []record.JobStateTimeLimitAction // nil: unchanged
-	ComputeEnvironmentOrder  []json.RawMessage
-}
-
-type CreateQuotaShareInput struct {
-	Name                         string
-	JobQueue                     string // name or ARN
-	CapacityLimits               []record.CapacityLimit
-	ResourceSharingConfiguration record.ResourceSharingConfiguration
-	PreemptionConfiguration      record.QuotaSharePreemptionConfiguration
-	State                        string
-	Tags                         map[string]string
-}
-
-type UpdateQuotaShareInput struct {
-	QuotaShareArn                string
-	CapacityLimits               []record.CapacityLimit
-	ResourceSharingConfiguration *record.ResourceSharingConfiguration
-	PreemptionConfiguration      *record.QuotaSharePreemptionConfiguration
-	State                        string
-}
+// Inputs of the engine's job operations. The API layer has already checked
+// their syntax; the engine checks what needs state and answers with *Error.
+// The resources' inputs are the resource model's (batchmodel).
 
 type SubmitServiceJobInput struct {
 	JobName                 string
@@ -120,7 +45,7 @@ type ListServiceJobsInput struct {
 	JobQueue  string
 	JobStatus string
 	Filters   []JobFilter
-	Page
+	batchmodel.Page
 }
 
 // TerminateError is a job TerminateServiceJobs could not terminate.

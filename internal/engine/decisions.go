@@ -482,7 +482,7 @@ func (e *Engine) housekeeping(c *cycle) error {
 			delete(e.waits, id)
 			continue
 		}
-		q := e.queues[j.Queue]
+		q := e.model.QueueNamed(j.Queue)
 		if q == nil {
 			continue
 		}

@@ -62,11 +62,8 @@ func (e *Engine) DryRunSubmit(ctx context.Context, in SubmitServiceJobInput) (Dr
 	if err != nil {
 		return DryRun{}, err
 	}
-	if q.State != stateEnabled {
-		return DryRun{}, invalidf("Job queue %s is DISABLED and does not accept jobs", q.JobQueueName)
-	}
-	if err := e.checkShareArgs(q, in); err != nil {
-		return DryRun{}, err
+	if err := e.model.Accepts(q, in.QuotaShareName, in.ShareIdentifier); err != nil {
+		return DryRun{}, modelErr(err)
 	}
 	c, err := e.copyCore()
 	if err != nil {
@@ -91,23 +88,13 @@ func (e *Engine) DryRunSubmit(ctx context.Context, in SubmitServiceJobInput) (Dr
 // copyCore rebuilds a core from the records, as load does after a restart.
 func (e *Engine) copyCore() (*core.Core, error) {
 	c := core.New()
-	for _, name := range sortedKeys(e.envs) {
-		if err := c.Apply(e.envEvent(e.envs[name])); err != nil {
-			return nil, err
-		}
+	evs, err := e.model.CoreEvents()
+	if err != nil {
+		return nil, err
 	}
-	for _, q := range e.sortedQueues() {
-		if err := c.Apply(e.queueEvent(q)); err != nil {
+	for _, ev := range evs {
+		if err := c.Apply(ev); err != nil {
 			return nil, err
-		}
-		for _, name := range sortedKeys(q.shares) {
-			ev, err := e.shareEvent(q, &q.shares[name].QuotaShare)
-			if err != nil {
-				return nil, err
-			}
-			if err := c.Apply(ev); err != nil {
-				return nil, err
-			}
 		}
 	}
 	for _, id := range sortedKeys(e.jobs) {
@@ -125,7 +112,7 @@ func (e *Engine) copyCore() (*core.Core, error) {
 	}
 	// Fair-share usage is history the records do not hold: the live
 	// core's is carried over.
-	for _, q := range e.sortedQueues() {
+	for _, q := range e.model.Queues() {
 		for _, u := range e.core.FairUsages(q.JobQueueName) {
 			if err := c.Apply(core.SetUsage{Queue: q.JobQueueName, Share: u.Share, Usage: u.Usage, At: u.At}); err != nil {
 				return nil, err

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sharq-dev/sharq/internal/batchmodel"
 	"github.com/sharq-dev/sharq/internal/engine"
 	"github.com/sharq-dev/sharq/internal/executor"
 	"github.com/sharq-dev/sharq/internal/executor/simulated"
@@ -91,20 +92,20 @@ func (h *harness) setupWalkthrough() {
 			h.t.Fatal(err)
 		}
 	}
-	p, err := h.e.CreateSchedulingPolicy(ctx, engine.CreateSchedulingPolicyInput{Name: "my-qm-scheduling-policy",
+	p, err := h.e.CreateSchedulingPolicy(ctx, batchmodel.CreateSchedulingPolicyInput{Name: "my-qm-scheduling-policy",
 		QuotaSharePolicy: &record.QuotaSharePolicy{IdleResourceAssignmentStrategy: "FIFO"}})
 	must(err)
-	_, err = h.e.CreateServiceEnvironment(ctx, engine.CreateServiceEnvironmentInput{Name: "my-sm-training-qm-se", Type: "SAGEMAKER_TRAINING",
+	_, err = h.e.CreateServiceEnvironment(ctx, batchmodel.CreateServiceEnvironmentInput{Name: "my-sm-training-qm-se", Type: "SAGEMAKER_TRAINING",
 		CapacityLimits: []record.CapacityLimit{{CapacityUnit: "ml.g5.xlarge", MaxCapacity: 3}}})
 	must(err)
-	_, err = h.e.CreateJobQueue(ctx, engine.CreateJobQueueInput{Name: "my-sm-training-qm-jq", Priority: 1, Type: "SAGEMAKER_TRAINING",
+	_, err = h.e.CreateJobQueue(ctx, batchmodel.CreateJobQueueInput{Name: "my-sm-training-qm-jq", Priority: 1, Type: "SAGEMAKER_TRAINING",
 		ServiceEnvironmentOrder: []record.ServiceEnvironmentOrder{{Order: 1, ServiceEnvironment: "my-sm-training-qm-se"}}, SchedulingPolicyArn: p.Arn})
 	must(err)
 	for _, s := range []struct {
 		name, strategy, inShare string
 		borrow                  *int
 	}{{"QS1", "LEND_AND_BORROW", "ENABLED", ptr(200)}, {"QS2", "LEND", "DISABLED", nil}, {"QS3", "RESERVE", "DISABLED", nil}} {
-		_, err = h.e.CreateQuotaShare(ctx, engine.CreateQuotaShareInput{Name: s.name, JobQueue: "my-sm-training-qm-jq",
+		_, err = h.e.CreateQuotaShare(ctx, batchmodel.CreateQuotaShareInput{Name: s.name, JobQueue: "my-sm-training-qm-jq",
 			CapacityLimits:               []record.CapacityLimit{{CapacityUnit: "ml.g5.xlarge", MaxCapacity: 1}},
 			ResourceSharingConfiguration: record.ResourceSharingConfiguration{Strategy: s.strategy, BorrowLimit: s.borrow},
 			PreemptionConfiguration:      record.QuotaSharePreemptionConfiguration{InSharePreemption: s.inShare}})

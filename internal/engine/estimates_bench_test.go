@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sharq-dev/sharq/internal/batchmodel"
 	"github.com/sharq-dev/sharq/internal/engine"
 	"github.com/sharq-dev/sharq/internal/executor"
 	"github.com/sharq-dev/sharq/internal/record"
@@ -85,15 +86,15 @@ func estimateWorld(b testing.TB) *engine.Engine {
 			b.Fatal(err)
 		}
 	}
-	p, err := e.CreateSchedulingPolicy(ctx, engine.CreateSchedulingPolicyInput{Name: "p",
+	p, err := e.CreateSchedulingPolicy(ctx, batchmodel.CreateSchedulingPolicyInput{Name: "p",
 		QuotaSharePolicy: &record.QuotaSharePolicy{IdleResourceAssignmentStrategy: "FIFO"}})
 	must(p, err)
-	must(e.CreateServiceEnvironment(ctx, engine.CreateServiceEnvironmentInput{Name: "se", Type: "SAGEMAKER_TRAINING",
+	must(e.CreateServiceEnvironment(ctx, batchmodel.CreateServiceEnvironmentInput{Name: "se", Type: "SAGEMAKER_TRAINING",
 		CapacityLimits: []record.CapacityLimit{{CapacityUnit: "ml.g5.xlarge", MaxCapacity: estInstances}}}))
-	must(e.CreateJobQueue(ctx, engine.CreateJobQueueInput{Name: "q", Priority: 1, Type: "SAGEMAKER_TRAINING",
+	must(e.CreateJobQueue(ctx, batchmodel.CreateJobQueueInput{Name: "q", Priority: 1, Type: "SAGEMAKER_TRAINING",
 		ServiceEnvironmentOrder: []record.ServiceEnvironmentOrder{{Order: 1, ServiceEnvironment: "se"}}, SchedulingPolicyArn: p.Arn}))
 	for s := range estShares {
-		must(e.CreateQuotaShare(ctx, engine.CreateQuotaShareInput{Name: fmt.Sprintf("s%02d", s), JobQueue: "q",
+		must(e.CreateQuotaShare(ctx, batchmodel.CreateQuotaShareInput{Name: fmt.Sprintf("s%02d", s), JobQueue: "q",
 			CapacityLimits:               []record.CapacityLimit{{CapacityUnit: "ml.g5.xlarge", MaxCapacity: estInstances / estShares}},
 			ResourceSharingConfiguration: record.ResourceSharingConfiguration{Strategy: "LEND_AND_BORROW", BorrowLimit: ptr(100)},
 			PreemptionConfiguration:      record.QuotaSharePreemptionConfiguration{InSharePreemption: "ENABLED"}}))

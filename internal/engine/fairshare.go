@@ -2,11 +2,9 @@ package engine
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/sharq-dev/sharq/internal/core"
@@ -14,108 +12,13 @@ import (
 	"github.com/sharq-dev/sharq/internal/store"
 )
 
-// Fair-share queues: a queue whose scheduling policy has a fairsharePolicy
-// is scheduled by the core's fair-share rules (docs/fair-share.md). The
-// policy is kept as the client sent it; these read it.
-
-// ShareIdentifiersOverlap tells whether two shareDistribution entries can
-// match one share identifier: equal, or one a prefix entry ("UserA*") that
-// the other starts with. AWS: "you can't have one that specifies a
-// shareIdentifier of UserA* and another that specifies a shareIdentifier of
-// UserA-1".
-func ShareIdentifiersOverlap(a, b string) bool {
-	pa, wa := strings.CutSuffix(a, "*")
-	pb, wb := strings.CutSuffix(b, "*")
-	return a == b || (wa && strings.HasPrefix(pb, pa)) || (wb && strings.HasPrefix(pa, pb))
-}
-
-// fairsharePolicy is the part of AWS's FairsharePolicy the core uses.
-type fairsharePolicy struct {
-	ShareDecaySeconds  int `json:"shareDecaySeconds"`
-	ComputeReservation int `json:"computeReservation"`
-	ShareDistribution  []struct {
-		ShareIdentifier string   `json:"shareIdentifier"`
-		WeightFactor    *float64 `json:"weightFactor"`
-	} `json:"shareDistribution"`
-}
-
-// fairOf is the fair-share policy of the queue's scheduling policy, or nil.
-func (e *Engine) fairOf(q *queueRec) *core.FairShare {
-	if !e.fairQueue(q) {
-		return nil
-	}
-	p := e.policies[q.SchedulingPolicyArn]
-	f, err := decodeFairshare(p.FairsharePolicy)
-	if err != nil {
-		// Checked when the policy was stored; a policy that no longer reads
-		// schedules with the defaults rather than as FIFO.
-		return &core.FairShare{}
-	}
-	return f
-}
-
-func decodeFairshare(raw json.RawMessage) (*core.FairShare, error) {
-	var p fairsharePolicy
-	if err := json.Unmarshal(raw, &p); err != nil {
-		return nil, fmt.Errorf("fairsharePolicy: %w", err)
-	}
-	f := &core.FairShare{DecaySeconds: p.ShareDecaySeconds, Reservation: p.ComputeReservation}
-	for _, d := range p.ShareDistribution {
-		w := 1.0
-		if d.WeightFactor != nil {
-			w = *d.WeightFactor
-		}
-		f.Weights = append(f.Weights, core.ShareWeight{Identifier: d.ShareIdentifier, Weight: w})
-	}
-	return f, nil
-}
-
-// isFair tells whether a scheduling policy is a fair-share one.
-func (e *Engine) isFair(arn string) bool {
-	p := e.policies[arn]
-	return p != nil && len(p.FairsharePolicy) > 0
-}
-
-// fairQueue tells whether q is scheduled by fair share.
-func (e *Engine) fairQueue(q *queueRec) bool {
-	return !q.fifo && e.isFair(q.SchedulingPolicyArn)
-}
-
-// sharedEnvs counts the stored queues of each service environment, so that
-// load keeps FIFO a fair-share queue stored beside others (queueRec.fifo).
-func sharedEnvs(rs []store.Resource) map[string]int {
-	n := map[string]int{}
-	for _, r := range rs {
-		if r.Kind != kindQueue {
-			continue
-		}
-		if doc, err := record.DecodeJobQueue(r.Doc); err == nil && len(doc.ServiceEnvironmentOrder) > 0 {
-			n[resourceName(doc.ServiceEnvironmentOrder[0].ServiceEnvironment, "service-environment")]++
-		}
-	}
-	return n
-}
-
-// refreshFairQueues gives the core the policy of every queue that uses
-// it, after the policy changed.
-func (e *Engine) refreshFairQueues(policyArn string) error {
-	for _, q := range e.sortedQueues() {
-		if q.SchedulingPolicyArn == policyArn {
-			if err := coreErr(e.core.Apply(e.queueEvent(q))); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
 // loadFairUsage sets, for every fair-share queue, each share identifier's
 // decayed usage from the store's attempts: a stopped attempt counts from
 // startedAt to stoppedAt, the current attempt of a dispatched job from its
 // dispatch to now.
 func (e *Engine) loadFairUsage(ctx context.Context, now time.Time) error {
-	for _, q := range e.sortedQueues() {
-		f := e.fairOf(q)
+	for _, q := range e.model.Queues() {
+		f := e.model.Fair(q)
 		if f == nil {
 			continue
 		}

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sharq-dev/sharq/internal/batchmodel"
 	"github.com/sharq-dev/sharq/internal/core"
 	"github.com/sharq-dev/sharq/internal/engine"
 	"github.com/sharq-dev/sharq/internal/forecast"
@@ -22,16 +23,16 @@ import (
 func (h *harness) setupFair() {
 	h.t.Helper()
 	ctx := context.Background()
-	p, err := h.e.CreateSchedulingPolicy(ctx, engine.CreateSchedulingPolicyInput{Name: "fair",
+	p, err := h.e.CreateSchedulingPolicy(ctx, batchmodel.CreateSchedulingPolicyInput{Name: "fair",
 		FairsharePolicy: json.RawMessage(`{"shareDecaySeconds":3600,"computeReservation":0,"shareDistribution":[{"shareIdentifier":"blue","weightFactor":0.5}]}`)})
 	if err != nil {
 		h.t.Fatal(err)
 	}
-	if _, err := h.e.CreateServiceEnvironment(ctx, engine.CreateServiceEnvironmentInput{Name: "fse", Type: "SAGEMAKER_TRAINING",
+	if _, err := h.e.CreateServiceEnvironment(ctx, batchmodel.CreateServiceEnvironmentInput{Name: "fse", Type: "SAGEMAKER_TRAINING",
 		CapacityLimits: []record.CapacityLimit{{CapacityUnit: "ml.g5.xlarge", MaxCapacity: 2}}}); err != nil {
 		h.t.Fatal(err)
 	}
-	if _, err := h.e.CreateJobQueue(ctx, engine.CreateJobQueueInput{Name: "fq", Priority: 1, Type: "SAGEMAKER_TRAINING",
+	if _, err := h.e.CreateJobQueue(ctx, batchmodel.CreateJobQueueInput{Name: "fq", Priority: 1, Type: "SAGEMAKER_TRAINING",
 		ServiceEnvironmentOrder: []record.ServiceEnvironmentOrder{{Order: 1, ServiceEnvironment: "fse"}}, SchedulingPolicyArn: p.Arn}); err != nil {
 		h.t.Fatal(err)
 	}
@@ -106,7 +107,7 @@ func TestFairShareQueue(t *testing.T) {
 	h2.waitStatus(blue2, "RUNNABLE")
 
 	// A replaced policy's weights apply at once; the usage stays.
-	if err := h2.e.UpdateSchedulingPolicy(context.Background(), engine.UpdateSchedulingPolicyInput{Arn: "arn:aws:batch:us-east-1:000000000000:scheduling-policy/fair",
+	if err := h2.e.UpdateSchedulingPolicy(context.Background(), batchmodel.UpdateSchedulingPolicyInput{Arn: "arn:aws:batch:us-east-1:000000000000:scheduling-policy/fair",
 		FairsharePolicy: json.RawMessage(`{"shareDecaySeconds":3600,"shareDistribution":[{"shareIdentifier":"blue","weightFactor":2}]}`)}); err != nil {
 		t.Fatal(err)
 	}
@@ -178,15 +179,15 @@ func TestFairShareQueueStoredBesideOthers(t *testing.T) {
 	h := startEngine(t, dir)
 	h.setupFair() // fq on fse
 	ctx := context.Background()
-	if _, err := h.e.CreateServiceEnvironment(ctx, engine.CreateServiceEnvironmentInput{Name: "other", Type: "SAGEMAKER_TRAINING",
+	if _, err := h.e.CreateServiceEnvironment(ctx, batchmodel.CreateServiceEnvironmentInput{Name: "other", Type: "SAGEMAKER_TRAINING",
 		CapacityLimits: []record.CapacityLimit{{CapacityUnit: "ml.g5.xlarge", MaxCapacity: 2}}}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := h.e.CreateJobQueue(ctx, engine.CreateJobQueueInput{Name: "plain", Priority: 1, Type: "SAGEMAKER_TRAINING",
+	if _, err := h.e.CreateJobQueue(ctx, batchmodel.CreateJobQueueInput{Name: "plain", Priority: 1, Type: "SAGEMAKER_TRAINING",
 		ServiceEnvironmentOrder: []record.ServiceEnvironmentOrder{{Order: 1, ServiceEnvironment: "other"}}}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := h.e.CreateJobQueue(ctx, engine.CreateJobQueueInput{Name: "plain2", Priority: 1, Type: "SAGEMAKER_TRAINING",
+	if _, err := h.e.CreateJobQueue(ctx, batchmodel.CreateJobQueueInput{Name: "plain2", Priority: 1, Type: "SAGEMAKER_TRAINING",
 		ServiceEnvironmentOrder: []record.ServiceEnvironmentOrder{{Order: 1, ServiceEnvironment: "fse"}}}); err == nil {
 		t.Fatal("a second queue was connected to a fair-share queue's service environment")
 	}

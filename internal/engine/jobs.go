@@ -317,11 +317,8 @@ func (e *Engine) newJob(c *cycle, in SubmitServiceJobInput, id string, demand []
 	if err != nil {
 		return nil, err
 	}
-	if q.State != stateEnabled {
-		return nil, invalidf("Job queue %s is DISABLED and does not accept jobs", q.JobQueueName)
-	}
-	if err := e.checkShareArgs(q, in); err != nil {
-		return nil, err
+	if err := e.model.Accepts(q, in.QuotaShareName, in.ShareIdentifier); err != nil {
+		return nil, modelErr(err)
 	}
 	queued := max(c.now.UnixNano(), e.lastQ+1)
 	if id == "" {
@@ -354,29 +351,6 @@ func (e *Engine) newJob(c *cycle, in SubmitServiceJobInput, id string, demand []
 	c.submitted = append(c.submitted, j)
 	e.touch(c, j)
 	return j, nil
-}
-
-func (e *Engine) checkShareArgs(q *queueRec, in SubmitServiceJobInput) error {
-	switch {
-	case q.quota && in.QuotaShareName == "":
-		return invalidf("quotaShareName must be specified: job queue %s has a quota share scheduling policy", q.JobQueueName)
-	case !q.quota && in.QuotaShareName != "":
-		return invalidf("quotaShareName must not be specified: job queue %s does not have a quota share scheduling policy", q.JobQueueName)
-	case !e.fairQueue(q) && in.ShareIdentifier != "":
-		return invalidf("shareIdentifier must not be specified: job queue %s does not have a fair share scheduling policy", q.JobQueueName)
-	case e.fairQueue(q) && in.ShareIdentifier == "":
-		return invalidf("shareIdentifier must be specified: job queue %s has a fair share scheduling policy", q.JobQueueName)
-	}
-	if q.quota {
-		s := q.shares[in.QuotaShareName]
-		if s == nil {
-			return notFoundf("Quota share %s does not exist in job queue %s", in.QuotaShareName, q.JobQueueName)
-		}
-		if s.State != stateEnabled {
-			return invalidf("Quota share %s is DISABLED and does not accept jobs", in.QuotaShareName)
-		}
-	}
-	return nil
 }
 
 func (e *Engine) submitEvent(j *record.Job) core.Submit {
@@ -618,7 +592,7 @@ func (e *Engine) GetJobQueueSnapshot(ctx context.Context, jobQueue string) (Queu
 	if err != nil {
 		return QueueSnapshot{}, err
 	}
-	snap := QueueSnapshot{At: ms(e.opts.Clock.Now()), Quota: q.quota}
+	snap := QueueSnapshot{At: ms(e.opts.Clock.Now()), Quota: q.Quota()}
 	for _, id := range e.core.QueueFront(q.JobQueueName, 100) {
 		snap.Front = append(snap.Front, e.frontJob(id))
 	}
@@ -637,17 +611,17 @@ func (e *Engine) GetJobQueueSnapshot(ctx context.Context, jobQueue string) (Queu
 				used += u.Used
 			}
 		}
-		if q.quota && used > 0 {
+		if q.Quota() && used > 0 {
 			snap.Shares = append(snap.Shares, ShareCapacity{Share: su.Share, Usage: cu})
 		}
 	}
 	for _, u := range order {
 		snap.Total = append(snap.Total, record.CapacityUsage{CapacityUnit: u, Quantity: float64(total[u])})
 	}
-	if q.quota {
+	if q.Quota() {
 		sortShareCapacity(snap.Shares)
 		snap.ShareFronts = map[string][]FrontJob{}
-		for name := range q.shares {
+		for _, name := range q.ShareNames() {
 			snap.ShareFronts[name] = []FrontJob{}
 			for _, id := range e.core.ShareFront(q.JobQueueName, name, 1) {
 				snap.ShareFronts[name] = append(snap.ShareFronts[name], e.frontJob(id))

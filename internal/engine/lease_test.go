@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sharq-dev/sharq/internal/batchmodel"
 	"github.com/sharq-dev/sharq/internal/engine"
 	"github.com/sharq-dev/sharq/internal/executor/simulated"
 	"github.com/sharq-dev/sharq/internal/store"
@@ -59,7 +60,7 @@ func TestCommitRefusedAfterLeaseEnded(t *testing.T) {
 		go func() { done <- e.Run(context.Background()) }()
 		lease.held.Store(held)
 		st.refuse.Store(true)
-		if _, err := e.CreateSchedulingPolicy(context.Background(), engine.CreateSchedulingPolicyInput{Name: "p"}); err == nil {
+		if _, err := e.CreateSchedulingPolicy(context.Background(), batchmodel.CreateSchedulingPolicyInput{Name: "p"}); err == nil {
 			t.Fatal("a refused commit was acknowledged")
 		}
 		select {

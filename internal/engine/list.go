@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/sharq-dev/sharq/internal/arn"
+	"github.com/sharq-dev/sharq/internal/batchmodel"
 	"github.com/sharq-dev/sharq/internal/record"
 	"github.com/sharq-dev/sharq/internal/store"
 )
@@ -97,28 +97,11 @@ func (e *Engine) ListServiceJobs(ctx context.Context, in ListServiceJobsInput) (
 
 // --- tags
 
-// tagsOf finds the tags of the resource or job an ARN names, and what
-// commits a change to them in a cycle. A job that ended before this start
-// is found among those read aside, and kept in memory when keep is set
-// (mu held to write), so that the change is committed.
-func (e *Engine) tagsOf(resource string, aside asideJobs, keep bool) (*map[string]string, func(*cycle), error) {
-	if p := e.policies[resource]; p != nil {
-		return &p.Tags, func(c *cycle) { e.touchResource(c, kindPolicy, resource, &p.SchedulingPolicy) }, nil
-	}
-	if name := e.ownName(resource, arn.ServiceEnvironment); name != "" && strings.HasPrefix(resource, "arn:") {
-		if se := e.envs[name]; se != nil {
-			return &se.Tags, func(c *cycle) { e.touchResource(c, kindEnv, resource, &se.ServiceEnvironment) }, nil
-		}
-	}
-	if rest := e.ownName(resource, arn.JobQueue); rest != "" && strings.HasPrefix(resource, "arn:") {
-		if strings.Contains(rest, "/quota-share/") {
-			if _, s, err := e.findShare(resource); err == nil {
-				return &s.Tags, func(c *cycle) { e.touchResource(c, kindShare, resource, &s.QuotaShare) }, nil
-			}
-		} else if q := e.queues[rest]; q != nil {
-			return &q.Tags, func(c *cycle) { e.touchResource(c, kindQueue, resource, &q.JobQueue) }, nil
-		}
-	}
+// jobTags finds the tags of the job an ARN names, and what commits a
+// change to them in a cycle. A job that ended before this start is found
+// among those read aside, and kept in memory when keep is set (mu held to
+// write), so that the change is committed.
+func (e *Engine) jobTags(resource string, aside asideJobs, keep bool) (*map[string]string, func(*cycle), error) {
 	if isJobArn(resource) {
 		j, err := e.knownJob(resource, aside, keep)
 		if err != nil && ErrorCode(err) != NotFound {
@@ -141,25 +124,25 @@ func (e *Engine) asideTagged(ctx context.Context, resource string) asideJobs {
 	return e.readAsideOne(ctx, resource)
 }
 
+// TagResource tags a resource of the model or a job.
 func (e *Engine) TagResource(ctx context.Context, arn string, tags map[string]string) error {
 	aside := e.asideTagged(ctx, arn)
 	return e.do(ctx, func(c *cycle) error {
-		t, save, err := e.tagsOf(arn, aside, true)
+		if ch, ok, err := e.model.TagResource(arn, tags); ok {
+			if err != nil {
+				return modelErr(err)
+			}
+			return e.applyChange(c, ch)
+		}
+		t, save, err := e.jobTags(arn, aside, true)
 		if err != nil {
 			return err
 		}
+		if err := batchmodel.CheckTagLimit(*t, tags); err != nil {
+			return modelErr(err)
+		}
 		if *t == nil {
 			*t = map[string]string{}
-		}
-		if n := len(*t) + len(tags); n > 50 {
-			for k := range tags {
-				if _, ok := (*t)[k]; ok {
-					n--
-				}
-			}
-			if n > 50 {
-				return invalidf("A resource can have at most 50 tags")
-			}
 		}
 		for k, v := range tags {
 			(*t)[k] = v
@@ -169,10 +152,14 @@ func (e *Engine) TagResource(ctx context.Context, arn string, tags map[string]st
 	})
 }
 
+// UntagResource untags a resource of the model or a job.
 func (e *Engine) UntagResource(ctx context.Context, arn string, keys []string) error {
 	aside := e.asideTagged(ctx, arn)
 	return e.do(ctx, func(c *cycle) error {
-		t, save, err := e.tagsOf(arn, aside, true)
+		if ch, ok := e.model.UntagResource(arn, keys); ok {
+			return e.applyChange(c, ch)
+		}
+		t, save, err := e.jobTags(arn, aside, true)
 		if err != nil {
 			return err
 		}
@@ -189,7 +176,11 @@ func (e *Engine) UntagResource(ctx context.Context, arn string, keys []string) e
 // store.
 func (e *Engine) ListTagsForResource(ctx context.Context, arn string) (map[string]string, error) {
 	e.rlock()
-	t, _, err := e.tagsOf(arn, nil, false)
+	if t, ok := e.model.Tags(arn); ok {
+		defer e.mu.RUnlock()
+		return copyTags(t), nil
+	}
+	t, _, err := e.jobTags(arn, nil, false)
 	if err == nil {
 		defer e.mu.RUnlock()
 		return copyTags(*t), nil

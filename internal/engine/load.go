@@ -5,9 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"slices"
 	"strings"
 
+	"github.com/sharq-dev/sharq/internal/batchmodel"
 	"github.com/sharq-dev/sharq/internal/core"
 	"github.com/sharq-dev/sharq/internal/executor"
 	"github.com/sharq-dev/sharq/internal/record"
@@ -23,17 +23,16 @@ func (e *Engine) load(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("load resources: %w", err)
 	}
-	// Environments, then policies, then queues, then shares: each refers to
-	// the ones before.
-	order := []string{kindEnv, kindPolicy, kindQueue, kindShare}
-	slices.SortStableFunc(rs, func(a, b store.Resource) int {
-		return slices.Index(order, a.Kind) - slices.Index(order, b.Kind)
-	})
-	shared := sharedEnvs(rs)
-	for _, r := range rs {
-		if err := e.loadResource(r, shared); err != nil {
-			return fmt.Errorf("load %s %s: %w", r.Kind, r.ARN, err)
-		}
+	restores, fifo, err := e.model.Load(rs)
+	if err != nil {
+		return err
+	}
+	for _, q := range fifo {
+		e.opts.Logger.Warn("job queue with a fair-share policy shares its service environment with other queues: it stays FIFO",
+			"queue", q.Queue, "env", q.Env)
+	}
+	if err := e.restore(restores); err != nil {
+		return err
 	}
 	counts, err := e.opts.Store.CountJobs(ctx)
 	if err != nil {
@@ -78,7 +77,11 @@ func (e *Engine) load(ctx context.Context) error {
 	if err := e.loadFairUsage(ctx, e.opts.Clock.Now()); err != nil {
 		return err
 	}
-	if err := e.disableLoaded(); err != nil {
+	disabled, err := e.model.DisabledEvents()
+	if err != nil {
+		return err
+	}
+	if err := e.restore(disabled); err != nil {
 		return err
 	}
 	if err := e.resumeUsage(ctx); err != nil {
@@ -126,94 +129,12 @@ func (e *Engine) keepJob(j *record.Job) {
 	}
 }
 
-// Queues and shares are loaded enabled and disabled again once the live
-// jobs are back: the core takes no job into a DISABLED queue or share, but
-// the jobs waiting in one were accepted before it was disabled.
-func (e *Engine) disableLoaded() error {
-	for _, q := range e.sortedQueues() {
-		if q.State == stateDisabled {
-			if err := e.core.Apply(e.queueEvent(q)); err != nil {
-				return fmt.Errorf("disable job queue %s: %w", q.JobQueueName, err)
-			}
+// restore applies to the core the events that restore the resources.
+func (e *Engine) restore(rs []batchmodel.Restore) error {
+	for _, r := range rs {
+		if err := e.core.Apply(r.Event); err != nil {
+			return fmt.Errorf("%s: %w", r.What, err)
 		}
-		names := slices.Sorted(maps.Keys(q.shares))
-		for _, name := range names {
-			s := q.shares[name]
-			if s.State != stateDisabled {
-				continue
-			}
-			ev, err := e.shareEvent(q, &s.QuotaShare)
-			if err == nil {
-				err = e.core.Apply(ev)
-			}
-			if err != nil {
-				return fmt.Errorf("disable quota share %s: %w", s.QuotaShareArn, err)
-			}
-		}
-	}
-	return nil
-}
-
-func (e *Engine) loadResource(r store.Resource, shared map[string]int) error {
-	switch r.Kind {
-	case kindEnv:
-		doc, err := record.DecodeServiceEnvironment(r.Doc)
-		if err != nil {
-			return err
-		}
-		se := &envRec{ServiceEnvironment: *doc}
-		e.envs[se.ServiceEnvironmentName] = se
-		return e.core.Apply(e.envEvent(se))
-	case kindPolicy:
-		doc, err := record.DecodeSchedulingPolicy(r.Doc)
-		if err != nil {
-			return err
-		}
-		p := &policyRec{SchedulingPolicy: *doc}
-		e.policies[p.Arn] = p
-	case kindQueue:
-		doc, err := record.DecodeJobQueue(r.Doc)
-		if err != nil {
-			return err
-		}
-		q := &queueRec{JobQueue: *doc, shares: map[string]*shareRec{}}
-		if q.StatusReason == "record.JobQueue Healthy" {
-			// Stored by releases that misspelt it.
-			q.StatusReason = queueHealthy
-		}
-		if len(q.ServiceEnvironmentOrder) > 0 {
-			q.env = resourceName(q.ServiceEnvironmentOrder[0].ServiceEnvironment, "service-environment")
-		}
-		if p := e.policies[q.SchedulingPolicyArn]; p != nil {
-			q.quota = p.QuotaSharePolicy != nil
-		}
-		if e.isFair(q.SchedulingPolicyArn) && shared[q.env] > 1 {
-			q.fifo = true
-			e.opts.Logger.Warn("job queue with a fair-share policy shares its service environment with other queues: it stays FIFO",
-				"queue", q.JobQueueName, "env", q.env)
-		}
-		e.queues[q.JobQueueName] = q
-		ev := e.queueEvent(q)
-		ev.Disabled = false // until the jobs are back: see disableLoaded
-		return e.core.Apply(ev)
-	case kindShare:
-		doc, err := record.DecodeQuotaShare(r.Doc)
-		if err != nil {
-			return err
-		}
-		s := &shareRec{QuotaShare: *doc}
-		q := e.queues[resourceName(s.JobQueueArn, "job-queue")]
-		if q == nil {
-			return fmt.Errorf("job queue %s is missing", s.JobQueueArn)
-		}
-		s.queue = q.JobQueueName
-		q.shares[s.QuotaShareName] = s
-		ev, err := e.shareEvent(q, &s.QuotaShare)
-		if err != nil {
-			return err
-		}
-		ev.Disabled = false // until the jobs are back: see disableLoaded
-		return e.core.Apply(ev)
 	}
 	return nil
 }

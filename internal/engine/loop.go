@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sharq-dev/sharq/internal/batchmodel"
 	"github.com/sharq-dev/sharq/internal/core"
 	"github.com/sharq-dev/sharq/internal/estimator"
 	"github.com/sharq-dev/sharq/internal/executor"
@@ -62,9 +63,7 @@ type Engine struct {
 // (recoverCycle): readers must wait for it then.
 type state struct {
 	core      *core.Core
-	policies  map[string]*policyRec  // by ARN
-	envs      map[string]*envRec     // by name
-	queues    map[string]*queueRec   // by name
+	model     *batchmodel.Model      // AWS Batch's resources
 	jobs      map[string]*record.Job // by ID, ended ones included until purged
 	attempts  map[string]liveAttempt // by attempt ID
 	tokens    map[string]string      // clientToken → job ID
@@ -228,9 +227,7 @@ func New(ctx context.Context, opts Options) (*Engine, error) {
 // clearState empties what load rebuilds from the store.
 func (e *Engine) clearState() {
 	e.core = core.New()
-	e.policies = map[string]*policyRec{}
-	e.envs = map[string]*envRec{}
-	e.queues = map[string]*queueRec{}
+	e.model = batchmodel.New(e.modelConfig())
 	e.jobs = map[string]*record.Job{}
 	e.attempts = map[string]liveAttempt{}
 	e.tokens = map[string]string{}

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sharq-dev/sharq/internal/batchmodel"
 	"github.com/sharq-dev/sharq/internal/engine"
 	"github.com/sharq-dev/sharq/internal/record"
 )
@@ -22,7 +23,7 @@ func TestMinimumRuntimeKeptByUpdate(t *testing.T) {
 	if s.MinimumRuntimeSeconds != 300 {
 		t.Fatalf("set: %d", s.MinimumRuntimeSeconds)
 	}
-	if _, err := h.e.UpdateQuotaShare(ctx, engine.UpdateQuotaShareInput{QuotaShareArn: arn,
+	if _, err := h.e.UpdateQuotaShare(ctx, batchmodel.UpdateQuotaShareInput{QuotaShareArn: arn,
 		PreemptionConfiguration: &record.QuotaSharePreemptionConfiguration{InSharePreemption: "DISABLED"}}); err != nil {
 		t.Fatal(err)
 	}
@@ -38,7 +39,7 @@ func TestMinimumRuntimeKeptByUpdate(t *testing.T) {
 			t.Errorf("%s: minimum runtime %v, want %v", st.Share, st.MinimumRuntime, want)
 		}
 	}
-	if _, err := h.e.SetQuotaShareMinimumRuntime(ctx, arn, engine.MaxMinimumRuntimeSeconds+1); engine.ErrorCode(err) != engine.Invalid {
+	if _, err := h.e.SetQuotaShareMinimumRuntime(ctx, arn, batchmodel.MaxMinimumRuntimeSeconds+1); engine.ErrorCode(err) != engine.Invalid {
 		t.Errorf("a minimum beyond a year: %v", err)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sharq-dev/sharq/internal/batchmodel"
 	"github.com/sharq-dev/sharq/internal/engine"
 	"github.com/sharq-dev/sharq/internal/executor"
 	"github.com/sharq-dev/sharq/internal/record"
@@ -68,10 +69,10 @@ func TestDescribeWithoutLock(t *testing.T) {
 						w.e.Deliver(ctx, executor.Update{AttemptID: a.ID, JobID: id, State: state, Reason: "by the test"})
 					}
 				case 5:
-					w.e.UpdateServiceEnvironment(ctx, engine.UpdateServiceEnvironmentInput{ServiceEnvironment: "my-sm-training-qm-se",
+					w.e.UpdateServiceEnvironment(ctx, batchmodel.UpdateServiceEnvironmentInput{ServiceEnvironment: "my-sm-training-qm-se",
 						CapacityLimits: []record.CapacityLimit{{CapacityUnit: "ml.g5.xlarge", MaxCapacity: 1 + rng.IntN(5)}}})
 				case 6:
-					w.e.UpdateJobQueue(ctx, engine.UpdateJobQueueInput{JobQueue: scenarioQueue, State: []string{"ENABLED", "DISABLED"}[rng.IntN(2)]})
+					w.e.UpdateJobQueue(ctx, batchmodel.UpdateJobQueueInput{JobQueue: scenarioQueue, State: []string{"ENABLED", "DISABLED"}[rng.IntN(2)]})
 				case 7:
 					w.clock.Add(time.Duration(rng.IntN(3)) * time.Second)
 					w.e.Tick(ctx)

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sharq-dev/sharq/internal/batchmodel"
 	"github.com/sharq-dev/sharq/internal/engine"
 	"github.com/sharq-dev/sharq/internal/sim/memstore"
 )
@@ -30,12 +31,12 @@ func TestRestartWithDisabledQueueAndShare(t *testing.T) {
 	fill := h.submit("fill", "QS2", 1)
 	h.submit("fill", "QS3", 1)
 	inShare := h.submit("waits-in-share", "QS1", 1)
-	if _, err := h.e.UpdateQuotaShare(ctx, engine.UpdateQuotaShareInput{
+	if _, err := h.e.UpdateQuotaShare(ctx, batchmodel.UpdateQuotaShareInput{
 		QuotaShareArn: "arn:aws:batch:us-east-1:000000000000:job-queue/my-sm-training-qm-jq/quota-share/QS1", State: "DISABLED"}); err != nil {
 		t.Fatal(err)
 	}
 	inQueue := h.submit("waits-in-queue", "QS2", 1)
-	if _, err := h.e.UpdateJobQueue(ctx, engine.UpdateJobQueueInput{JobQueue: "my-sm-training-qm-jq", State: "DISABLED"}); err != nil {
+	if _, err := h.e.UpdateJobQueue(ctx, batchmodel.UpdateJobQueueInput{JobQueue: "my-sm-training-qm-jq", State: "DISABLED"}); err != nil {
 		t.Fatal(err)
 	}
 
@@ -51,7 +52,7 @@ func TestRestartWithDisabledQueueAndShare(t *testing.T) {
 		SchedulingPriority: &prio}); engine.ErrorCode(err) != engine.Invalid {
 		t.Errorf("submit to the DISABLED queue after a restart: %v", err)
 	}
-	if _, err := h.e.UpdateJobQueue(ctx, engine.UpdateJobQueueInput{JobQueue: "my-sm-training-qm-jq", State: "ENABLED"}); err != nil {
+	if _, err := h.e.UpdateJobQueue(ctx, batchmodel.UpdateJobQueueInput{JobQueue: "my-sm-training-qm-jq", State: "ENABLED"}); err != nil {
 		t.Fatal(err)
 	}
 	if err := h.e.TerminateServiceJob(ctx, fill, "make room"); err != nil {

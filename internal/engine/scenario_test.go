@@ -13,6 +13,7 @@ import (
 
 	"github.com/cockroachdb/datadriven"
 
+	"github.com/sharq-dev/sharq/internal/batchmodel"
 	"github.com/sharq-dev/sharq/internal/engine"
 	"github.com/sharq-dev/sharq/internal/executor"
 	"github.com/sharq-dev/sharq/internal/forecast"
@@ -125,7 +126,7 @@ func (w *world) handle(t *testing.T, d *datadriven.TestData) string {
 		h := &harness{t: t, e: w.e}
 		h.setupWalkthrough()
 	case "env":
-		_, err = w.e.UpdateServiceEnvironment(ctx, engine.UpdateServiceEnvironmentInput{ServiceEnvironment: "my-sm-training-qm-se",
+		_, err = w.e.UpdateServiceEnvironment(ctx, batchmodel.UpdateServiceEnvironmentInput{ServiceEnvironment: "my-sm-training-qm-se",
 			CapacityLimits: []record.CapacityLimit{{CapacityUnit: "ml.g5.xlarge", MaxCapacity: num("instances", 3)}}})
 	case "submit":
 		prio := num("prio", 0)
@@ -160,7 +161,7 @@ func (w *world) handle(t *testing.T, d *datadriven.TestData) string {
 	case "terminate":
 		err = w.e.TerminateServiceJob(ctx, w.id(d, arg("name", "")), "terminated by the scenario")
 	case "queue":
-		in := engine.UpdateJobQueueInput{JobQueue: scenarioQueue, State: arg("state", "")}
+		in := batchmodel.UpdateJobQueueInput{JobQueue: scenarioQueue, State: arg("state", "")}
 		if s := num("timelimit", 0); s > 0 {
 			in.JobStateTimeLimitActions = []record.JobStateTimeLimitAction{{Action: "TERMINATE", MaxTimeSeconds: s, State: "RUNNABLE",
 				Reason: "MISCONFIGURATION:QUOTA_MANAGEMENT_LIMIT_EXCEEDED"}}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sharq-dev/sharq/internal/batchmodel"
 	"github.com/sharq-dev/sharq/internal/engine"
 	"github.com/sharq-dev/sharq/internal/executor"
 	"github.com/sharq-dev/sharq/internal/record"
@@ -20,7 +21,7 @@ import (
 func TestQueueStatusReason(t *testing.T) {
 	h := startEngine(t, t.TempDir())
 	h.setupWalkthrough()
-	qs, _, err := h.e.DescribeJobQueues(context.Background(), nil, engine.Page{})
+	qs, _, err := h.e.DescribeJobQueues(context.Background(), nil, batchmodel.Page{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,7 +39,7 @@ func TestDeletedQueueFailsItsJobs(t *testing.T) {
 	running := h.submit("running", "QS1", 1)
 	h.waitStatus(running, dispatched...)
 	waiting := h.submit("waiting", "QS3", 1)
-	if _, err := h.e.UpdateJobQueue(ctx, engine.UpdateJobQueueInput{JobQueue: "my-sm-training-qm-jq", State: "DISABLED"}); err != nil {
+	if _, err := h.e.UpdateJobQueue(ctx, batchmodel.UpdateJobQueueInput{JobQueue: "my-sm-training-qm-jq", State: "DISABLED"}); err != nil {
 		t.Fatal(err)
 	}
 	if err := h.e.DeleteJobQueue(ctx, "my-sm-training-qm-jq"); err != nil {
@@ -127,7 +128,7 @@ func TestStoredQueueReasonRepaired(t *testing.T) {
 	}
 	st.Close()
 	h = startEngine(t, dir)
-	qs, _, err := h.e.DescribeJobQueues(context.Background(), nil, engine.Page{})
+	qs, _, err := h.e.DescribeJobQueues(context.Background(), nil, batchmodel.Page{})
 	if err != nil {
 		t.Fatal(err)
 	}

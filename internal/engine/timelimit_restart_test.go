@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sharq-dev/sharq/internal/batchmodel"
 	"github.com/sharq-dev/sharq/internal/engine"
 	"github.com/sharq-dev/sharq/internal/record"
 )
@@ -27,7 +28,7 @@ func TestJobStateTimeLimitActionAcrossRestart(t *testing.T) {
 	h := &harness{t: t, e: e}
 	h.setupWalkthrough()
 	const reason = "MISCONFIGURATION:QUOTA_MANAGEMENT_LIMIT_EXCEEDED"
-	if _, err := e.UpdateJobQueue(ctx, engine.UpdateJobQueueInput{JobQueue: "my-sm-training-qm-jq",
+	if _, err := e.UpdateJobQueue(ctx, batchmodel.UpdateJobQueueInput{JobQueue: "my-sm-training-qm-jq",
 		JobStateTimeLimitActions: []record.JobStateTimeLimitAction{{Action: "TERMINATE", MaxTimeSeconds: 600, Reason: reason, State: "RUNNABLE"}}}); err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sharq-dev/sharq/internal/batchmodel"
 	"github.com/sharq-dev/sharq/internal/engine"
 	"github.com/sharq-dev/sharq/internal/record"
 	"github.com/sharq-dev/sharq/internal/store/sqlite"
@@ -57,7 +58,7 @@ func TestJobStateTimeLimitAction(t *testing.T) {
 	h, _, clock := syncEngine(t, engine.Options{})
 	e := h.e
 	const reason = "MISCONFIGURATION:QUOTA_MANAGEMENT_LIMIT_EXCEEDED"
-	if _, err := e.UpdateJobQueue(ctx, engine.UpdateJobQueueInput{JobQueue: "my-sm-training-qm-jq",
+	if _, err := e.UpdateJobQueue(ctx, batchmodel.UpdateJobQueueInput{JobQueue: "my-sm-training-qm-jq",
 		JobStateTimeLimitActions: []record.JobStateTimeLimitAction{{Action: "TERMINATE", MaxTimeSeconds: 600, Reason: reason, State: "RUNNABLE"}}}); err != nil {
 		t.Fatal(err)
 	}

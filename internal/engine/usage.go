@@ -267,11 +267,11 @@ func (m *shareMemo) put(k usage.ShareKey, v bool) {
 // hasIdle tells whether share k holds less than its limit of a unit:
 // borrowers may stand on that idle capacity.
 func (e *Engine) hasIdle(k usage.ShareKey) bool {
-	q := e.queues[k.Queue]
-	if q == nil || !q.quota {
+	q := e.model.QueueNamed(k.Queue)
+	if q == nil || !q.Quota() {
 		return false
 	}
-	s := q.shares[k.Share]
+	s := q.Share(k.Share)
 	if s == nil {
 		return false
 	}
@@ -316,11 +316,11 @@ func (e *Engine) endUsage(c *cycle, id string, now int64) {
 // a unit than its limit: some of them borrow. Those of a FIFO queue never
 // do.
 func (e *Engine) beyondLimit(k usage.ShareKey) bool {
-	q := e.queues[k.Queue]
-	if q == nil || !q.quota {
+	q := e.model.QueueNamed(k.Queue)
+	if q == nil || !q.Quota() {
 		return false
 	}
-	s := q.shares[k.Share]
+	s := q.Share(k.Share)
 	for unit, n := range e.usage.use[k] {
 		limit := 0
 		if s != nil {
@@ -346,7 +346,7 @@ func (e *Engine) holdAll(c *cycle, now int64) {
 	clear(e.usage.demand)
 	clear(e.usage.prio)
 	held := map[string]bool{}
-	for _, q := range e.sortedQueues() {
+	for _, q := range e.model.Queues() {
 		for _, h := range e.core.Holdings(q.JobQueueName) {
 			j := e.jobs[h.Job]
 			if j == nil || j.AttemptID == "" {

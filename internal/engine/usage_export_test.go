@@ -16,7 +16,7 @@ func CheckUsageTracking(e *Engine) error {
 	tr := e.usage.tracker
 	want := map[string][]usage.Part{}
 	use := map[usage.ShareKey]map[string]int{}
-	for _, q := range e.sortedQueues() {
+	for _, q := range e.model.Queues() {
 		for _, h := range e.core.Holdings(q.JobQueueName) {
 			if j := e.jobs[h.Job]; j != nil && j.AttemptID != "" {
 				want[j.AttemptID] = usage.Parts(h)

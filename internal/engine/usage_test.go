@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sharq-dev/sharq/internal/batchmodel"
 	"github.com/sharq-dev/sharq/internal/engine"
 	"github.com/sharq-dev/sharq/internal/executor"
 	"github.com/sharq-dev/sharq/internal/record"
@@ -87,7 +88,7 @@ func checkUsageAgainstAttempts(t *testing.T, seed uint64, open func() store.Stor
 			limit    int
 		}{{"LEND", 1}, {"LEND_AND_BORROW", 2}, {"LEND", 2}, {"LEND_AND_BORROW", 1}} {
 			name := fmt.Sprint("QS", 4+i)
-			in := engine.CreateQuotaShareInput{Name: name, JobQueue: "my-sm-training-qm-jq",
+			in := batchmodel.CreateQuotaShareInput{Name: name, JobQueue: "my-sm-training-qm-jq",
 				CapacityLimits:               []record.CapacityLimit{{CapacityUnit: "ml.g5.xlarge", MaxCapacity: c.limit}},
 				ResourceSharingConfiguration: record.ResourceSharingConfiguration{Strategy: c.strategy},
 				PreemptionConfiguration:      record.QuotaSharePreemptionConfiguration{InSharePreemption: "ENABLED"}}
@@ -99,7 +100,7 @@ func checkUsageAgainstAttempts(t *testing.T, seed uint64, open func() store.Stor
 			}
 			shares = append(shares, name, name)
 		}
-		if _, err := e.UpdateServiceEnvironment(ctx, engine.UpdateServiceEnvironmentInput{ServiceEnvironment: "my-sm-training-qm-se",
+		if _, err := e.UpdateServiceEnvironment(ctx, batchmodel.UpdateServiceEnvironmentInput{ServiceEnvironment: "my-sm-training-qm-se",
 			CapacityLimits: []record.CapacityLimit{{CapacityUnit: "ml.g5.xlarge", MaxCapacity: 11}}}); err != nil {
 			t.Fatal(err)
 		}

@@ -1,9 +1,9 @@
 package engine
 
 import (
-	"sort"
 	"time"
 
+	"github.com/sharq-dev/sharq/internal/batchmodel"
 	"github.com/sharq-dev/sharq/internal/core"
 )
 
@@ -32,18 +32,18 @@ func (e *Engine) Shares() []ShareState {
 	e.rlock()
 	defer e.mu.RUnlock()
 	var out []ShareState
-	for _, q := range e.sortedQueues() {
+	for _, q := range e.model.Queues() {
 		for _, su := range e.core.Usage(q.JobQueueName) {
 			st := ShareState{Queue: q.JobQueueName, Share: su.Share, Units: su.Units, State: q.State, BorrowLimit: -1}
-			if s := q.shares[su.Share]; s != nil {
+			if s := q.Share(su.Share); s != nil {
 				st.Strategy = s.ResourceSharingConfiguration.Strategy
 				if b := s.ResourceSharingConfiguration.BorrowLimit; b != nil {
 					st.BorrowLimit = *b
 				}
-				st.InSharePreemption = s.PreemptionConfiguration.InSharePreemption == stateEnabled
+				st.InSharePreemption = s.PreemptionConfiguration.InSharePreemption == batchmodel.Enabled
 				st.MinimumRuntime = secs(s.MinimumRuntimeSeconds)
 				st.State = s.State
-			} else if e.fairQueue(q) {
+			} else if e.model.FairQueue(q) {
 				st.Strategy = StrategyFairShare
 			}
 			st.Runnable = len(e.core.ShareFront(q.JobQueueName, su.Share, 1<<30))
@@ -75,12 +75,7 @@ func (e *Engine) StatusCounts() map[string]int {
 func (e *Engine) ServiceEnvironmentNames() []string {
 	e.rlock()
 	defer e.mu.RUnlock()
-	var out []string
-	for n := range e.envs {
-		out = append(out, n)
-	}
-	sort.Strings(out)
-	return out
+	return e.model.EnvNames()
 }
 
 // HoldingsOf reports whose capacity the named jobs (IDs or ARNs) hold, for

@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sharq-dev/sharq/internal/batchmodel"
 	"github.com/sharq-dev/sharq/internal/core"
 	"github.com/sharq-dev/sharq/internal/engine"
 	"github.com/sharq-dev/sharq/internal/forecast"
@@ -24,7 +25,7 @@ import (
 
 // Engine is what the views are built from; *engine.Engine implements it.
 type Engine interface {
-	DescribeJobQueues(ctx context.Context, namesOrArns []string, p engine.Page) ([]record.JobQueue, string, error)
+	DescribeJobQueues(ctx context.Context, namesOrArns []string, p batchmodel.Page) ([]record.JobQueue, string, error)
 	Shares() []engine.ShareState
 	EnvUsage(name string) []core.UnitUsage
 	StatusCounts() map[string]int
@@ -63,7 +64,7 @@ func UsageOf(ctx context.Context, eng Engine) (Usage, error) {
 // it returns the queues read so far with it.
 func Queues(ctx context.Context, eng Engine) ([]record.JobQueue, error) {
 	var all []record.JobQueue
-	p := engine.Page{}
+	p := batchmodel.Page{}
 	for {
 		qs, next, err := eng.DescribeJobQueues(ctx, nil, p)
 		if err != nil {

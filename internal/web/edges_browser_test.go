@@ -11,6 +11,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/sharq-dev/sharq/internal/access"
+	"github.com/sharq-dev/sharq/internal/batchmodel"
 	"github.com/sharq-dev/sharq/internal/engine"
 	"github.com/sharq-dev/sharq/internal/executor"
 	"github.com/sharq-dev/sharq/internal/record"
@@ -89,7 +90,7 @@ func TestConsoleEdges(t *testing.T) {
 func TestConsoleOversizedLimit(t *testing.T) {
 	s := start(t)
 	s.setupWalkthrough()
-	if _, err := s.eng.UpdateQuotaShare(t.Context(), engine.UpdateQuotaShareInput{QuotaShareArn: "arn:aws:batch:us-east-1:000000000000:job-queue/" + queue + "/quota-share/QS1",
+	if _, err := s.eng.UpdateQuotaShare(t.Context(), batchmodel.UpdateQuotaShareInput{QuotaShareArn: "arn:aws:batch:us-east-1:000000000000:job-queue/" + queue + "/quota-share/QS1",
 		CapacityLimits: []record.CapacityLimit{{CapacityUnit: "ml.g5.xlarge", MaxCapacity: 5}}}); err != nil {
 		t.Fatal(err)
 	}
@@ -189,16 +190,16 @@ func TestConsoleWaitingForVictim(t *testing.T) {
 func TestConsoleFairShareQueue(t *testing.T) {
 	s := start(t)
 	ctx0 := t.Context()
-	p, err := s.eng.CreateSchedulingPolicy(ctx0, engine.CreateSchedulingPolicyInput{Name: "fair",
+	p, err := s.eng.CreateSchedulingPolicy(ctx0, batchmodel.CreateSchedulingPolicyInput{Name: "fair",
 		FairsharePolicy: []byte(`{"shareDecaySeconds":3600,"computeReservation":0,"shareDistribution":[{"shareIdentifier":"blue","weightFactor":0.5}]}`)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.eng.CreateServiceEnvironment(ctx0, engine.CreateServiceEnvironmentInput{Name: "fse", Type: "SAGEMAKER_TRAINING",
+	if _, err := s.eng.CreateServiceEnvironment(ctx0, batchmodel.CreateServiceEnvironmentInput{Name: "fse", Type: "SAGEMAKER_TRAINING",
 		CapacityLimits: []record.CapacityLimit{{CapacityUnit: "ml.g5.xlarge", MaxCapacity: 1}}}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.eng.CreateJobQueue(ctx0, engine.CreateJobQueueInput{Name: "fq", Priority: 1, Type: "SAGEMAKER_TRAINING",
+	if _, err := s.eng.CreateJobQueue(ctx0, batchmodel.CreateJobQueueInput{Name: "fq", Priority: 1, Type: "SAGEMAKER_TRAINING",
 		ServiceEnvironmentOrder: []record.ServiceEnvironmentOrder{{Order: 1, ServiceEnvironment: "fse"}}, SchedulingPolicyArn: p.Arn}); err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/sharq-dev/sharq/internal/access"
 	"github.com/sharq-dev/sharq/internal/batchapi"
+	"github.com/sharq-dev/sharq/internal/batchmodel"
 	"github.com/sharq-dev/sharq/internal/engine"
 	"github.com/sharq-dev/sharq/internal/executor"
 	"github.com/sharq-dev/sharq/internal/record"
@@ -74,20 +75,20 @@ func (s *server) setupWalkthrough() {
 			s.t.Fatal(err)
 		}
 	}
-	p, err := s.eng.CreateSchedulingPolicy(ctx, engine.CreateSchedulingPolicyInput{Name: "my-qm-scheduling-policy",
+	p, err := s.eng.CreateSchedulingPolicy(ctx, batchmodel.CreateSchedulingPolicyInput{Name: "my-qm-scheduling-policy",
 		QuotaSharePolicy: &record.QuotaSharePolicy{IdleResourceAssignmentStrategy: "FIFO"}})
 	must(err)
-	_, err = s.eng.CreateServiceEnvironment(ctx, engine.CreateServiceEnvironmentInput{Name: "my-sm-training-qm-se", Type: "SAGEMAKER_TRAINING",
+	_, err = s.eng.CreateServiceEnvironment(ctx, batchmodel.CreateServiceEnvironmentInput{Name: "my-sm-training-qm-se", Type: "SAGEMAKER_TRAINING",
 		CapacityLimits: []record.CapacityLimit{{CapacityUnit: "ml.g5.xlarge", MaxCapacity: 3}}})
 	must(err)
-	_, err = s.eng.CreateJobQueue(ctx, engine.CreateJobQueueInput{Name: queue, Priority: 1, Type: "SAGEMAKER_TRAINING",
+	_, err = s.eng.CreateJobQueue(ctx, batchmodel.CreateJobQueueInput{Name: queue, Priority: 1, Type: "SAGEMAKER_TRAINING",
 		ServiceEnvironmentOrder: []record.ServiceEnvironmentOrder{{Order: 1, ServiceEnvironment: "my-sm-training-qm-se"}}, SchedulingPolicyArn: p.Arn})
 	must(err)
 	for _, sh := range []struct {
 		name, strategy, inShare string
 		borrow                  *int
 	}{{"QS1", "LEND_AND_BORROW", "ENABLED", ptr(200)}, {"QS2", "LEND", "DISABLED", nil}, {"QS3", "RESERVE", "DISABLED", nil}} {
-		_, err = s.eng.CreateQuotaShare(ctx, engine.CreateQuotaShareInput{Name: sh.name, JobQueue: queue,
+		_, err = s.eng.CreateQuotaShare(ctx, batchmodel.CreateQuotaShareInput{Name: sh.name, JobQueue: queue,
 			CapacityLimits:               []record.CapacityLimit{{CapacityUnit: "ml.g5.xlarge", MaxCapacity: 1}},
 			ResourceSharingConfiguration: record.ResourceSharingConfiguration{Strategy: sh.strategy, BorrowLimit: sh.borrow},
 			PreemptionConfiguration:      record.QuotaSharePreemptionConfiguration{InSharePreemption: sh.inShare}})
