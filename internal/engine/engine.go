@@ -1,9 +1,10 @@
 // Package engine is the shell around the scheduling core: the single writer
 // that applies API writes and executor reports to the core, runs its cycles,
 // commits each cycle's changes to the store before answering or acting, and
-// dispatches attempts to the executor. It keeps the AWS Batch records
-// (resources and service jobs) in memory and in the store, and rebuilds the
-// core from the store when it starts.
+// dispatches attempts to the executor. It keeps the AWS Batch records in
+// memory and in the store (the resources as the resource model, batchmodel,
+// decides them; the service jobs itself), and rebuilds the core from the
+// store when it starts.
 package engine
 
 import (

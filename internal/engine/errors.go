@@ -3,14 +3,17 @@ package engine
 import (
 	"errors"
 	"fmt"
+
+	"github.com/sharq-dev/sharq/internal/batchmodel"
 )
 
 // Error codes. The API answers Invalid, NotFound and Conflict with a
 // ClientException carrying Message; anything else is a ServerException.
+// Those of a client error are the resource model's.
 const (
-	Invalid  = "invalid"
-	NotFound = "not_found"
-	Conflict = "conflict"
+	Invalid  = batchmodel.Invalid
+	NotFound = batchmodel.NotFound
+	Conflict = batchmodel.Conflict
 	Internal = "internal"
 )
 
