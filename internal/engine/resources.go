@@ -42,6 +42,9 @@ func (e *Engine) applyChange(c *cycle, ch batchmodel.Change) error {
 
 // modelErr turns the model's refusal into the engine's error.
 func modelErr(err error) error {
+	if err == nil {
+		return nil
+	}
 	var me *batchmodel.Error
 	if errors.As(err, &me) {
 		return &Error{Code: me.Code, Message: me.Message}
