@@ -51,7 +51,7 @@ func TestAuthAutoFirstKey(t *testing.T) {
 	if out, err := exec.Command(sharqBin, "admin", "keys", "delete", "--data-dir", dir, "admin").CombinedOutput(); err != nil {
 		t.Fatalf("sharq admin keys delete admin: %v\n%s", err, out)
 	}
-	time.Sleep(3 * time.Second) // more than the server takes to see a key appear
+	time.Sleep(3 * time.Second) // a dozen rounds of the server's key watch (250 ms), in which it must not open again
 	if err := unsigned(); apiCode(err) != "MissingAuthenticationTokenException" {
 		t.Errorf("an unsigned request once the last key was deleted: %v, want MissingAuthenticationTokenException", err)
 	}
