@@ -89,7 +89,8 @@ func scaleCeiling(t *testing.T, cs kubernetes.Interface, ns string, jobs []scale
 	}); err != nil {
 		t.Fatalf("ceiling: delete: %v", err)
 	}
-	testwait.Until(t, 2*time.Minute, func() error {
+	// Each asking lists pods from the API server the next run measures.
+	testwait.Paced(t, 2*time.Minute, 200*time.Millisecond, func() error {
 		l, err := cs.CoreV1().Pods(ns).List(context.Background(), sel)
 		if err != nil {
 			t.Fatal(err)

@@ -395,7 +395,8 @@ func parallel[T any](n int, items []T, f func(T) error) error {
 // job ends the test.
 func waitCounts(t *testing.T, url string, timeout time.Duration, want map[string]int) {
 	t.Helper()
-	testwait.Until(t, timeout, func() error {
+	// Each asking scrapes the server under measurement: ten a second.
+	testwait.Paced(t, timeout, 100*time.Millisecond, func() error {
 		counts := jobCounts(t, url)
 		if counts["FAILED"] > 0 {
 			t.Fatalf("%d jobs FAILED: %v", counts["FAILED"], counts)
