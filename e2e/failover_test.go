@@ -20,6 +20,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/batch/types"
 
 	"github.com/sharq-dev/sharq/internal/store/postgres/pgtest"
+	"github.com/sharq-dev/sharq/internal/testwait"
 )
 
 var failoverKills = flag.Int("failover-kills", 3, "TestFailover: how many times the leader is killed with SIGKILL")
@@ -75,24 +76,31 @@ func (rs *replicaSet) leader(timeout time.Duration) (*server, time.Duration) {
 	rs.t.Helper()
 	began := time.Now()
 	c := &http.Client{Timeout: time.Second}
-	for time.Since(began) < timeout {
+	var lead *server
+	testwait.Until(rs.t, timeout, func() error {
+		var seen []string
 		for _, s := range rs.all() {
 			select {
 			case <-s.exited:
+				seen = append(seen, s.url+" exited")
 				continue
 			default:
 			}
-			if resp, err := c.Get(s.url + "/readyz"); err == nil {
-				resp.Body.Close()
-				if resp.StatusCode == http.StatusOK {
-					return s, time.Since(began)
-				}
+			resp, err := c.Get(s.url + "/readyz")
+			if err != nil {
+				seen = append(seen, err.Error())
+				continue
 			}
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				lead = s
+				return nil
+			}
+			seen = append(seen, fmt.Sprintf("%s/readyz: %d", s.url, resp.StatusCode))
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	rs.t.Fatalf("no replica leads after %s", timeout)
-	return nil, 0
+		return fmt.Errorf("no replica leads: %s", strings.Join(seen, "; "))
+	})
+	return lead, time.Since(began)
 }
 
 // submitter submits jobs through every replica, each with a clientToken,
@@ -131,7 +139,7 @@ func (sub *submitter) run(t *testing.T, rs *replicaSet, worker int, stop <-chan 
 			if t.Context().Err() != nil || try > 600 {
 				return
 			}
-			time.Sleep(50 * time.Millisecond)
+			time.Sleep(50 * time.Millisecond) // a client's pause before it tries again, as through a failover
 		}
 		time.Sleep(300 * time.Millisecond) // about as fast as the jobs run
 	}
@@ -163,7 +171,7 @@ func TestFailover(t *testing.T) {
 
 	var failovers []time.Duration
 	for k := range *failoverKills {
-		time.Sleep(2 * time.Second)
+		time.Sleep(2 * time.Second) // the clients submit under this leader before it dies
 		lead, _ = rs.leader(30 * time.Second)
 		lead.kill() // SIGKILL
 		_, took := rs.leader(30 * time.Second)
@@ -173,7 +181,7 @@ func TestFailover(t *testing.T) {
 	}
 
 	// Paused past its lease, then resumed: it must stop without acting.
-	time.Sleep(2 * time.Second)
+	time.Sleep(2 * time.Second) // the clients submit under this leader before it is paused
 	lead, _ = rs.leader(30 * time.Second)
 	paused := lead
 	if err := paused.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
@@ -187,7 +195,7 @@ func TestFailover(t *testing.T) {
 	}()
 	t.Logf("pause: a new leader after %s", took.Round(time.Millisecond))
 	failovers = append(failovers, took)
-	time.Sleep(2 * time.Second)
+	time.Sleep(2 * time.Second) // the new leader commits and starts jobs while the old one is still paused
 	if err := paused.cmd.Process.Signal(syscall.SIGCONT); err != nil {
 		t.Fatal(err)
 	}
@@ -211,21 +219,23 @@ func TestFailover(t *testing.T) {
 	if len(acked) < 20 {
 		t.Fatalf("only %d jobs acknowledged (%d errors)", len(acked), sub.errs)
 	}
-	deadline := time.Now().Add(3 * time.Minute)
-	for token, id := range acked {
-		var d *batch.DescribeServiceJobOutput
-		for {
-			out, err := c.DescribeServiceJob(ctx(t), &batch.DescribeServiceJobInput{JobId: aws.String(id)})
+	ended := map[string]*batch.DescribeServiceJobOutput{} // by clientToken
+	testwait.Until(t, 3*time.Minute, func() error {
+		for token, id := range acked {
+			if ended[token] != nil {
+				continue
+			}
+			d, err := c.DescribeServiceJob(ctx(t), &batch.DescribeServiceJobInput{JobId: aws.String(id)})
 			fatalIf(t, "DescribeServiceJob "+token, err)
-			if d = out; d.Status == types.ServiceJobStatusSucceeded || d.Status == types.ServiceJobStatusFailed {
-				break
+			if d.Status != types.ServiceJobStatusSucceeded && d.Status != types.ServiceJobStatusFailed {
+				return fmt.Errorf("job %s (%s) is still %s (%d of %d jobs ended)", id, token, d.Status, len(ended), len(acked))
 			}
-			if time.Now().After(deadline) {
-				t.Fatalf("job %s (%s) is still %s after 3 minutes", id, token, d.Status)
-			}
-			time.Sleep(100 * time.Millisecond)
+			ended[token] = d
 		}
-		if d.Status != types.ServiceJobStatusSucceeded || len(d.Attempts) != 1 || aws.ToString(d.JobName) != token {
+		return nil
+	})
+	for token, id := range acked {
+		if d := ended[token]; d.Status != types.ServiceJobStatusSucceeded || len(d.Attempts) != 1 || aws.ToString(d.JobName) != token {
 			t.Errorf("job %s (%s): %s with %d attempts (%s)", id, token, d.Status, len(d.Attempts), aws.ToString(d.StatusReason))
 		}
 	}

@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/sharq-dev/sharq/internal/executor/kube/kubetest"
+	"github.com/sharq-dev/sharq/internal/testwait"
 )
 
 // ceilingLabel marks the pods and Services the ceiling run makes itself.
@@ -88,18 +89,17 @@ func scaleCeiling(t *testing.T, cs kubernetes.Interface, ns string, jobs []scale
 	}); err != nil {
 		t.Fatalf("ceiling: delete: %v", err)
 	}
-	for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(200 * time.Millisecond) {
+	// Each asking lists pods from the API server the next run measures.
+	testwait.Paced(t, 2*time.Minute, 200*time.Millisecond, func() error {
 		l, err := cs.CoreV1().Pods(ns).List(context.Background(), sel)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(l.Items) == 0 {
-			break
+		if len(l.Items) > 0 {
+			return fmt.Errorf("ceiling: %d pods still there", len(l.Items))
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("ceiling: %d pods still there", len(l.Items))
-		}
-	}
+		return nil
+	})
 }
 
 // ceilingPod is a one-instance pod of the scale table's type typ, placed

@@ -30,6 +30,7 @@ import (
 
 	"github.com/sharq-dev/sharq/internal/executor/kube/kubetest"
 	"github.com/sharq-dev/sharq/internal/sharqapi"
+	"github.com/sharq-dev/sharq/internal/testwait"
 )
 
 var (
@@ -394,24 +395,19 @@ func parallel[T any](n int, items []T, f func(T) error) error {
 // job ends the test.
 func waitCounts(t *testing.T, url string, timeout time.Duration, want map[string]int) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
+	// Each asking scrapes the server under measurement: ten a second.
+	testwait.Paced(t, timeout, 100*time.Millisecond, func() error {
 		counts := jobCounts(t, url)
 		if counts["FAILED"] > 0 {
 			t.Fatalf("%d jobs FAILED: %v", counts["FAILED"], counts)
 		}
-		done := true
 		for status, n := range want {
-			done = done && counts[status] == n
+			if counts[status] != n {
+				return fmt.Errorf("the jobs are %v, want %v", counts, want)
+			}
 		}
-		if done {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("after %v the jobs are %v, want %v", timeout, counts, want)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return nil
+	})
 }
 
 // jobTime is when a job was first SCHEDULED and first RUNNING.

@@ -78,12 +78,14 @@ func startLocalWith(t *testing.T, opts serverOptions, mark string) *localServer 
 			syscall.Kill(pid, syscall.SIGKILL)
 		}
 		// With no server connected and no job left, the supervisor exits.
-		deadline := time.Now().Add(10 * time.Second)
-		for len(supervisorsOf(s.dataDir)) > 0 && time.Now().Before(deadline) {
-			time.Sleep(20 * time.Millisecond)
-		}
-		if sup := supervisorsOf(s.dataDir); len(sup) > 0 && !t.Failed() {
-			t.Errorf("the supervisor %v still runs 10 s after the server and its jobs ended", sup)
+		err := testwait.For(10*time.Second, func() error {
+			if sup := supervisorsOf(s.dataDir); len(sup) > 0 {
+				return fmt.Errorf("the supervisor %v still runs 10 s after the server and its jobs ended", sup)
+			}
+			return nil
+		})
+		if err != nil && !t.Failed() {
+			t.Error(err)
 		}
 	})
 	return ls

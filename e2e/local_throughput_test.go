@@ -104,6 +104,8 @@ func TestLocalThroughput(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatalf("after %v, %d of %d jobs have ended", time.Since(start).Round(time.Second), ended, n)
 		}
+		// A sample every 250 ms, not testwait's pace: each /metrics read
+		// costs the server CPU this test measures.
 		time.Sleep(250 * time.Millisecond)
 		counts := jobCounts(t, s.url)
 		if counts["FAILED"] > 0 {

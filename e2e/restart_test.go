@@ -187,7 +187,7 @@ func restartUnderLoad(t *testing.T, stopped string, stop func(*server)) {
 			select {
 			case <-stop:
 				return
-			case <-time.After(20 * time.Millisecond):
+			case <-time.After(20 * time.Millisecond): // a sample every 20 ms while the clients submit
 			}
 			snap, err := c.GetJobQueueSnapshot(ctx(t), &batch.GetJobQueueSnapshotInput{JobQueue: aws.String(queueName)})
 			if err == nil {

@@ -23,6 +23,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/batch"
+
+	"github.com/sharq-dev/sharq/internal/testwait"
 )
 
 const (
@@ -99,7 +101,8 @@ func startServer(t *testing.T, opts serverOptions) *server {
 		}
 	})
 
-	deadline := time.After(60 * time.Second)
+	const startTimeout = 60 * time.Second
+	began := time.Now()
 	select {
 	case addr := <-s.log.addr:
 		s.url = "http://" + addr
@@ -108,10 +111,10 @@ func startServer(t *testing.T, opts serverOptions) *server {
 		}
 	case <-s.exited:
 		t.Fatalf("sharq serve exited before serving: %v", s.waitErr)
-	case <-deadline:
+	case <-time.After(startTimeout):
 		t.Fatalf("sharq serve logged no \"serving\" line with its address within 60 s")
 	}
-	s.waitHealthy(deadline)
+	s.waitHealthy(startTimeout - time.Since(began))
 	return s
 }
 
@@ -133,27 +136,25 @@ func serverEnv(opts serverOptions) []string {
 }
 
 // waitHealthy polls GET /healthz until it answers 200.
-func (s *server) waitHealthy(deadline <-chan time.Time) {
+func (s *server) waitHealthy(timeout time.Duration) {
 	s.t.Helper()
 	c := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{TLSClientConfig: s.tls}}
-	tick := time.NewTicker(10 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		resp, err := c.Get(s.url + "/healthz")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return
-			}
-		}
+	testwait.Until(s.t, timeout, func() error {
 		select {
-		case <-tick.C:
 		case <-s.exited:
 			s.t.Fatalf("sharq serve exited before /healthz answered: %v", s.waitErr)
-		case <-deadline:
-			s.t.Fatalf("GET %s/healthz did not answer 200 within 60 s (last error %v)", s.url, err)
+		default:
 		}
-	}
+		resp, err := c.Get(s.url + "/healthz")
+		if err != nil {
+			return fmt.Errorf("GET /healthz did not answer 200: %w", err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("GET %s/healthz answered %d, want 200", s.url, resp.StatusCode)
+		}
+		return nil
+	})
 }
 
 // stop ends the server with SIGTERM and expects a clean exit (status 0).
@@ -309,24 +310,22 @@ func killStragglers(t *testing.T, dataDir string) {
 	t.Helper()
 	// Each round kills what it finds: a process may fork a child just
 	// before it is killed, which the next listing shows.
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		pids := processesUnder(dataDir)
-		if len(pids) == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			var about []string
-			for _, pid := range pids {
-				about = append(about, describeProcess(pid))
-			}
-			t.Errorf("processes under %s survive SIGKILL:\n%s", dataDir, strings.Join(about, "\n"))
-			return
+	var pids []int
+	err := testwait.For(10*time.Second, func() error {
+		if pids = processesUnder(dataDir); len(pids) == 0 {
+			return nil
 		}
 		for _, pid := range pids {
 			syscall.Kill(pid, syscall.SIGKILL)
 		}
-		time.Sleep(10 * time.Millisecond)
+		return fmt.Errorf("processes under %s survive SIGKILL", dataDir)
+	})
+	if err != nil {
+		var about []string
+		for _, pid := range pids {
+			about = append(about, describeProcess(pid))
+		}
+		t.Errorf("%v:\n%s", err, strings.Join(about, "\n"))
 	}
 }
 

@@ -233,6 +233,7 @@ func TestVictimStoppingIsTold(t *testing.T) {
 	g.mu.Unlock()
 	high := h.submit("high", "QS1", 9) // preempts low in-share
 	victim := h.waitStatus(low, "RUNNABLE")
+	stopping := time.Now().UnixMilli() // the victim's stopping began by now
 	preemptor := h.waitStatus(high, "SCHEDULED")
 	preemption := "Preempted: in-share preemption (higher priority job " + high + ")"
 	a := victim.Attempts[0]
@@ -247,7 +248,10 @@ func TestVictimStoppingIsTold(t *testing.T) {
 		t.Errorf("the preemptor says %q, want %q", preemptor.StatusReason, want)
 	}
 
-	time.Sleep(20 * time.Millisecond) // the processes take a while to go
+	// The processes go a while after their stop began: a stoppedAt taken
+	// from the preemption would then read earlier than gone.
+	testwait.True(t, time.Second, "the clock to pass the millisecond the victim was seen stopping",
+		func() bool { return time.Now().UnixMilli() > stopping })
 	gone := time.Now().UnixMilli()
 	g.releaseStops(t)
 	preemptor = h.waitStatus(high, "RUNNING")

@@ -42,15 +42,28 @@ func For(timeout time.Duration, cond func() error) error {
 	return poll(timeout, cond)
 }
 
+// Paced is Until asking cond only every pace: for a condition whose asking
+// loads the work awaited, such as a scrape of a server being measured.
+func Paced(t testing.TB, timeout, pace time.Duration, cond func() error) {
+	t.Helper()
+	if err := pollEvery(timeout, pace, cond); err != nil {
+		t.Fatalf("after %v: %v", timeout, err)
+	}
+}
+
 // poll returns nil once cond does, or cond's last error after timeout;
 // cond is always asked at least once, and once more after the deadline.
 func poll(timeout time.Duration, cond func() error) error {
+	return pollEvery(timeout, every, cond)
+}
+
+func pollEvery(timeout, pace time.Duration, cond func() error) error {
 	deadline := time.Now().Add(timeout)
 	for {
 		err := cond()
 		if err == nil || time.Now().After(deadline) {
 			return err
 		}
-		time.Sleep(every)
+		time.Sleep(pace)
 	}
 }

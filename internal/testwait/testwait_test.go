@@ -82,3 +82,23 @@ func TestForReturnsWhatPollDoes(t *testing.T) {
 		}
 	})
 }
+
+func TestPollEveryAsksAtItsPace(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		start := time.Now()
+		calls := 0
+		err := pollEvery(time.Second, 100*time.Millisecond, func() error {
+			calls++
+			if calls < 4 {
+				return errors.New("not yet")
+			}
+			return nil
+		})
+		if err != nil || calls != 4 {
+			t.Fatalf("pollEvery = %v after %d calls, want nil after 4", err, calls)
+		}
+		if got := time.Since(start); got != 300*time.Millisecond {
+			t.Errorf("waited %v, want 300ms", got)
+		}
+	})
+}

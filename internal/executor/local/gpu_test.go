@@ -61,8 +61,8 @@ func TestGPUPinning(t *testing.T) {
 	}
 
 	h.start(gpuAttempt("c", "ml.g5.12xlarge", 1)) // 4 GPUs, 1 free
-	// Real processes: a wrong start of c is seen only by waiting.
-	time.Sleep(200 * time.Millisecond)
+
+	time.Sleep(200 * time.Millisecond) // real processes: a wrong start of c, without free GPUs, is seen only by waiting
 	if ups := h.updates("c"); len(ups) != 0 {
 		t.Fatalf("c reported %v without free GPUs", states(ups))
 	}
