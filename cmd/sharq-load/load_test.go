@@ -15,6 +15,7 @@ import (
 	"github.com/sharq-dev/sharq/internal/batchapi"
 	"github.com/sharq-dev/sharq/internal/engine"
 	"github.com/sharq-dev/sharq/internal/executor/simulated"
+	"github.com/sharq-dev/sharq/internal/jobevents"
 	"github.com/sharq-dev/sharq/internal/metrics"
 	"github.com/sharq-dev/sharq/internal/sharqapi"
 	"github.com/sharq-dev/sharq/internal/store/sqlite"
@@ -159,7 +160,7 @@ func startTestServer(t *testing.T) string {
 	ex := simulated.New()
 	t.Cleanup(func() { ex.Close() })
 	met := metrics.New()
-	eng, err := engine.New(context.Background(), engine.Options{Store: st, Executor: ex, Observers: []engine.Observer{met}})
+	eng, err := engine.New(context.Background(), engine.Options{Store: st, Executor: ex, Observers: []jobevents.Observer{met}})
 	if err != nil {
 		t.Fatal(err)
 	}

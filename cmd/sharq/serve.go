@@ -23,6 +23,7 @@ import (
 	"github.com/sharq-dev/sharq/internal/executor"
 	"github.com/sharq-dev/sharq/internal/executor/local"
 	"github.com/sharq-dev/sharq/internal/executor/simulated"
+	"github.com/sharq-dev/sharq/internal/jobevents"
 	"github.com/sharq-dev/sharq/internal/jsonhttp"
 	"github.com/sharq-dev/sharq/internal/logsapi"
 	"github.com/sharq-dev/sharq/internal/metrics"
@@ -365,7 +366,7 @@ func newServer(ctx context.Context, cfg serveConfig, st store.Store, keys access
 	eng, err := engine.New(ctx, engine.Options{
 		Region: cfg.region, AccountID: cfg.accountID, Store: st, Executor: ex, Logger: log,
 		MaxSharesPerQueue: cfg.maxShares, Retention: cfg.retention, UsageRetention: usageRetention(cfg.usageRetention), StopGrace: cfg.grace, Lease: cfg.lease, ExecutorWorkers: cfg.workers,
-		Observers: []engine.Observer{met, console, metrics.TransitionLogger{Log: log}},
+		Observers: []jobevents.Observer{met, console, metrics.TransitionLogger{Log: log}},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("start engine: %w", err)

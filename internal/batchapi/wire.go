@@ -6,6 +6,7 @@ import (
 
 	"github.com/sharq-dev/sharq/internal/arn"
 	"github.com/sharq-dev/sharq/internal/engine"
+	"github.com/sharq-dev/sharq/internal/jobevents"
 	"github.com/sharq-dev/sharq/internal/record"
 )
 
@@ -194,7 +195,7 @@ type Event struct {
 }
 
 // EventOf is ev as AWS Batch sends it, from the account and region of b.
-func EventOf(ev engine.JobEvent, b arn.Base) Event {
+func EventOf(ev jobevents.Event, b arn.Base) Event {
 	return Event{
 		Version: "0", ID: ev.ID, DetailType: "Batch Service Job State Change", Source: "aws.batch",
 		Account: b.AccountID, Region: b.Region, Time: time.UnixMilli(ev.At).UTC().Format(time.RFC3339Nano),
@@ -203,7 +204,7 @@ func EventOf(ev engine.JobEvent, b arn.Base) Event {
 }
 
 // EventsOf is EventOf for each of evs.
-func EventsOf(evs []engine.JobEvent, b arn.Base) []Event {
+func EventsOf(evs []jobevents.Event, b arn.Base) []Event {
 	out := make([]Event, len(evs))
 	for i, ev := range evs {
 		out[i] = EventOf(ev, b)

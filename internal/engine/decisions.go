@@ -11,6 +11,7 @@ import (
 
 	"github.com/sharq-dev/sharq/internal/core"
 	"github.com/sharq-dev/sharq/internal/executor"
+	"github.com/sharq-dev/sharq/internal/jobevents"
 	"github.com/sharq-dev/sharq/internal/record"
 	"github.com/sharq-dev/sharq/internal/trainingjob"
 )
@@ -135,7 +136,7 @@ func (e *Engine) dispatched(c *cycle, j *record.Job, d core.Decision, waitFor []
 	e.attempts[id] = liveAttempt{job: j.JobID, handle: d.Handle}
 	e.touch(c, j)
 	c.starts = append(c.starts, start{e.attemptOf(j), waitFor, hold})
-	c.dispatches = append(c.dispatches, DispatchInfo{Queue: j.Queue, Share: j.QuotaShareName,
+	c.dispatches = append(c.dispatches, jobevents.Dispatch{Queue: j.Queue, Share: j.QuotaShareName,
 		Via: d.Via.String(), Borrowed: len(d.Borrowed) > 0, Waited: now.Sub(time.UnixMilli(j.CreatedAt))})
 }
 
@@ -204,7 +205,7 @@ func (e *Engine) preempted(c *cycle, j *record.Job, d core.Decision, stopping ti
 		j.PreemptionSummary = ps
 	}
 	ps.PreemptedAttemptCount++
-	c.preempts = append(c.preempts, PreemptInfo{Queue: j.Queue, Share: j.QuotaShareName, Kind: d.Preemption.String()})
+	c.preempts = append(c.preempts, jobevents.Preempt{Queue: j.Queue, Share: j.QuotaShareName, Kind: d.Preemption.String()})
 	if a := j.CurrentAttempt(); a != nil {
 		ps.RecentPreemptedAttempts = append([]record.Attempt{*a}, ps.RecentPreemptedAttempts...)
 		if len(ps.RecentPreemptedAttempts) > maxRecentPreemptions {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/sharq-dev/sharq/internal/executor"
+	"github.com/sharq-dev/sharq/internal/jobevents"
 	"github.com/sharq-dev/sharq/internal/store"
 )
 
@@ -56,7 +57,7 @@ type Options struct {
 	// cycle. Such an engine lists no jobs and cannot be restarted.
 	Ephemeral bool
 	// Observers hear what each committed cycle did (metrics).
-	Observers []Observer
+	Observers []jobevents.Observer
 	// NoEvents builds no state-change events, each a copy of the job: for
 	// an engine whose events nobody reads (the simulator's). Its observers
 	// that are TransitionObservers hear the bare transitions instead; other

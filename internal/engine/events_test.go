@@ -9,28 +9,29 @@ import (
 
 	"github.com/sharq-dev/sharq/internal/engine"
 	"github.com/sharq-dev/sharq/internal/executor"
+	"github.com/sharq-dev/sharq/internal/jobevents"
 )
 
 // eventLog is an Observer that keeps the events it hears.
-type eventLog struct{ events []engine.JobEvent }
+type eventLog struct{ events []jobevents.Event }
 
-func (l *eventLog) ObserveCycle(_ time.Duration, evs []engine.JobEvent, _ []engine.DispatchInfo, _ []engine.PreemptInfo) {
+func (l *eventLog) ObserveCycle(_ time.Duration, evs []jobevents.Event, _ []jobevents.Dispatch, _ []jobevents.Preempt) {
 	l.events = append(l.events, evs...)
 }
 
 // transitionLog is a TransitionObserver that keeps what it hears, by the
 // way it heard it.
 type transitionLog struct {
-	fromEvents, bare []engine.Transition
+	fromEvents, bare []jobevents.Transition
 }
 
-func (l *transitionLog) ObserveCycle(_ time.Duration, evs []engine.JobEvent, _ []engine.DispatchInfo, _ []engine.PreemptInfo) {
+func (l *transitionLog) ObserveCycle(_ time.Duration, evs []jobevents.Event, _ []jobevents.Dispatch, _ []jobevents.Preempt) {
 	for k := range evs {
-		l.fromEvents = append(l.fromEvents, engine.TransitionOf(&evs[k]))
+		l.fromEvents = append(l.fromEvents, evs[k].Transition())
 	}
 }
 
-func (l *transitionLog) ObserveTransitions(ts []engine.Transition, _ []engine.DispatchInfo, _ []engine.PreemptInfo) {
+func (l *transitionLog) ObserveTransitions(ts []jobevents.Transition, _ []jobevents.Dispatch, _ []jobevents.Preempt) {
 	l.bare = append(l.bare, ts...) // copied: ts is reused by the next cycle
 }
 
@@ -71,10 +72,10 @@ func playEvents(t *testing.T, opts engine.Options) *harness {
 // observer and the recent events get the events.
 func TestTransitionsWithoutEvents(t *testing.T) {
 	full, fullT := &eventLog{}, &transitionLog{}
-	h := playEvents(t, engine.Options{Observers: []engine.Observer{full, fullT}})
-	want := make([]engine.Transition, len(full.events))
+	h := playEvents(t, engine.Options{Observers: []jobevents.Observer{full, fullT}})
+	want := make([]jobevents.Transition, len(full.events))
 	for k := range full.events {
-		want[k] = engine.TransitionOf(&full.events[k])
+		want[k] = full.events[k].Transition()
 	}
 	statuses := map[string]bool{}
 	for _, tr := range want {
@@ -96,7 +97,7 @@ func TestTransitionsWithoutEvents(t *testing.T) {
 	}
 
 	bare := &transitionLog{}
-	h = playEvents(t, engine.Options{Observers: []engine.Observer{bare}, NoEvents: true, Ephemeral: true})
+	h = playEvents(t, engine.Options{Observers: []jobevents.Observer{bare}, NoEvents: true, Ephemeral: true})
 	if !slices.Equal(bare.bare, want) || bare.fromEvents != nil {
 		t.Errorf("with NoEvents, heard\nbare %+v\nfrom events %+v\nwant %+v", bare.bare, bare.fromEvents, want)
 	}
@@ -105,7 +106,7 @@ func TestTransitionsWithoutEvents(t *testing.T) {
 	}
 
 	mixed, plain := &transitionLog{}, &eventLog{}
-	playEvents(t, engine.Options{Observers: []engine.Observer{mixed, plain}, NoEvents: true})
+	playEvents(t, engine.Options{Observers: []jobevents.Observer{mixed, plain}, NoEvents: true})
 	if !slices.Equal(mixed.bare, want) {
 		t.Errorf("with NoEvents and a plain observer, heard %+v, want %+v", mixed.bare, want)
 	}

@@ -544,7 +544,7 @@ func (e *Engine) DescribeServiceJob(ctx context.Context, idOrArn string) (record
 // view is a job as clients see it: a RUNNABLE job's statusReason is why it
 // waits right now.
 func (e *Engine) view(j *record.Job) record.Job {
-	sj := detached(j)
+	sj := record.Detached(j)
 	if sj.Status == StatusRunnable {
 		if r, ok := e.core.WaitReason(j.JobID); ok {
 			sj.StatusReason = r.String()

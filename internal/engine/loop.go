@@ -18,6 +18,7 @@ import (
 	"github.com/sharq-dev/sharq/internal/core"
 	"github.com/sharq-dev/sharq/internal/estimator"
 	"github.com/sharq-dev/sharq/internal/executor"
+	"github.com/sharq-dev/sharq/internal/jobevents"
 	"github.com/sharq-dev/sharq/internal/record"
 	"github.com/sharq-dev/sharq/internal/store"
 )
@@ -37,9 +38,9 @@ type Engine struct {
 	postedMu sync.Mutex
 	posted   []*op
 
-	readWaits readWaits   // reads from outside the loop, counted as they take mu
-	reads     reads       // describes served without mu
-	subs      subscribers // event subscribers: guarded by their own mutex
+	readWaits readWaits     // reads from outside the loop, counted as they take mu
+	reads     reads         // describes served without mu
+	bus       jobevents.Bus // event subscribers and recent events: guarded by its own mutex
 	// wantEvents and wantTransitions: what setStatus records; timed:
 	// whether cycles are timed (listeners). Set by New, then only read.
 	wantEvents, wantTransitions, timed bool
@@ -58,7 +59,7 @@ type Engine struct {
 // mu, since no one else writes it. Readers outside the loop (the API, the
 // console, metrics, the estimator's copy) take mu shared (rlock) and copy
 // out what they return, or read what a cycle published for them: kept
-// describes (reads), events (subs), estimates. No store I/O is made while
+// describes (reads), events (bus), estimates. No store I/O is made while
 // mu is held, except when the state is rebuilt after a panic
 // (recoverCycle): readers must wait for it then.
 type state struct {
@@ -120,13 +121,13 @@ type cycle struct {
 	submitted  []*record.Job
 	starts     []start
 	stops      []stop
-	events     []JobEvent
-	dispatches []DispatchInfo
-	preempts   []PreemptInfo
+	events     []jobevents.Event
+	dispatches []jobevents.Dispatch
+	preempts   []jobevents.Preempt
 	// purgeBefore, when set, purges ended jobs from the store after commit.
 	purgeBefore int64
 	// transitions are the events' bare transitions, for TransitionObservers.
-	transitions []Transition
+	transitions []jobevents.Transition
 	// jobsChanged: a job changed, which an ephemeral engine keeps no
 	// record of in jobs.
 	jobsChanged bool

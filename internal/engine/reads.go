@@ -69,7 +69,7 @@ func (r *reads) describe(id string) (record.Job, bool) {
 	if r.gen.Load() != g {
 		return record.Job{}, false
 	}
-	j := detached(&rj.job)
+	j := record.Detached(&rj.job)
 	if rj.waiting {
 		reason, ok := rj.reason(h)
 		if !ok {
@@ -105,7 +105,7 @@ func (e *Engine) keepRead(j *record.Job) {
 		r.wanted.Store(true) // the next cycle publishes them
 		return
 	}
-	rj := &readJob{job: detached(j)}
+	rj := &readJob{job: record.Detached(j)}
 	if j.Status == StatusRunnable {
 		if p, ok := e.core.WaitPlace(j.JobID); ok {
 			rj.waiting, rj.place = true, p

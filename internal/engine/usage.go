@@ -5,6 +5,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/sharq-dev/sharq/internal/jobevents"
 	"github.com/sharq-dev/sharq/internal/record"
 	"github.com/sharq-dev/sharq/internal/store"
 	"github.com/sharq-dev/sharq/internal/usage"
@@ -24,7 +25,7 @@ const usagePurgeEvery = time.Hour
 // simulator sums them). The slices are the engine's, valid only during the
 // call: an observer copies what it keeps.
 type UsageObserver interface {
-	Observer
+	jobevents.Observer
 	ObserveUsage(segs []usage.Segment, preempted []string)
 }
 

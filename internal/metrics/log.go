@@ -5,10 +5,10 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/sharq-dev/sharq/internal/engine"
+	"github.com/sharq-dev/sharq/internal/jobevents"
 )
 
-// TransitionLogger is an engine.Observer that logs each job status change
+// TransitionLogger is an jobevents.Observer that logs each job status change
 // at info level and each preemption at info, after the cycle that made it
 // is committed, so that the log never shows a change the store lost.
 type TransitionLogger struct {
@@ -16,7 +16,7 @@ type TransitionLogger struct {
 }
 
 // ObserveCycle logs the cycle's transitions and preemptions.
-func (l TransitionLogger) ObserveCycle(_ time.Duration, events []engine.JobEvent, _ []engine.DispatchInfo, preempts []engine.PreemptInfo) {
+func (l TransitionLogger) ObserveCycle(_ time.Duration, events []jobevents.Event, _ []jobevents.Dispatch, preempts []jobevents.Preempt) {
 	if !l.Log.Enabled(context.Background(), slog.LevelInfo) {
 		return
 	}

@@ -3,7 +3,7 @@
 // Share capacity and job counts are read from the engine at scrape time (a
 // custom Collector), so they are never stale and cost nothing between
 // scrapes. Dispatches, preemptions, waits and cycle durations are counted
-// as the engine commits them (an engine.Observer), and API requests by a
+// as the engine commits them (an jobevents.Observer), and API requests by a
 // wrapper around the AWS Batch handler.
 //
 // Metric names:
@@ -38,6 +38,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/sharq-dev/sharq/internal/engine"
+	"github.com/sharq-dev/sharq/internal/jobevents"
 )
 
 // Source is what the scrape-time collector reads; *engine.Engine
@@ -48,7 +49,7 @@ type Source interface {
 	ReadWaits() engine.ReadWaits
 }
 
-// Metrics holds sharq's registry. It is an engine.Observer: pass it in
+// Metrics holds sharq's registry. It is an jobevents.Observer: pass it in
 // engine.Options.Observers, then call Watch with the engine.
 type Metrics struct {
 	reg *prometheus.Registry
@@ -116,7 +117,7 @@ func (m *Metrics) Handler() http.Handler {
 func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
 
 // ObserveCycle counts what a committed cycle did.
-func (m *Metrics) ObserveCycle(took time.Duration, events []engine.JobEvent, dispatches []engine.DispatchInfo, preempts []engine.PreemptInfo) {
+func (m *Metrics) ObserveCycle(took time.Duration, events []jobevents.Event, dispatches []jobevents.Dispatch, preempts []jobevents.Preempt) {
 	m.cycle.Observe(took.Seconds())
 	for _, ev := range events {
 		m.transitions.WithLabelValues(ev.Job.Status).Inc()

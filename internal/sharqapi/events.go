@@ -7,7 +7,7 @@ import (
 	"github.com/sharq-dev/sharq/internal/access"
 	"github.com/sharq-dev/sharq/internal/arn"
 	"github.com/sharq-dev/sharq/internal/batchapi"
-	"github.com/sharq-dev/sharq/internal/engine"
+	"github.com/sharq-dev/sharq/internal/jobevents"
 	"github.com/sharq-dev/sharq/internal/readmodel"
 )
 
@@ -16,7 +16,7 @@ type eventFilter struct {
 	job, queue, share string
 }
 
-func (f eventFilter) match(ev engine.JobEvent) bool {
+func (f eventFilter) match(ev jobevents.Event) bool {
 	d := ev.Job
 	return (f.job == "" || d.JobID == f.job || d.JobArn == f.job) &&
 		(f.queue == "" || readmodel.QueueName(d.JobQueue) == f.queue || d.JobQueue == f.queue) &&
@@ -34,7 +34,7 @@ func (h *Handler) events(w http.ResponseWriter, r *http.Request) {
 	if !h.authorize(w, r, access.ActionGetEvents, h.eventsResource(f)) {
 		return
 	}
-	var live <-chan engine.JobEvent
+	var live <-chan jobevents.Event
 	if follow {
 		// Subscribe before reading the backlog so nothing falls in between;
 		// what is in both is sent once.
@@ -81,14 +81,14 @@ func (h *Handler) eventsResource(f eventFilter) string {
 	return access.AnyResource
 }
 
-func (h *Handler) backlog(f eventFilter) ([]engine.JobEvent, error) {
+func (h *Handler) backlog(f eventFilter) ([]jobevents.Event, error) {
 	if f.job != "" {
 		return h.eng.JobEvents(f.job)
 	}
 	return h.eng.RecentEvents(), nil
 }
 
-func (h *Handler) stream(r *http.Request, enc *json.Encoder, flusher http.Flusher, live <-chan engine.JobEvent, f eventFilter, sent map[string]bool) {
+func (h *Handler) stream(r *http.Request, enc *json.Encoder, flusher http.Flusher, live <-chan jobevents.Event, f eventFilter, sent map[string]bool) {
 	for {
 		select {
 		case <-r.Context().Done():

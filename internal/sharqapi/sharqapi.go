@@ -40,6 +40,7 @@ import (
 	"github.com/sharq-dev/sharq/internal/arn"
 	"github.com/sharq-dev/sharq/internal/engine"
 	"github.com/sharq-dev/sharq/internal/executor"
+	"github.com/sharq-dev/sharq/internal/jobevents"
 	"github.com/sharq-dev/sharq/internal/jsonhttp"
 	"github.com/sharq-dev/sharq/internal/readmodel"
 	"github.com/sharq-dev/sharq/internal/record"
@@ -53,9 +54,9 @@ type Engine interface {
 	SetQuotaShareMinimumRuntime(ctx context.Context, shareArn string, seconds int) (record.QuotaShare, error)
 	DescribeServiceJob(ctx context.Context, id string) (record.Job, error)
 	MatchJobIDs(fragment string, limit int) []string
-	JobEvents(id string) ([]engine.JobEvent, error)
-	RecentEvents() []engine.JobEvent
-	Subscribe(buf int) (<-chan engine.JobEvent, func())
+	JobEvents(id string) ([]jobevents.Event, error)
+	RecentEvents() []jobevents.Event
+	Subscribe(buf int) (<-chan jobevents.Event, func())
 	DryRunSubmit(ctx context.Context, in engine.SubmitServiceJobInput) (engine.DryRun, error)
 	Usage(ctx context.Context, q usage.Query) (usage.Query, []usage.Row, error)
 }

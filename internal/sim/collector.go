@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/sharq-dev/sharq/internal/engine"
+	"github.com/sharq-dev/sharq/internal/jobevents"
 )
 
 // Job phases as the collector tracks them.
@@ -96,17 +97,17 @@ func (c *collector) rejected(i int32, reason string) {
 
 // ObserveCycle follows each job's status changes, for an engine that
 // builds events (the simulator's does not: Options.NoEvents).
-func (c *collector) ObserveCycle(took time.Duration, events []engine.JobEvent, dispatches []engine.DispatchInfo, preempts []engine.PreemptInfo) {
-	ts := make([]engine.Transition, len(events))
+func (c *collector) ObserveCycle(took time.Duration, events []jobevents.Event, dispatches []jobevents.Dispatch, preempts []jobevents.Preempt) {
+	ts := make([]jobevents.Transition, len(events))
 	for k := range events {
-		ts[k] = engine.TransitionOf(&events[k])
+		ts[k] = events[k].Transition()
 	}
 	c.ObserveTransitions(ts, dispatches, preempts)
 }
 
 // ObserveTransitions follows each job's status changes. The k-th dispatch
 // of a cycle is the k-th job that entered SCHEDULED in it.
-func (c *collector) ObserveTransitions(ts []engine.Transition, dispatches []engine.DispatchInfo, preempts []engine.PreemptInfo) {
+func (c *collector) ObserveTransitions(ts []jobevents.Transition, dispatches []jobevents.Dispatch, preempts []jobevents.Preempt) {
 	d := 0
 	for k := range ts {
 		t := &ts[k]
@@ -114,7 +115,7 @@ func (c *collector) ObserveTransitions(ts []engine.Transition, dispatches []engi
 		if !ok {
 			continue
 		}
-		var di *engine.DispatchInfo
+		var di *jobevents.Dispatch
 		if t.Status == engine.StatusScheduled && d < len(dispatches) {
 			di = &dispatches[d]
 			d++
@@ -123,7 +124,7 @@ func (c *collector) ObserveTransitions(ts []engine.Transition, dispatches []engi
 	}
 }
 
-func (c *collector) transition(i int32, t *engine.Transition, di *engine.DispatchInfo) {
+func (c *collector) transition(i int32, t *jobevents.Transition, di *jobevents.Dispatch) {
 	st := &c.jobs[i]
 	was := st.phase
 	switch t.Status {
@@ -168,7 +169,7 @@ func (c *collector) use(p *pool, sh *poolShare, delta int) {
 	sh.use += delta
 }
 
-func (c *collector) dispatched(i int32, di *engine.DispatchInfo) {
+func (c *collector) dispatched(i int32, di *jobevents.Dispatch) {
 	st := &c.jobs[i]
 	how := "own"
 	if di != nil && di.Borrowed {
@@ -231,7 +232,7 @@ func (c *collector) lose(i int32, reason string) {
 	}
 }
 
-func (c *collector) ended(i int32, t *engine.Transition) {
+func (c *collector) ended(i int32, t *jobevents.Transition) {
 	delete(c.s.live, t.JobID)
 	c.s.ended++
 	c.last = max(c.last, c.s.now)

@@ -13,6 +13,7 @@ import (
 	"github.com/sharq-dev/sharq/internal/clusterconfig"
 	"github.com/sharq-dev/sharq/internal/engine"
 	"github.com/sharq-dev/sharq/internal/executor"
+	"github.com/sharq-dev/sharq/internal/jobevents"
 	"github.com/sharq-dev/sharq/internal/record"
 	"github.com/sharq-dev/sharq/internal/sim/memstore"
 	"github.com/sharq-dev/sharq/internal/trainingjob"
@@ -114,7 +115,7 @@ func New(ctx context.Context, w *Workload, cfg *clusterconfig.Config, opts Optio
 	eng, err := engine.New(ctx, engine.Options{
 		Store: memstore.New(), Executor: simExecutor{s}, Clock: clock{s}, Synchronous: true, Ephemeral: true,
 		NewID:             func() string { return "" }, // every ID comes with its Instant
-		Observers:         []engine.Observer{s.col},
+		Observers:         []jobevents.Observer{s.col},
 		NoEvents:          true, // the collector takes the bare transitions
 		MaxSharesPerQueue: max(20, cfg.MaxShares()), MaxCapacityLimits: 5,
 		// Ended jobs are of no more use to the engine: forget them soon,

@@ -35,6 +35,7 @@ import (
 	"github.com/sharq-dev/sharq/internal/engine"
 	"github.com/sharq-dev/sharq/internal/executor"
 	"github.com/sharq-dev/sharq/internal/executor/simulated"
+	"github.com/sharq-dev/sharq/internal/jobevents"
 	"github.com/sharq-dev/sharq/internal/logsapi"
 	"github.com/sharq-dev/sharq/internal/metrics"
 	"github.com/sharq-dev/sharq/internal/record"
@@ -148,7 +149,7 @@ func Start(t testing.TB, opts Options) *Server {
 	s.Console = web.New(opts.Web)
 	eng, err := engine.New(t.Context(), engine.Options{Region: opts.Region, AccountID: opts.AccountID,
 		Store: s.Store, Executor: run, Clock: opts.Clock, NewID: opts.NewID, StopGrace: opts.StopGrace,
-		Observers: []engine.Observer{s.Metrics, s.Console}})
+		Observers: []jobevents.Observer{s.Metrics, s.Console}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,7 +11,7 @@ import (
 
 	"github.com/sharq-dev/sharq/internal/access"
 	"github.com/sharq-dev/sharq/internal/batchapi"
-	"github.com/sharq-dev/sharq/internal/engine"
+	"github.com/sharq-dev/sharq/internal/jobevents"
 )
 
 // hub fans the state out to the open streams. One goroutine (pushLoop)
@@ -126,7 +126,7 @@ func (c *Console) stream(w http.ResponseWriter, r *http.Request) {
 	c.relay(r.Context(), w, flusher, states, events, sent)
 }
 
-func (c *Console) relay(ctx context.Context, w http.ResponseWriter, flusher http.Flusher, states <-chan []byte, events <-chan engine.JobEvent, sent map[string]bool) {
+func (c *Console) relay(ctx context.Context, w http.ResponseWriter, flusher http.Flusher, states <-chan []byte, events <-chan jobevents.Event, sent map[string]bool) {
 	keepAlive := time.NewTicker(15 * time.Second)
 	defer keepAlive.Stop()
 	for {

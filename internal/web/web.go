@@ -46,6 +46,7 @@ import (
 	"github.com/sharq-dev/sharq/internal/batchapi"
 	"github.com/sharq-dev/sharq/internal/engine"
 	"github.com/sharq-dev/sharq/internal/executor"
+	"github.com/sharq-dev/sharq/internal/jobevents"
 	"github.com/sharq-dev/sharq/internal/readmodel"
 	"github.com/sharq-dev/sharq/internal/record"
 )
@@ -57,9 +58,9 @@ type Engine interface {
 	ListServiceJobs(ctx context.Context, in engine.ListServiceJobsInput) ([]record.Job, string, error)
 	GetJobQueueSnapshot(ctx context.Context, jobQueue string) (engine.QueueSnapshot, error)
 	DescribeServiceJob(ctx context.Context, id string) (record.Job, error)
-	JobEvents(id string) ([]engine.JobEvent, error)
-	RecentEvents() []engine.JobEvent
-	Subscribe(buf int) (<-chan engine.JobEvent, func())
+	JobEvents(id string) ([]jobevents.Event, error)
+	RecentEvents() []jobevents.Event
+	Subscribe(buf int) (<-chan jobevents.Event, func())
 }
 
 var _ Engine = (*engine.Engine)(nil)
@@ -108,7 +109,7 @@ type Options struct {
 	Instances executor.InstanceLister
 }
 
-// Console serves the console. It is an engine.Observer: pass it in
+// Console serves the console. It is an jobevents.Observer: pass it in
 // engine.Options.Observers so that it hears of each committed cycle, then
 // Mount it once the engine exists.
 type Console struct {
@@ -153,7 +154,7 @@ func New(opts Options) *Console {
 
 // ObserveCycle notes that the engine committed a cycle. It never blocks
 // the engine's loop: a pending note absorbs the next ones.
-func (c *Console) ObserveCycle(time.Duration, []engine.JobEvent, []engine.DispatchInfo, []engine.PreemptInfo) {
+func (c *Console) ObserveCycle(time.Duration, []jobevents.Event, []jobevents.Dispatch, []jobevents.Preempt) {
 	c.poke()
 }
 
