@@ -520,7 +520,7 @@ func (e *Engine) purge(c *cycle) {
 			continue
 		}
 		delete(e.jobs, id)
-		e.reads.forget(id)
+		e.reads.Forget(id)
 		if e.opts.Ephemeral {
 			e.counts[j.Status]-- // else the store's purge recounts
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/sharq-dev/sharq/internal/describecache"
 	"github.com/sharq-dev/sharq/internal/forecast"
 	"github.com/sharq-dev/sharq/internal/record"
 )
@@ -69,7 +70,7 @@ func DescribeLocked(e *Engine, id string) (record.Job, error) {
 
 // KeptReads is how many jobs an engine keeps for describes without its
 // lock, unless KeepReads says otherwise.
-const KeptReads = keptReads
+const KeptReads = describecache.DefaultLimit
 
 // KeepReads sets how many jobs the engine keeps for describes without its
 // lock, and returns how many it keeps now.
@@ -77,14 +78,14 @@ func KeepReads(e *Engine, limit int64) int64 {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if limit > 0 {
-		e.reads.limit = limit
+		e.reads.SetLimit(limit)
 	}
-	return e.reads.n.Load()
+	return e.reads.Kept()
 }
 
 // HeadlessReads counts the describes that found a kept waiting job whose
 // share had no head published: a cycle left the head out.
-func HeadlessReads(e *Engine) int64 { return e.reads.headless.Load() }
+func HeadlessReads(e *Engine) int64 { return e.reads.Headless() }
 
 // LockHeld tells whether the engine's lock is held, to write or to read.
 func LockHeld(e *Engine) bool {

@@ -521,13 +521,13 @@ func (e *Engine) TerminateServiceJobs(ctx context.Context, ids []string, reason 
 // lock is released, the store's.
 func (e *Engine) DescribeServiceJob(ctx context.Context, idOrArn string) (record.Job, error) {
 	id := e.jobID(idOrArn)
-	if j, ok := e.reads.describe(id); ok {
+	if j, ok := e.reads.Describe(id); ok {
 		e.readWaits.unlocked.Add(1)
 		return j, nil
 	}
 	e.rlock()
 	if j := e.jobs[id]; j != nil {
-		e.keepRead(j)
+		e.reads.Keep(j, e.core)
 		v := e.view(j)
 		e.mu.RUnlock()
 		return v, nil

@@ -16,6 +16,7 @@ import (
 
 	"github.com/sharq-dev/sharq/internal/batchmodel"
 	"github.com/sharq-dev/sharq/internal/core"
+	"github.com/sharq-dev/sharq/internal/describecache"
 	"github.com/sharq-dev/sharq/internal/estimator"
 	"github.com/sharq-dev/sharq/internal/executor"
 	"github.com/sharq-dev/sharq/internal/jobevents"
@@ -38,15 +39,15 @@ type Engine struct {
 	postedMu sync.Mutex
 	posted   []*op
 
-	readWaits readWaits     // reads from outside the loop, counted as they take mu
-	reads     reads         // describes served without mu
-	bus       jobevents.Bus // event subscribers and recent events: guarded by its own mutex
+	readWaits readWaits            // reads from outside the loop, counted as they take mu
+	reads     *describecache.Cache // describes served without mu; nil when jobs are not kept
+	bus       jobevents.Bus        // event subscribers and recent events: guarded by its own mutex
 	// wantEvents and wantTransitions: what setStatus records; timed:
 	// whether cycles are timed (listeners). Set by New, then only read.
 	wantEvents, wantTransitions, timed bool
 
-	// mu guards state, and reads.heads and reads.reconfigs, which a cycle
-	// publishes with it (publishReads).
+	// mu guards state, and what reads keeps beside the jobs (their shares'
+	// heads), which a cycle publishes with it.
 	mu sync.RWMutex
 	state
 }
@@ -215,7 +216,9 @@ func New(ctx context.Context, opts Options) (*Engine, error) {
 	e := &Engine{opts: opts, log: opts.Logger, ops: make(chan *op, 8192), stopped: make(chan struct{})}
 	e.est = newEstimator(e)
 	e.wantEvents, e.wantTransitions, e.timed = listeners(&e.opts)
-	e.reads.on, e.reads.limit = !opts.Ephemeral, keptReads
+	if !opts.Ephemeral {
+		e.reads = describecache.New(describecache.DefaultLimit)
+	}
 	e.disp = newDispatcher(opts, e.log, e.postUpdate)
 	e.clearState()
 	if err := e.load(ctx); err != nil {
@@ -236,7 +239,7 @@ func (e *Engine) clearState() {
 	e.counts = map[string]int{}
 	e.ended = nil
 	e.lastQ = 0
-	e.reads.reset()
+	e.reads.Reset()
 }
 
 // do runs fn in a cycle and waits until the cycle is durable.
@@ -449,7 +452,7 @@ func (e *Engine) decide(ctx context.Context, batch []*op) (c *cycle, err error) 
 	e.step(c)
 	e.wakeAt, _ = e.core.NextWake()
 	e.accountUsage(c)
-	e.publishReads(c)
+	e.reads.Publish(e.core, c.jobs)
 	return c, nil
 }
 
