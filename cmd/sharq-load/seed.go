@@ -202,7 +202,7 @@ func (c *capture) ListJobs(context.Context, store.JobFilter) ([]store.Job, strin
 }
 
 // seed writes a store of p.jobs jobs into dir (or the PostgreSQL store at
-// storeURL) through a Synchronous engine, so every record is what the
+// storeURL) through a driven engine, so every record is what the
 // engine itself would have written.
 func seed(ctx context.Context, dir, storeURL string, p seedPlan, progress io.Writer) (seedInfo, error) {
 	st, err := openSeedStore(ctx, dir, storeURL)
@@ -215,7 +215,7 @@ func seed(ctx context.Context, dir, storeURL string, p seedPlan, progress io.Wri
 	rec := &recorder{}
 	next := 0
 	eng, err := engine.New(ctx, engine.Options{
-		Store: cap, Executor: rec, Clock: clock, Synchronous: true, Retention: time.Millisecond,
+		Store: cap, Executor: rec, Driver: &engine.Driver{Clock: clock}, Retention: time.Millisecond,
 		NewID: func() string { id := seedID(next); next++; return id },
 	})
 	if err != nil {

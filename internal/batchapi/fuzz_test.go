@@ -99,7 +99,7 @@ func (fx *apiFixture) checkRestart(t *testing.T) {
 	want := engineState(t, fx.eng, fx.st)
 	st := memstore.Reopen(fx.st)
 	eng, err := engine.New(context.Background(), engine.Options{Region: testRegion, AccountID: testAccount, Store: st,
-		Executor: &recordingExecutor{started: map[string]string{}, stopping: fx.ex.stopping}, Clock: fx.clock, Synchronous: true})
+		Executor: &recordingExecutor{started: map[string]string{}, stopping: fx.ex.stopping}, Driver: &engine.Driver{Clock: fx.clock}})
 	if err != nil {
 		t.Fatalf("the engine does not restart over what the write left: %v", err)
 	}
@@ -298,7 +298,7 @@ func (fx *apiFixture) build(tb testing.TB) {
 	clock := newFixedTime(time.Date(2026, 3, 25, 12, 0, 0, 0, time.UTC))
 	fx.clock = clock
 	eng, err := engine.New(ctx, engine.Options{Region: testRegion, AccountID: testAccount, Store: fx.st, Executor: fx.ex,
-		Clock: clock, Synchronous: true, NewID: func() string { n++; return fzJob(n) }})
+		Driver: &engine.Driver{Clock: clock}, NewID: func() string { n++; return fzJob(n) }})
 	must(err)
 	fx.eng = eng
 	fx.h = New(eng, Options{Region: testRegion, AccountID: testAccount,

@@ -22,7 +22,7 @@ func TestAnnouncementApplies(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	e, err := engine.New(ctx, engine.Options{Store: memstore.New(), Synchronous: true})
+	e, err := engine.New(ctx, engine.Options{Store: memstore.New(), Driver: &engine.Driver{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,7 +177,7 @@ func TestMinimumRuntime(t *testing.T) {
 		t.Fatalf("round trip: %v\n%s", err, b)
 	}
 	ctx := context.Background()
-	e, err := engine.New(ctx, engine.Options{Store: memstore.New(), Synchronous: true})
+	e, err := engine.New(ctx, engine.Options{Store: memstore.New(), Driver: &engine.Driver{}})
 	if err != nil {
 		t.Fatal(err)
 	}

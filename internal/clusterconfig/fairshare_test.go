@@ -32,7 +32,7 @@ func TestFairShareExample(t *testing.T) {
 		t.Errorf("round trip (-want +got):\n%s", diff)
 	}
 	ctx := context.Background()
-	e, err := engine.New(ctx, engine.Options{Store: memstore.New(), Synchronous: true})
+	e, err := engine.New(ctx, engine.Options{Store: memstore.New(), Driver: &engine.Driver{}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -521,9 +521,7 @@ func (e *Engine) purge(c *cycle) {
 		}
 		delete(e.jobs, id)
 		e.reads.Forget(id)
-		if e.opts.Ephemeral {
-			e.counts[j.Status]-- // else the store's purge recounts
-		}
+		e.counts[j.Status]-- // the store's purge recounts after, with the jobs only it held
 		if t := j.ClientToken; t != "" && e.tokens[t] == id {
 			delete(e.tokens, t)
 		}

@@ -84,7 +84,7 @@ func (c call) attempt() string {
 func newDispatcher(opts Options, log logger, failed func(executor.Update)) *dispatcher {
 	d := &dispatcher{
 		ex: opts.Executor, log: log, stopTimeout: opts.StopTimeout,
-		tries: opts.StartTries, backoff: opts.RetryBackoff, inline: opts.Synchronous, failed: failed, lease: opts.Lease,
+		tries: opts.StartTries, backoff: opts.RetryBackoff, inline: opts.Driver != nil, failed: failed, lease: opts.Lease,
 		held: map[string]*heldStart{}, victimOf: map[string][]string{},
 	}
 	d.ctx, d.cancel = context.WithCancel(context.Background())

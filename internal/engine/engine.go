@@ -34,7 +34,7 @@ type Options struct {
 
 	Store    store.Store
 	Executor executor.Executor
-	Clock    Clock // default the wall clock
+	Clock    Clock // default the wall clock; a driven engine's is Driver.Clock
 	Logger   *slog.Logger
 
 	// MaxSharesPerQueue caps quota shares per job queue (AWS: 20).
@@ -47,22 +47,12 @@ type Options struct {
 	// UsageRetention keeps usage history this long (default
 	// DefaultUsageRetention; negative keeps it forever).
 	UsageRetention time.Duration
-	// Synchronous makes every call run its own cycle in the caller's
-	// goroutine instead of through Run: the simulator drives the engine this
-	// way on a virtual clock, calling Deliver for executor updates and Tick
-	// for housekeeping. Callers must not call concurrently.
-	Synchronous bool
-	// Ephemeral keeps no record of jobs in the store: the simulator never
-	// reads one back, and is spared encoding every changed job at every
-	// cycle. Such an engine lists no jobs and cannot be restarted.
-	Ephemeral bool
+	// Driver, when not nil, makes the caller drive the engine instead of
+	// Run, on its clock, and may give a sink that takes the cycles' bare
+	// transitions instead of job records and events (the simulator).
+	Driver *Driver
 	// Observers hear what each committed cycle did (metrics).
 	Observers []jobevents.Observer
-	// NoEvents builds no state-change events, each a copy of the job: for
-	// an engine whose events nobody reads (the simulator's). Its observers
-	// that are TransitionObservers hear the bare transitions instead; other
-	// observers still get events. Subscribers and RecentEvents get none.
-	NoEvents bool
 	// NewID makes job IDs (default: random UUIDs). The simulator makes them
 	// deterministic.
 	NewID func() string
@@ -120,6 +110,9 @@ func (o *Options) setDefaults() {
 	}
 	if o.Partition == "" {
 		o.Partition = "aws"
+	}
+	if o.Driver != nil && o.Driver.Clock != nil {
+		o.Clock = o.Driver.Clock
 	}
 	if o.Clock == nil {
 		o.Clock = wallClock{}

@@ -122,10 +122,10 @@ func (e *Engine) recordRunTime(j *record.Job, end time.Time) {
 // noteCycle tells the estimator, after a committed cycle, whether the
 // cycle changed something.
 func (e *Engine) noteCycle(c *cycle) {
-	if e.opts.Synchronous {
-		return
+	if e.driven {
+		return // no estimator runs: Run starts it
 	}
-	changed := len(c.jobs) > 0 || c.jobsChanged || len(c.resources) > 0 || len(c.deleted) > 0
+	changed := len(c.jobs) > 0 || len(c.resources) > 0 || len(c.deleted) > 0
 	e.est.NoteCycle(changed, c.now)
 }
 

@@ -76,8 +76,8 @@ func estimateWorld(b testing.TB) *engine.Engine {
 	}
 	ctx := context.Background()
 	clock := &fakeClock{t: time.Date(2026, 3, 25, 0, 0, 0, 0, time.UTC)}
-	e, err := engine.New(ctx, engine.Options{Store: memstore.New(), Executor: idleExecutor{}, Clock: clock,
-		Synchronous: true, Ephemeral: true, MaxSharesPerQueue: estShares})
+	e, err := engine.New(ctx, engine.Options{Store: memstore.New(), Executor: idleExecutor{},
+		Driver: &engine.Driver{Clock: clock, Sink: &transitionLog{}}, MaxSharesPerQueue: estShares})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -8,33 +8,9 @@ import (
 	"github.com/sharq-dev/sharq/internal/record"
 )
 
-// TransitionObserver is an Observer that needs of each event only its
-// transition, and not the cycle's time. An engine with Options.NoEvents
-// calls ObserveTransitions instead of ObserveCycle; others call
-// ObserveCycle. ts is reused after the call.
-type TransitionObserver interface {
-	jobevents.Observer
-	ObserveTransitions(ts []jobevents.Transition, dispatches []jobevents.Dispatch, preempts []jobevents.Preempt)
-}
-
-// listeners tells what a cycle must record of each transition: events,
-// unless nobody reads them (Options.NoEvents, and every observer content
-// with transitions); transitions when an observer takes them instead. And
-// whether to time cycles: only ObserveCycle hears their time.
-func listeners(opts *Options) (events, transitions, timed bool) {
-	events = !opts.NoEvents
-	for _, o := range opts.Observers {
-		if _, ok := o.(TransitionObserver); ok && opts.NoEvents {
-			transitions = true
-		} else {
-			events, timed = true, true
-		}
-	}
-	return events, transitions, timed
-}
-
 // setStatus moves a job to a status, recording the transition and, for
-// whoever listens, the event or transition that announces it.
+// whoever listens, the event that announces it, or for a sink its bare
+// transition.
 func (e *Engine) setStatus(c *cycle, j *record.Job, status string, now time.Time) {
 	e.touch(c, j)
 	if j.Status == status {
@@ -45,11 +21,10 @@ func (e *Engine) setStatus(c *cycle, j *record.Job, status string, now time.Time
 	j.Status = status
 	t := record.Transition{At: ms(now), Status: status, Reason: j.StatusReason}
 	j.History = append(j.History, t)
-	if e.wantEvents {
-		c.events = append(c.events, jobevents.Of(j, len(j.History)-1))
-	}
-	if e.wantTransitions {
+	if e.sink != nil {
 		c.transitions = append(c.transitions, jobevents.Transition{JobID: j.JobID, Status: status, Reason: t.Reason, At: t.At, Terminated: j.IsTerminated})
+	} else {
+		c.events = append(c.events, jobevents.Of(j, len(j.History)-1))
 	}
 }
 
@@ -77,19 +52,18 @@ func (e *Engine) Subscribe(buf int) (<-chan jobevents.Event, func()) { return e.
 // RecentEvents returns up to the last 1,000 events, oldest first.
 func (e *Engine) RecentEvents() []jobevents.Event { return e.bus.Recent() }
 
-// publish hands a committed cycle, begun at start, to subscribers and
-// observers.
+// publish hands a committed cycle, begun at start, to the sink, observers
+// and subscribers.
 func (e *Engine) publish(c *cycle, start time.Time) {
+	if e.sink != nil {
+		e.sink.Transitions(c.transitions, c.dispatches, c.preempts)
+	}
 	var took time.Duration
 	if e.timed {
 		took = time.Since(start)
 	}
 	for _, o := range e.opts.Observers {
-		if to, ok := o.(TransitionObserver); ok && e.opts.NoEvents {
-			to.ObserveTransitions(c.transitions, c.dispatches, c.preempts)
-		} else {
-			o.ObserveCycle(took, c.events, c.dispatches, c.preempts)
-		}
+		o.ObserveCycle(took, c.events, c.dispatches, c.preempts)
 	}
 	e.bus.Publish(c.events)
 }

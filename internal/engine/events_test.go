@@ -10,6 +10,7 @@ import (
 	"github.com/sharq-dev/sharq/internal/engine"
 	"github.com/sharq-dev/sharq/internal/executor"
 	"github.com/sharq-dev/sharq/internal/jobevents"
+	"github.com/sharq-dev/sharq/internal/usage"
 )
 
 // eventLog is an Observer that keeps the events it hears.
@@ -19,21 +20,14 @@ func (l *eventLog) ObserveCycle(_ time.Duration, evs []jobevents.Event, _ []jobe
 	l.events = append(l.events, evs...)
 }
 
-// transitionLog is a TransitionObserver that keeps what it hears, by the
-// way it heard it.
-type transitionLog struct {
-	fromEvents, bare []jobevents.Transition
+// transitionLog is a Sink that keeps the transitions it hears.
+type transitionLog struct{ ts []jobevents.Transition }
+
+func (l *transitionLog) Transitions(ts []jobevents.Transition, _ []jobevents.Dispatch, _ []jobevents.Preempt) {
+	l.ts = append(l.ts, ts...) // copied: ts is reused by the next cycle
 }
 
-func (l *transitionLog) ObserveCycle(_ time.Duration, evs []jobevents.Event, _ []jobevents.Dispatch, _ []jobevents.Preempt) {
-	for k := range evs {
-		l.fromEvents = append(l.fromEvents, evs[k].Transition())
-	}
-}
-
-func (l *transitionLog) ObserveTransitions(ts []jobevents.Transition, _ []jobevents.Dispatch, _ []jobevents.Preempt) {
-	l.bare = append(l.bare, ts...) // copied: ts is reused by the next cycle
-}
+func (l *transitionLog) Usage([]usage.Segment, []string) {}
 
 // playEvents runs, on a synchronous engine, a life with every kind of
 // transition: dispatches, a cross-share preemption, a termination, a
@@ -66,13 +60,12 @@ func playEvents(t *testing.T, opts engine.Options) *harness {
 	return h
 }
 
-// Ensure an engine with NoEvents hands its TransitionObservers the same
-// transitions that an engine with events announces, and still builds
-// events for an observer that needs them; and that without NoEvents, every
-// observer and the recent events get the events.
+// Ensure a driven engine with a sink hands it the same transitions that an
+// engine with events announces, and builds no events; and that without a
+// sink, every observer and the recent events get the events.
 func TestTransitionsWithoutEvents(t *testing.T) {
-	full, fullT := &eventLog{}, &transitionLog{}
-	h := playEvents(t, engine.Options{Observers: []jobevents.Observer{full, fullT}})
+	full, full2 := &eventLog{}, &eventLog{}
+	h := playEvents(t, engine.Options{Observers: []jobevents.Observer{full, full2}})
 	want := make([]jobevents.Transition, len(full.events))
 	for k := range full.events {
 		want[k] = full.events[k].Transition()
@@ -89,33 +82,22 @@ func TestTransitionsWithoutEvents(t *testing.T) {
 			t.Errorf("no transition to %s in %+v", s, want)
 		}
 	}
-	if !slices.Equal(fullT.fromEvents, want) || fullT.bare != nil {
-		t.Errorf("a TransitionObserver of an engine with events heard\nfrom events %+v\nbare %+v\nwant %+v", fullT.fromEvents, fullT.bare, want)
+	if len(full2.events) != len(full.events) {
+		t.Errorf("a second observer heard %d events, want %d", len(full2.events), len(full.events))
 	}
 	if got := h.e.RecentEvents(); len(got) != len(full.events) {
 		t.Errorf("%d recent events, want %d", len(got), len(full.events))
 	}
 
-	bare := &transitionLog{}
-	h = playEvents(t, engine.Options{Observers: []jobevents.Observer{bare}, NoEvents: true, Ephemeral: true})
-	if !slices.Equal(bare.bare, want) || bare.fromEvents != nil {
-		t.Errorf("with NoEvents, heard\nbare %+v\nfrom events %+v\nwant %+v", bare.bare, bare.fromEvents, want)
+	sink, plain := &transitionLog{}, &eventLog{}
+	h = playEvents(t, engine.Options{Driver: &engine.Driver{Sink: sink}, Observers: []jobevents.Observer{plain}})
+	if !slices.Equal(sink.ts, want) {
+		t.Errorf("with a sink, heard\n%+v\nwant %+v", sink.ts, want)
 	}
 	if got := h.e.RecentEvents(); len(got) != 0 {
-		t.Errorf("with NoEvents, %d recent events", len(got))
+		t.Errorf("with a sink, %d recent events", len(got))
 	}
-
-	mixed, plain := &transitionLog{}, &eventLog{}
-	playEvents(t, engine.Options{Observers: []jobevents.Observer{mixed, plain}, NoEvents: true})
-	if !slices.Equal(mixed.bare, want) {
-		t.Errorf("with NoEvents and a plain observer, heard %+v, want %+v", mixed.bare, want)
-	}
-	if len(plain.events) != len(full.events) {
-		t.Fatalf("a plain observer of an engine with NoEvents heard %d events, want %d", len(plain.events), len(full.events))
-	}
-	for k, ev := range plain.events {
-		if w := full.events[k]; ev.ID != w.ID || ev.At != w.At || ev.Job.Status != w.Job.Status || len(ev.Job.Attempts) != len(w.Job.Attempts) {
-			t.Errorf("event %d: %+v, want %+v", k, ev, w)
-		}
+	if len(plain.events) != 0 {
+		t.Errorf("with a sink, an observer heard %d events", len(plain.events))
 	}
 }

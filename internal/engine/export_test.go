@@ -15,7 +15,7 @@ func ApplyInstantThenPanic(ctx context.Context, e *Engine, in Instant) (InstantR
 	res := InstantResult{Jobs: make([]record.Job, len(in.Submits)), SubmitErrs: make([]error, len(in.Submits)),
 		ChangeErrs: make([]error, len(in.Changes))}
 	ops := append(e.instantOps(in, &res, nil), &op{fn: func(*cycle) error { panic("a bug in a cycle") }})
-	return res, e.cycle(ctx, ops)
+	return res, e.drive(ctx, ops)
 }
 
 // PanicInCycle sends the running engine a change that panics, as a bug in

@@ -7,7 +7,7 @@ import (
 	"github.com/sharq-dev/sharq/internal/record"
 )
 
-// Instant is what happens at one instant of a synchronous engine's clock,
+// Instant is what happens at one instant of a driven engine's clock,
 // applied together in one cycle (spec 2.3): the simulator gathers every
 // change due at a virtual instant into one. The changes are applied in
 // this order: executor updates (so that an attempt ending at the instant
@@ -44,7 +44,7 @@ type InstantResult struct {
 }
 
 // ApplyInstant applies in one cycle everything that happens at one
-// instant. It is for engines with Options.Synchronous. clientToken
+// instant. It is for driven engines (Options.Driver). clientToken
 // idempotency is not offered to its submissions: a job with a token is
 // refused. The error is for the cycle as a whole.
 func (e *Engine) ApplyInstant(ctx context.Context, in Instant) (InstantResult, error) {
@@ -53,7 +53,7 @@ func (e *Engine) ApplyInstant(ctx context.Context, in Instant) (InstantResult, e
 		res.Jobs = make([]record.Job, len(in.Submits))
 	}
 	aside := readAside(ctx, e, in.Changes, changedJob)
-	return res, e.cycle(ctx, e.instantOps(in, &res, aside))
+	return res, e.drive(ctx, e.instantOps(in, &res, aside))
 }
 
 func changedJob(c JobChange) string { return c.Job }
@@ -92,14 +92,14 @@ func (e *Engine) instantOps(in Instant, res *InstantResult, aside asideJobs) []*
 }
 
 // Deliver applies an executor update in its own cycle. It is for engines
-// with Options.Synchronous; Run reads updates from the executor itself.
+// driven engines; Run reads updates from the executor itself.
 func (e *Engine) Deliver(ctx context.Context, u executor.Update) error {
 	_, err := e.ApplyInstant(ctx, Instant{Updates: []executor.Update{u}})
 	return err
 }
 
 // Tick runs housekeeping (time limit actions, retention) in its own cycle,
-// for engines with Options.Synchronous.
+// for driven engines.
 func (e *Engine) Tick(ctx context.Context) error {
 	_, err := e.ApplyInstant(ctx, Instant{Housekeeping: true})
 	return err

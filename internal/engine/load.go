@@ -225,7 +225,7 @@ func (e *Engine) reconcile(ctx context.Context, jobs []*record.Job) error {
 		}
 	}
 	for _, u := range pending {
-		if e.opts.Synchronous {
+		if e.driven {
 			e.postUpdate(u)
 		} else {
 			go e.postUpdate(u) // Run is not reading the ops yet

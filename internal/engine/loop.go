@@ -34,17 +34,22 @@ type Engine struct {
 
 	ops     chan *op
 	stopped chan struct{}
-	// posted holds a synchronous engine's internal changes until its next
-	// cycle.
+	// driven: the caller drives the cycles (Options.Driver); sink, when
+	// not nil, takes the cycles' transitions instead of job records and
+	// events (Driver.Sink). Set by New, then only read.
+	driven bool
+	sink   Sink
+	// posted holds a driven engine's internal changes until its next
+	// cycle (drive).
 	postedMu sync.Mutex
 	posted   []*op
 
 	readWaits readWaits            // reads from outside the loop, counted as they take mu
 	reads     *describecache.Cache // describes served without mu; nil when jobs are not kept
 	bus       jobevents.Bus        // event subscribers and recent events: guarded by its own mutex
-	// wantEvents and wantTransitions: what setStatus records; timed:
-	// whether cycles are timed (listeners). Set by New, then only read.
-	wantEvents, wantTransitions, timed bool
+	// timed: whether cycles are timed, for observers. Set by New, then
+	// only read.
+	timed bool
 
 	// mu guards state, and what reads keeps beside the jobs (their shares'
 	// heads), which a cycle publishes with it.
@@ -127,11 +132,9 @@ type cycle struct {
 	preempts   []jobevents.Preempt
 	// purgeBefore, when set, purges ended jobs from the store after commit.
 	purgeBefore int64
-	// transitions are the events' bare transitions, for TransitionObservers.
+	// transitions are the events' bare transitions, for a sink, which
+	// takes them instead of events.
 	transitions []jobevents.Transition
-	// jobsChanged: a job changed, which an ephemeral engine keeps no
-	// record of in jobs.
-	jobsChanged bool
 	// usage holds the usage segments to write, preemptedAttempts the
 	// attempts whose segments to mark preempted; usagePurgeBefore, when
 	// set, purges closed segments that stopped before it after commit.
@@ -215,8 +218,11 @@ func New(ctx context.Context, opts Options) (*Engine, error) {
 	}
 	e := &Engine{opts: opts, log: opts.Logger, ops: make(chan *op, 8192), stopped: make(chan struct{})}
 	e.est = newEstimator(e)
-	e.wantEvents, e.wantTransitions, e.timed = listeners(&e.opts)
-	if !opts.Ephemeral {
+	e.timed = len(opts.Observers) > 0
+	if d := opts.Driver; d != nil {
+		e.driven, e.sink = true, d.Sink
+	}
+	if e.sink == nil { // a sink's engine keeps no job records to describe
 		e.reads = describecache.New(describecache.DefaultLimit)
 	}
 	e.disp = newDispatcher(opts, e.log, e.postUpdate)
@@ -245,8 +251,8 @@ func (e *Engine) clearState() {
 // do runs fn in a cycle and waits until the cycle is durable.
 func (e *Engine) do(ctx context.Context, fn func(c *cycle) error) error {
 	o := &op{fn: fn, done: make(chan error, 1)}
-	if e.opts.Synchronous {
-		if err := e.cycle(ctx, []*op{o}); err != nil {
+	if e.driven {
+		if err := e.drive(ctx, []*op{o}); err != nil {
 			return err
 		}
 		return <-o.done
@@ -271,9 +277,9 @@ func (e *Engine) stoppedErr() error {
 }
 
 // post queues an internal change without waiting for it.
-// A synchronous engine keeps them for its next cycle.
+// A driven engine keeps them for its next cycle.
 func (e *Engine) post(fn func(c *cycle) error) {
-	if e.opts.Synchronous {
+	if e.driven {
 		e.postedMu.Lock()
 		e.posted = append(e.posted, &op{fn: fn})
 		e.postedMu.Unlock()
@@ -365,7 +371,7 @@ func (e *Engine) Run(ctx context.Context) error {
 
 // NextWake is when the engine wants a cycle though nothing changes: a
 // minimum runtime that held a preemption back ends then. ok is false when
-// nothing waits for one. Run keeps a timer for it; a synchronous engine's
+// nothing waits for one. Run keeps a timer for it; a driven engine's
 // caller runs a cycle (ApplyInstant) at that time.
 func (e *Engine) NextWake() (time.Time, bool) {
 	e.mu.RLock()
@@ -401,7 +407,7 @@ func (e *Engine) cycle(ctx context.Context, batch []*op) error {
 	if e.timed {
 		begun = time.Now()
 	}
-	c, err := e.decide(ctx, e.withPosted(batch))
+	c, err := e.decide(ctx, batch)
 	if err != nil {
 		answerAll(batch, err)
 		return err
@@ -418,21 +424,6 @@ func (e *Engine) cycle(ctx context.Context, batch []*op) error {
 	e.afterUsageCommit(ctx, c)
 	e.recycle(c)
 	return nil
-}
-
-// withPosted puts before a synchronous engine's batch the internal changes
-// posted since its last cycle.
-func (e *Engine) withPosted(batch []*op) []*op {
-	if !e.opts.Synchronous {
-		return batch
-	}
-	e.postedMu.Lock()
-	defer e.postedMu.Unlock()
-	if len(e.posted) > 0 {
-		batch = append(e.posted, batch...) // what was posted meanwhile comes first
-		e.posted = nil
-	}
-	return batch
 }
 
 // decide applies the batch and runs the core, under the lock; it returns
@@ -488,7 +479,7 @@ func (e *Engine) purgeStore(ctx context.Context, c *cycle) {
 	if err != nil {
 		e.log.Warn("purge ended jobs", "err", err)
 	}
-	if n == 0 || e.opts.Ephemeral {
+	if n == 0 { // always, for a sink's engine: the store holds no jobs
 		return
 	}
 	counts, err := e.opts.Store.CountJobs(ctx)
@@ -519,7 +510,7 @@ func (e *Engine) recoverCycle(ctx context.Context, r any) error {
 	e.log.Error("panic in a scheduling cycle: its changes are dropped and the state is reloaded from the store",
 		"panic", fmt.Sprint(r), "stack", string(debug.Stack()))
 	p := &cyclePanic{value: r}
-	if e.opts.Ephemeral {
+	if e.sink != nil {
 		return &Error{Code: Internal, Message: "internal error", Err: p} // nothing to rebuild from
 	}
 	e.clearState()
@@ -542,8 +533,10 @@ func answerAll(batch []*op, err error) {
 // what it held back waits for the next change.
 func (e *Engine) step(c *cycle) {
 	e.applyDecisions(c, e.core.Step(c.now))
-	// An event each: grown once, not by doubling a slice of large values.
-	c.events = slices.Grow(c.events, len(c.submitted))
+	if e.sink == nil {
+		// An event each: grown once, not by doubling a slice of large values.
+		c.events = slices.Grow(c.events, len(c.submitted))
+	}
 	for _, j := range c.submitted {
 		if j.Status == StatusSubmitted {
 			e.setStatus(c, j, StatusRunnable, c.now)
@@ -555,9 +548,6 @@ func (e *Engine) storeBatch(c *cycle) *store.Batch {
 	b := &store.Batch{DeletedResources: c.deleted, Usage: c.usage, PreemptedAttempts: c.preemptedAttempts}
 	for _, r := range c.resources {
 		b.Resources = append(b.Resources, r)
-	}
-	if e.opts.Ephemeral {
-		return b
 	}
 	b.Jobs = make([]store.Job, 0, len(c.jobs))
 	for _, j := range c.jobs {
@@ -588,15 +578,13 @@ func (e *Engine) act(c *cycle) {
 	}
 }
 
-// touch marks a job record changed in the cycle. An ephemeral engine
-// stores no job: it notes only that one changed.
+// touch marks a job record changed in the cycle. A sink's engine stores no
+// job, and so lists none to commit.
 func (e *Engine) touch(c *cycle, j *record.Job) {
 	c.touched = append(c.touched, j)
-	if e.opts.Ephemeral {
-		c.jobsChanged = true
-		return
+	if e.sink == nil {
+		c.jobs[j.JobID] = j
 	}
-	c.jobs[j.JobID] = j
 }
 
 func (e *Engine) touchResource(c *cycle, kind, arn string, r record.Record) {

@@ -63,7 +63,7 @@ func TestPanicInCycleDropsIt(t *testing.T) {
 	// The engine goes on: a new job is placed, and a restart finds what was
 	// committed and nothing of the dropped cycle.
 	h.submit("next", "QS2", 1)
-	e, err = engine.New(ctx, engine.Options{Store: st, Clock: clock, Synchronous: true})
+	e, err = engine.New(ctx, engine.Options{Store: st, Driver: &engine.Driver{Clock: clock}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,7 +19,7 @@ func TestRestartWithDisabledQueueAndShare(t *testing.T) {
 	clock := &fakeClock{t: time.Date(2026, 3, 25, 0, 0, 0, 0, time.UTC)}
 	st := memstore.New()
 	start := func() *harness {
-		e, err := engine.New(ctx, engine.Options{Store: st, Clock: clock, Synchronous: true})
+		e, err := engine.New(ctx, engine.Options{Store: st, Driver: &engine.Driver{Clock: clock}})
 		if err != nil {
 			t.Fatalf("start: %v", err)
 		}

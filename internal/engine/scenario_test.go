@@ -80,7 +80,7 @@ func newWorld(t *testing.T) *world {
 }
 
 func (w *world) open() {
-	e, err := engine.New(context.Background(), engine.Options{Store: w.st, Clock: w.clock, Executor: w.ex, Synchronous: true})
+	e, err := engine.New(context.Background(), engine.Options{Store: w.st, Executor: w.ex, Driver: &engine.Driver{Clock: w.clock}})
 	if err != nil {
 		w.t.Fatal(err)
 	}

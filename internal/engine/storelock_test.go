@@ -47,7 +47,7 @@ func TestEndedJobReadOffTheLock(t *testing.T) {
 	}
 
 	w := &lockWatch{Store: st}
-	e, err := engine.New(ctx, engine.Options{Store: w, Clock: clock, Synchronous: true})
+	e, err := engine.New(ctx, engine.Options{Store: w, Driver: &engine.Driver{Clock: clock}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,7 +18,7 @@ func TestJobStateTimeLimitActionAcrossRestart(t *testing.T) {
 	st, clock := syncStore(t)
 	open := func() *engine.Engine {
 		t.Helper()
-		e, err := engine.New(ctx, engine.Options{Store: st, Clock: clock, Synchronous: true})
+		e, err := engine.New(ctx, engine.Options{Store: st, Driver: &engine.Driver{Clock: clock}})
 		if err != nil {
 			t.Fatal(err)
 		}

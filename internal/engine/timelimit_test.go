@@ -35,12 +35,16 @@ func syncStore(t *testing.T) (*sqlite.Store, *fakeClock) {
 	return st, &fakeClock{t: time.Date(2026, 3, 25, 0, 0, 0, 0, time.UTC)}
 }
 
-// syncEngine starts an engine with opts, run synchronously over a new store
+// syncEngine starts an engine with opts, driven by the test over a new store
 // and a fake clock, with the announcement's queue and shares.
 func syncEngine(t *testing.T, opts engine.Options) (*harness, *sqlite.Store, *fakeClock) {
 	t.Helper()
 	st, clock := syncStore(t)
-	opts.Store, opts.Clock, opts.Synchronous = st, clock, true
+	d := engine.Driver{Clock: clock}
+	if opts.Driver != nil {
+		d.Sink = opts.Driver.Sink
+	}
+	opts.Store, opts.Driver = st, &d
 	e, err := engine.New(context.Background(), opts)
 	if err != nil {
 		t.Fatal(err)

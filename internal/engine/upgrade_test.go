@@ -52,7 +52,7 @@ func openFirstRelease(t *testing.T, wrap func(store.Store) store.Store) *engine.
 	if wrap != nil {
 		s = wrap(st)
 	}
-	e, err := engine.New(context.Background(), engine.Options{Store: s, Synchronous: true})
+	e, err := engine.New(context.Background(), engine.Options{Store: s, Driver: &engine.Driver{}})
 	if err != nil {
 		t.Fatalf("start on the first release's database: %v", err)
 	}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"time"
 
-	"github.com/sharq-dev/sharq/internal/jobevents"
 	"github.com/sharq-dev/sharq/internal/record"
 	"github.com/sharq-dev/sharq/internal/store"
 	"github.com/sharq-dev/sharq/internal/usage"
@@ -17,17 +16,6 @@ const DefaultUsageRetention = 400 * 24 * time.Hour
 // usagePurgeEvery is how often closed usage segments past retention are
 // deleted.
 const usagePurgeEvery = time.Hour
-
-// UsageObserver is an Observer that also hears the usage segments each
-// committed cycle wrote (closed ones and those it opened; a later one of
-// the same Attempt and Seq replaces an earlier one) and the attempts whose
-// every segment is now marked Preempted, as the store writes them (the
-// simulator sums them). The slices are the engine's, valid only during the
-// call: an observer copies what it keeps.
-type UsageObserver interface {
-	jobevents.Observer
-	ObserveUsage(segs []usage.Segment, preempted []string)
-}
 
 // usageState is the engine's accounting of the capacity attempts hold:
 // the tracker of live attempts, whose segments each cycle writes with its
@@ -405,15 +393,11 @@ func isAttempt(arn, id string) bool {
 	return n > 0 && arn[n-1] == '/' && arn[n:] == id
 }
 
-// afterUsageCommit hands the cycle's segments to usage observers and
-// purges closed segments past retention.
+// afterUsageCommit hands the cycle's segments to the sink, which sums
+// them, and purges closed segments past retention.
 func (e *Engine) afterUsageCommit(ctx context.Context, c *cycle) {
-	if len(c.usage) > 0 || len(c.preemptedAttempts) > 0 {
-		for _, o := range e.opts.Observers {
-			if uo, ok := o.(UsageObserver); ok {
-				uo.ObserveUsage(c.usage, c.preemptedAttempts)
-			}
-		}
+	if e.sink != nil && (len(c.usage) > 0 || len(c.preemptedAttempts) > 0) {
+		e.sink.Usage(c.usage, c.preemptedAttempts)
 	}
 	if c.usagePurgeBefore > 0 {
 		if us, ok := e.opts.Store.(store.UsageStore); ok {

@@ -68,7 +68,7 @@ func checkUsageAgainstAttempts(t *testing.T, seed uint64, open func() store.Stor
 	st := open()
 	t.Cleanup(func() { st.Close() })
 	start := func() *engine.Engine {
-		e, err := engine.New(ctx, engine.Options{Store: st, Clock: clock, Synchronous: true})
+		e, err := engine.New(ctx, engine.Options{Store: st, Driver: &engine.Driver{Clock: clock}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -289,7 +289,7 @@ func TestUsageRetention(t *testing.T) {
 		if err := st.Commit(ctx, &store.Batch{Usage: segs}); err != nil {
 			t.Fatal(err)
 		}
-		e, err := engine.New(ctx, engine.Options{Store: st, Clock: clock, Synchronous: true, UsageRetention: c.retention})
+		e, err := engine.New(ctx, engine.Options{Store: st, Driver: &engine.Driver{Clock: clock}, UsageRetention: c.retention})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -32,7 +32,7 @@ func TestDryRunMatchesSubmit(t *testing.T) {
 	}
 	defer st.Close()
 	n := 0
-	eng, err := engine.New(ctx, engine.Options{Store: st, Synchronous: true, Clock: clk,
+	eng, err := engine.New(ctx, engine.Options{Store: st, Driver: &engine.Driver{Clock: clk},
 		NewID: func() string { n++; return []string{"", "high", "med", "low", "qs2", "qs3", "top"}[n] }})
 	if err != nil {
 		t.Fatal(err)

@@ -95,19 +95,10 @@ func (c *collector) rejected(i int32, reason string) {
 	c.timeline(i, "rejected", reason)
 }
 
-// ObserveCycle follows each job's status changes, for an engine that
-// builds events (the simulator's does not: Options.NoEvents).
-func (c *collector) ObserveCycle(took time.Duration, events []jobevents.Event, dispatches []jobevents.Dispatch, preempts []jobevents.Preempt) {
-	ts := make([]jobevents.Transition, len(events))
-	for k := range events {
-		ts[k] = events[k].Transition()
-	}
-	c.ObserveTransitions(ts, dispatches, preempts)
-}
-
-// ObserveTransitions follows each job's status changes. The k-th dispatch
-// of a cycle is the k-th job that entered SCHEDULED in it.
-func (c *collector) ObserveTransitions(ts []jobevents.Transition, dispatches []jobevents.Dispatch, preempts []jobevents.Preempt) {
+// Transitions follows each job's status changes: the collector is the
+// engine's sink. The k-th dispatch of a cycle is the k-th job that entered
+// SCHEDULED in it.
+func (c *collector) Transitions(ts []jobevents.Transition, dispatches []jobevents.Dispatch, preempts []jobevents.Preempt) {
 	d := 0
 	for k := range ts {
 		t := &ts[k]

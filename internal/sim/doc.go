@@ -10,8 +10,8 @@
 // share's minimum runtime before preemption ends (Engine.NextWake). Everything due at one instant is applied in one
 // engine cycle (engine.ApplyInstant), as scheduling.md 2.3 requires: ends
 // of attempts, submissions, priority changes, cancellations and
-// housekeeping. The engine runs with Options.Synchronous on a virtual
-// clock, deterministic job IDs and an in-memory store, so nothing sleeps and
+// housekeeping. The engine is driven (Options.Driver) on a virtual
+// clock, with deterministic job IDs and an in-memory store, so nothing sleeps and
 // equal inputs give byte-identical reports.
 //
 // It sits on the shell side: it drives internal/engine exactly as the API

@@ -43,7 +43,7 @@ func TestExport(t *testing.T) {
 	n := 0
 	rec := &recorder{started: map[string]string{}}
 	st := memstore.New()
-	eng, err := engine.New(ctx, engine.Options{Store: st, Synchronous: true, Clock: clk, Executor: rec,
+	eng, err := engine.New(ctx, engine.Options{Store: st, Driver: &engine.Driver{Clock: clk}, Executor: rec,
 		NewID: func() string { n++; return ids[n-1] }})
 	if err != nil {
 		t.Fatal(err)

@@ -13,7 +13,6 @@ import (
 	"github.com/sharq-dev/sharq/internal/clusterconfig"
 	"github.com/sharq-dev/sharq/internal/engine"
 	"github.com/sharq-dev/sharq/internal/executor"
-	"github.com/sharq-dev/sharq/internal/jobevents"
 	"github.com/sharq-dev/sharq/internal/record"
 	"github.com/sharq-dev/sharq/internal/sim/memstore"
 	"github.com/sharq-dev/sharq/internal/trainingjob"
@@ -113,10 +112,11 @@ func New(ctx context.Context, w *Workload, cfg *clusterconfig.Config, opts Optio
 	}
 	s.col = newCollector(s)
 	eng, err := engine.New(ctx, engine.Options{
-		Store: memstore.New(), Executor: simExecutor{s}, Clock: clock{s}, Synchronous: true, Ephemeral: true,
+		Store: memstore.New(), Executor: simExecutor{s},
+		// The simulator drives the engine on its clock, and the collector
+		// takes the bare transitions: no job records, no events.
+		Driver:            &engine.Driver{Clock: clock{s}, Sink: s.col},
 		NewID:             func() string { return "" }, // every ID comes with its Instant
-		Observers:         []jobevents.Observer{s.col},
-		NoEvents:          true, // the collector takes the bare transitions
 		MaxSharesPerQueue: max(20, cfg.MaxShares()), MaxCapacityLimits: 5,
 		// Ended jobs are of no more use to the engine: forget them soon,
 		// so a long trace does not hold every job in memory.

@@ -28,8 +28,8 @@ type attemptSegs struct {
 	touched   bool // in usageLog.touched
 }
 
-// ObserveUsage keeps a committed cycle's usage segments.
-func (c *collector) ObserveUsage(segs []usage.Segment, preempted []string) {
+// Usage keeps a committed cycle's usage segments.
+func (c *collector) Usage(segs []usage.Segment, preempted []string) {
 	l := &c.usage
 	if l.rep == nil {
 		l.rep = usage.NewReport(usage.Query{From: math.MinInt64 / 2, To: math.MaxInt64 / 2, By: usage.ByShare}, 0)
