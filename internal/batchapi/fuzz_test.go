@@ -233,7 +233,7 @@ func equalHeader(h http.Header, key, want string) bool {
 	return len(h[key]) == 1 && h[key][0] == want
 }
 
-// apiFixture is the handler over a synchronous engine on a memory store,
+// apiFixture is the handler over a driven engine on a memory store,
 // a fixed clock and an executor that only records what it is told.
 type apiFixture struct {
 	variant int

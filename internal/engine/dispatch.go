@@ -23,7 +23,7 @@ import (
 // It also holds a preemptor's start until every attempt preempted for it
 // has reported that it stopped: the capacity it is given is theirs.
 //
-// A synchronous engine (the simulator) makes every call at once, in order,
+// A driven engine (the simulator) makes every call at once, in order,
 // in the caller's goroutine, without retries.
 type dispatcher struct {
 	ex  executor.Executor

@@ -56,7 +56,7 @@ func (e *Engine) LatestStartEstimates() *forecast.Result { return e.est.Latest()
 
 // ComputeStartEstimates estimates now when each waiting job starts, keeps
 // the result for LatestStartEstimate(s) and returns it. Run does this in the
-// background; a synchronous engine's caller calls it when it wants fresh
+// background; a driven engine's caller calls it when it wants fresh
 // estimates.
 //
 // A panic of the copied core (a broken invariant) is an error here: the

@@ -67,8 +67,8 @@ func cpuTime() time.Duration {
 
 var estWorld *engine.Engine
 
-// estimateWorld builds the world once per benchmark binary: a synchronous
-// engine on an in-memory store, every job submitted through ApplyInstant.
+// estimateWorld builds the world once per benchmark binary: a driven
+// engine with a sink, on an in-memory store, every job submitted through ApplyInstant.
 func estimateWorld(b testing.TB) *engine.Engine {
 	b.Helper()
 	if estWorld != nil {

@@ -29,7 +29,7 @@ func (l *transitionLog) Transitions(ts []jobevents.Transition, _ []jobevents.Dis
 
 func (l *transitionLog) Usage([]usage.Segment, []string) {}
 
-// playEvents runs, on a synchronous engine, a life with every kind of
+// playEvents runs, on a driven engine, a life with every kind of
 // transition: dispatches, a cross-share preemption, a termination, a
 // success.
 func playEvents(t *testing.T, opts engine.Options) *harness {

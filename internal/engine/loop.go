@@ -169,7 +169,7 @@ func (e *Engine) newCycle(now time.Time, batch []*op) *cycle {
 	} else {
 		c = &cycle{jobs: make(map[string]*record.Job, len(batch)), resources: map[string]store.Resource{}}
 	}
-	// A copy: the caller's batch then stays its own (a synchronous
+	// A copy: the caller's batch then stays its own (a driven
 	// engine's is on its stack).
 	c.now, c.ops = now, append(c.ops, batch...)
 	return c

@@ -22,7 +22,7 @@ import (
 )
 
 // TestScenarios runs the engine's own rules, in testdata/scenarios, on a
-// synchronous engine over a real store, a fake clock and an executor the
+// driven engine over a real store, a fake clock and an executor the
 // scenario plays: DISABLED queues, clientToken idempotency, time limit
 // actions, retry counting, reconciliation after a restart. Rewrite the
 // expected output with -rewrite, and review every diff.

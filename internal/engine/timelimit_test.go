@@ -23,8 +23,8 @@ func (c *fakeClock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c
 
 func (c *fakeClock) Add(d time.Duration) { c.mu.Lock(); c.t = c.t.Add(d); c.mu.Unlock() }
 
-// syncStore opens a store in a temp dir and a fake clock for engines run
-// synchronously, as the simulator runs them.
+// syncStore opens a store in a temp dir and a fake clock for engines the test
+// drives, as the simulator drives its own.
 func syncStore(t *testing.T) (*sqlite.Store, *fakeClock) {
 	t.Helper()
 	st, err := sqlite.Open(filepath.Join(t.TempDir(), "sharq.db"))

@@ -69,7 +69,7 @@ func (x simExecutor) Stop(ctx context.Context, id string, grace time.Duration) e
 	return nil
 }
 
-// Updates is never read: a synchronous engine gets updates through Deliver.
+// Updates is never read: a driven engine gets updates through Deliver.
 func (simExecutor) Updates() <-chan executor.Update { return nil }
 
 // Attempts is empty: a simulation starts from nothing.
