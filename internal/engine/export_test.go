@@ -14,14 +14,14 @@ import (
 func ApplyInstantThenPanic(ctx context.Context, e *Engine, in Instant) (InstantResult, error) {
 	res := InstantResult{Jobs: make([]record.Job, len(in.Submits)), SubmitErrs: make([]error, len(in.Submits)),
 		ChangeErrs: make([]error, len(in.Changes))}
-	ops := append(e.instantOps(in, &res, nil), &op{fn: func(*cycle) error { panic("a bug in a cycle") }})
+	ops := append(e.instantOps(in, &res, nil), &op{change: changeFunc(func(*cycle) error { panic("a bug in a cycle") })})
 	return res, e.drive(ctx, ops)
 }
 
 // PanicInCycle sends the running engine a change that panics, as a bug in
 // a cycle would, and returns what its caller is answered.
 func PanicInCycle(ctx context.Context, e *Engine) error {
-	return e.do(ctx, func(*cycle) error { panic("a bug in a cycle") })
+	return e.do(ctx, changeFunc(func(*cycle) error { panic("a bug in a cycle") }))
 }
 
 // CopyForEstimates takes the copy a start estimate works on under the

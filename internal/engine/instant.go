@@ -62,7 +62,7 @@ func changedJob(c JobChange) string { return c.Job }
 // its outcome into res: one op for them all, as an op per change would
 // cost its allocations.
 func (e *Engine) instantOps(in Instant, res *InstantResult, aside asideJobs) []*op {
-	return []*op{{fn: func(c *cycle) error {
+	return []*op{{change: changeFunc(func(c *cycle) error {
 		for _, u := range in.Updates {
 			e.handleUpdate(c, u)
 		}
@@ -88,7 +88,7 @@ func (e *Engine) instantOps(in Instant, res *InstantResult, aside asideJobs) []*
 			return e.housekeeping(c)
 		}
 		return nil
-	}}}
+	})}}
 }
 
 // Deliver applies an executor update in its own cycle. It is for engines

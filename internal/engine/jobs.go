@@ -254,7 +254,7 @@ func (e *Engine) SubmitServiceJob(ctx context.Context, in SubmitServiceJobInput)
 		}
 	}
 	s := &submission{in: in, demand: demand, hash: hash, stored: stored}
-	err = e.do(ctx, func(c *cycle) error { return e.submit(c, s) })
+	err = e.do(ctx, s)
 	return s.out, err
 }
 
@@ -268,6 +268,8 @@ type submission struct {
 	stored *record.Job
 	out    record.Job
 }
+
+func (s *submission) apply(e *Engine, c *cycle) error { return e.submit(c, s) }
 
 // submit applies a submission in a cycle: it answers with the job of its
 // clientToken when there is one, else makes and queues a new job.
@@ -454,11 +456,11 @@ func (e *Engine) readStored(ctx context.Context, idOrArn string, purgedBefore in
 func (e *Engine) UpdateServiceJob(ctx context.Context, id string, priority int) (record.Job, error) {
 	aside := e.readAsideOne(ctx, id)
 	var out record.Job
-	err := e.do(ctx, func(c *cycle) error {
+	err := e.do(ctx, changeFunc(func(c *cycle) error {
 		var err error
 		out, err = e.setPriority(c, id, priority, aside)
 		return err
-	})
+	}))
 	return out, err
 }
 
@@ -480,7 +482,7 @@ func (e *Engine) setPriority(c *cycle, id string, priority int, aside asideJobs)
 
 func (e *Engine) TerminateServiceJob(ctx context.Context, id, reason string) error {
 	aside := e.readAsideOne(ctx, id)
-	return e.do(ctx, func(c *cycle) error { return e.terminate(c, id, reason, aside) })
+	return e.do(ctx, changeFunc(func(c *cycle) error { return e.terminate(c, id, reason, aside) }))
 }
 
 func (e *Engine) terminate(c *cycle, id, reason string, aside asideJobs) error {
@@ -503,7 +505,7 @@ func (e *Engine) TerminateServiceJobs(ctx context.Context, ids []string, reason 
 	aside := readAside(ctx, e, ids, itself)
 	ok := []string{}
 	bad := []TerminateError{}
-	err := e.do(ctx, func(c *cycle) error {
+	err := e.do(ctx, changeFunc(func(c *cycle) error {
 		for _, id := range ids {
 			if err := e.terminate(c, id, reason, aside); err != nil {
 				bad = append(bad, TerminateError{Job: id, Message: ErrorMessage(err)})
@@ -512,7 +514,7 @@ func (e *Engine) TerminateServiceJobs(ctx context.Context, ids []string, reason 
 			ok = append(ok, e.jobID(id))
 		}
 		return nil
-	})
+	}))
 	return ok, bad, err
 }
 

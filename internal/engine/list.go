@@ -127,7 +127,7 @@ func (e *Engine) asideTagged(ctx context.Context, resource string) asideJobs {
 // TagResource tags a resource of the model or a job.
 func (e *Engine) TagResource(ctx context.Context, arn string, tags map[string]string) error {
 	aside := e.asideTagged(ctx, arn)
-	return e.do(ctx, func(c *cycle) error {
+	return e.do(ctx, changeFunc(func(c *cycle) error {
 		if ch, ok, err := e.model.TagResource(arn, tags); ok {
 			if err != nil {
 				return modelErr(err)
@@ -149,13 +149,13 @@ func (e *Engine) TagResource(ctx context.Context, arn string, tags map[string]st
 		}
 		save(c)
 		return nil
-	})
+	}))
 }
 
 // UntagResource untags a resource of the model or a job.
 func (e *Engine) UntagResource(ctx context.Context, arn string, keys []string) error {
 	aside := e.asideTagged(ctx, arn)
-	return e.do(ctx, func(c *cycle) error {
+	return e.do(ctx, changeFunc(func(c *cycle) error {
 		if ch, ok := e.model.UntagResource(arn, keys); ok {
 			return e.applyChange(c, ch)
 		}
@@ -168,7 +168,7 @@ func (e *Engine) UntagResource(ctx context.Context, arn string, keys []string) e
 		}
 		save(c)
 		return nil
-	})
+	}))
 }
 
 // ListTagsForResource reads a resource's tags under the read lock, or,

@@ -105,12 +105,23 @@ type endMark struct {
 	token string // its clientToken, for a job known only by it
 }
 
-// op is a change applied by a cycle's decide, with mu held to write; it
-// records what it changed in the cycle it is given.
+// change is what a cycle's decide applies, with mu held to write: a
+// request or a report. It records what it changed in the cycle it is
+// given; its error is the request's answer.
+type change interface {
+	apply(e *Engine, c *cycle) error
+}
+
+// changeFunc is a change written as a function.
+type changeFunc func(c *cycle) error
+
+func (f changeFunc) apply(_ *Engine, c *cycle) error { return f(c) }
+
+// op is a change on its way to a cycle, with its answer.
 type op struct {
-	fn   func(c *cycle) error
-	done chan error // nil for internal changes nobody waits for
-	err  error      // fn's answer, sent once the cycle is committed
+	change change
+	done   chan error // nil for internal changes nobody waits for
+	err    error      // the change's answer, sent once the cycle is committed
 }
 
 // cycle is one cycle as a value: decide builds it, and the steps after it
@@ -248,9 +259,9 @@ func (e *Engine) clearState() {
 	e.reads.Reset()
 }
 
-// do runs fn in a cycle and waits until the cycle is durable.
-func (e *Engine) do(ctx context.Context, fn func(c *cycle) error) error {
-	o := &op{fn: fn, done: make(chan error, 1)}
+// do runs a change in a cycle and waits until the cycle is durable.
+func (e *Engine) do(ctx context.Context, ch change) error {
+	o := &op{change: ch, done: make(chan error, 1)}
 	if e.driven {
 		if err := e.drive(ctx, []*op{o}); err != nil {
 			return err
@@ -278,15 +289,15 @@ func (e *Engine) stoppedErr() error {
 
 // post queues an internal change without waiting for it.
 // A driven engine keeps them for its next cycle.
-func (e *Engine) post(fn func(c *cycle) error) {
+func (e *Engine) post(ch change) {
 	if e.driven {
 		e.postedMu.Lock()
-		e.posted = append(e.posted, &op{fn: fn})
+		e.posted = append(e.posted, &op{change: ch})
 		e.postedMu.Unlock()
 		return
 	}
 	select {
-	case e.ops <- &op{fn: fn}:
+	case e.ops <- &op{change: ch}:
 	case <-e.stopped:
 	}
 }
@@ -294,15 +305,22 @@ func (e *Engine) post(fn func(c *cycle) error) {
 // postUpdate queues an executor report for the next cycle: the
 // dispatcher's report of a start that failed, and the reports the
 // reconciliation asked for.
-func (e *Engine) postUpdate(u executor.Update) { e.post(updateOp(e, u)) }
+func (e *Engine) postUpdate(u executor.Update) { e.post(report{u}) }
 
-// updateOp is the change that applies executor report u.
-func updateOp(e *Engine, u executor.Update) func(c *cycle) error {
-	return func(c *cycle) error { e.handleUpdate(c, u); return nil }
-}
+// report is the change an executor's report makes (handleUpdate).
+type report struct{ u executor.Update }
+
+func (r report) apply(e *Engine, c *cycle) error { e.handleUpdate(c, r.u); return nil }
+
+// housekeep is the change housekeeping makes, once a second.
+type housekeep struct{}
+
+func (housekeep) apply(e *Engine, c *cycle) error { return e.housekeeping(c) }
 
 // idle is a change that changes nothing: a cycle for the core alone.
-func idle(*cycle) error { return nil }
+type idle struct{}
+
+func (idle) apply(*Engine, *cycle) error { return nil }
 
 // Run schedules until ctx ends. It returns the first fatal error (a failed
 // commit), after which every call fails: the process should restart and
@@ -325,7 +343,7 @@ func (e *Engine) Run(ctx context.Context) error {
 	if e.opts.Lease != nil {
 		leaseDone = e.opts.Lease.Done()
 	}
-	e.post(idle) // a first cycle settles what load restored
+	e.post(idle{}) // a first cycle settles what load restored
 	for {
 		var batch []*op
 		select {
@@ -341,11 +359,11 @@ func (e *Engine) Run(ctx context.Context) error {
 				updates = nil // the executor has closed
 				continue
 			}
-			batch = append(batch, &op{fn: updateOp(e, u)})
+			batch = append(batch, &op{change: report{u}})
 		case <-tick.C:
-			batch = append(batch, &op{fn: e.housekeeping})
+			batch = append(batch, &op{change: housekeep{}})
 		case <-wake.C:
-			batch = append(batch, &op{fn: idle}) // a cycle, for the core
+			batch = append(batch, &op{change: idle{}}) // a cycle, for the core
 		}
 		batch = e.drain(batch, updates)
 		// A cycle that has begun finishes: its changes are committed even
@@ -390,7 +408,7 @@ func (e *Engine) drain(batch []*op, updates <-chan executor.Update) []*op {
 			if !ok {
 				return batch
 			}
-			batch = append(batch, &op{fn: updateOp(e, u)})
+			batch = append(batch, &op{change: report{u}})
 		default:
 			return batch
 		}
@@ -438,7 +456,7 @@ func (e *Engine) decide(ctx context.Context, batch []*op) (c *cycle, err error) 
 	}()
 	c = e.newCycle(e.opts.Clock.Now(), batch)
 	for _, o := range c.ops {
-		o.err = o.fn(c)
+		o.err = o.change.apply(e, c)
 	}
 	e.step(c)
 	e.wakeAt, _ = e.core.NextWake()

@@ -52,11 +52,11 @@ func modelErr(err error) error {
 	return err
 }
 
-// change runs an operation of the model that puts a resource, in a cycle,
+// put runs an operation of the model that puts a resource, in a cycle,
 // and answers with the resource as put.
-func change[T any](ctx context.Context, e *Engine, plan func(m *batchmodel.Model) (T, batchmodel.Change, error)) (T, error) {
+func put[T any](ctx context.Context, e *Engine, plan func(m *batchmodel.Model) (T, batchmodel.Change, error)) (T, error) {
 	var out T
-	err := e.do(ctx, func(c *cycle) error {
+	err := e.do(ctx, changeFunc(func(c *cycle) error {
 		r, ch, err := plan(e.model)
 		if err != nil {
 			return modelErr(err)
@@ -66,26 +66,26 @@ func change[T any](ctx context.Context, e *Engine, plan func(m *batchmodel.Model
 		}
 		out = r
 		return nil
-	})
+	}))
 	return out, err
 }
 
 // alter runs an operation of the model that deletes or changes a
 // resource without answering with it, in a cycle.
 func (e *Engine) alter(ctx context.Context, plan func(m *batchmodel.Model) (batchmodel.Change, error)) error {
-	return e.do(ctx, func(c *cycle) error {
+	return e.do(ctx, changeFunc(func(c *cycle) error {
 		ch, err := plan(e.model)
 		if err != nil {
 			return modelErr(err)
 		}
 		return e.applyChange(c, ch)
-	})
+	}))
 }
 
 // --- scheduling policies
 
 func (e *Engine) CreateSchedulingPolicy(ctx context.Context, in batchmodel.CreateSchedulingPolicyInput) (record.SchedulingPolicy, error) {
-	return change(ctx, e, func(m *batchmodel.Model) (record.SchedulingPolicy, batchmodel.Change, error) {
+	return put(ctx, e, func(m *batchmodel.Model) (record.SchedulingPolicy, batchmodel.Change, error) {
 		return m.CreateSchedulingPolicy(in)
 	})
 }
@@ -114,13 +114,13 @@ func (e *Engine) ListSchedulingPolicies(ctx context.Context, p batchmodel.Page) 
 // --- service environments
 
 func (e *Engine) CreateServiceEnvironment(ctx context.Context, in batchmodel.CreateServiceEnvironmentInput) (record.ServiceEnvironment, error) {
-	return change(ctx, e, func(m *batchmodel.Model) (record.ServiceEnvironment, batchmodel.Change, error) {
+	return put(ctx, e, func(m *batchmodel.Model) (record.ServiceEnvironment, batchmodel.Change, error) {
 		return m.CreateServiceEnvironment(in)
 	})
 }
 
 func (e *Engine) UpdateServiceEnvironment(ctx context.Context, in batchmodel.UpdateServiceEnvironmentInput) (record.ServiceEnvironment, error) {
-	return change(ctx, e, func(m *batchmodel.Model) (record.ServiceEnvironment, batchmodel.Change, error) {
+	return put(ctx, e, func(m *batchmodel.Model) (record.ServiceEnvironment, batchmodel.Change, error) {
 		return m.UpdateServiceEnvironment(in)
 	})
 }
@@ -139,11 +139,11 @@ func (e *Engine) DescribeServiceEnvironments(ctx context.Context, namesOrArns []
 // --- job queues
 
 func (e *Engine) CreateJobQueue(ctx context.Context, in batchmodel.CreateJobQueueInput) (record.JobQueue, error) {
-	return change(ctx, e, func(m *batchmodel.Model) (record.JobQueue, batchmodel.Change, error) { return m.CreateJobQueue(in) })
+	return put(ctx, e, func(m *batchmodel.Model) (record.JobQueue, batchmodel.Change, error) { return m.CreateJobQueue(in) })
 }
 
 func (e *Engine) UpdateJobQueue(ctx context.Context, in batchmodel.UpdateJobQueueInput) (record.JobQueue, error) {
-	return change(ctx, e, func(m *batchmodel.Model) (record.JobQueue, batchmodel.Change, error) { return m.UpdateJobQueue(in) })
+	return put(ctx, e, func(m *batchmodel.Model) (record.JobQueue, batchmodel.Change, error) { return m.UpdateJobQueue(in) })
 }
 
 func (e *Engine) DeleteJobQueue(ctx context.Context, nameOrArn string) error {
@@ -166,11 +166,11 @@ func (e *Engine) findQueue(nameOrArn string) (*batchmodel.Queue, error) {
 // --- quota shares
 
 func (e *Engine) CreateQuotaShare(ctx context.Context, in batchmodel.CreateQuotaShareInput) (record.QuotaShare, error) {
-	return change(ctx, e, func(m *batchmodel.Model) (record.QuotaShare, batchmodel.Change, error) { return m.CreateQuotaShare(in) })
+	return put(ctx, e, func(m *batchmodel.Model) (record.QuotaShare, batchmodel.Change, error) { return m.CreateQuotaShare(in) })
 }
 
 func (e *Engine) UpdateQuotaShare(ctx context.Context, in batchmodel.UpdateQuotaShareInput) (record.QuotaShare, error) {
-	return change(ctx, e, func(m *batchmodel.Model) (record.QuotaShare, batchmodel.Change, error) { return m.UpdateQuotaShare(in) })
+	return put(ctx, e, func(m *batchmodel.Model) (record.QuotaShare, batchmodel.Change, error) { return m.UpdateQuotaShare(in) })
 }
 
 // SetQuotaShareMinimumRuntime sets sharq's minimum runtime before
@@ -179,7 +179,7 @@ func (e *Engine) UpdateQuotaShare(ctx context.Context, in batchmodel.UpdateQuota
 // preemption. AWS's API has no such field, so it is set here, apart from
 // UpdateQuotaShare, which keeps it.
 func (e *Engine) SetQuotaShareMinimumRuntime(ctx context.Context, shareArn string, seconds int) (record.QuotaShare, error) {
-	return change(ctx, e, func(m *batchmodel.Model) (record.QuotaShare, batchmodel.Change, error) {
+	return put(ctx, e, func(m *batchmodel.Model) (record.QuotaShare, batchmodel.Change, error) {
 		return m.SetQuotaShareMinimumRuntime(shareArn, seconds)
 	})
 }
