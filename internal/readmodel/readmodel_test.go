@@ -1,82 +1,31 @@
 package readmodel_test
 
 import (
-	"context"
-	"fmt"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/sharq-dev/sharq/internal/clusterconfig"
 	"github.com/sharq-dev/sharq/internal/engine"
-	"github.com/sharq-dev/sharq/internal/executor/simulated"
 	"github.com/sharq-dev/sharq/internal/forecast"
 	"github.com/sharq-dev/sharq/internal/readmodel"
-	"github.com/sharq-dev/sharq/internal/store/sqlite"
-	"github.com/sharq-dev/sharq/internal/testwait"
+	"github.com/sharq-dev/sharq/internal/testserver"
 )
 
 const queue = "my-sm-training-qm-jq"
 
-// walkthrough runs a real engine over SQLite with the simulated executor,
-// set up as examples/announcement.yaml says, and submits QS1's three jobs
-// of one instance each: high runs on QS1's instance, med borrows one, low
-// waits.
+// walkthrough starts a test server (a real engine over SQLite with the
+// simulated executor), set up as examples/announcement.yaml says, and
+// submits QS1's three jobs of one instance each: high runs on QS1's
+// instance, med borrows one, low waits.
 func walkthrough(t *testing.T) (eng *engine.Engine, high, med, low string) {
 	t.Helper()
-	st, err := sqlite.Open(filepath.Join(t.TempDir(), "sharq.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ex := simulated.New()
-	eng, err = engine.New(t.Context(), engine.Options{Store: st, Executor: ex})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- eng.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("engine: %v", err)
-		}
-		ex.Close()
-		st.Close()
-	})
-	cfg, err := clusterconfig.Load("../../examples/announcement.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := clusterconfig.Apply(ctx, eng, cfg); err != nil {
-		t.Fatal(err)
-	}
-	submit := func(name string, prio int) string {
-		j, err := eng.SubmitServiceJob(ctx, engine.SubmitServiceJobInput{JobName: name, JobQueue: queue,
-			ServiceJobType: "SAGEMAKER_TRAINING", QuotaShareName: "QS1", SchedulingPriority: &prio,
-			ServiceRequestPayload: `{"ResourceConfig":{"InstanceType":"ml.g5.xlarge","InstanceCount":1}}`})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return j.JobID
-	}
-	high, med, low = submit("high", 3), submit("med", 2), submit("low", 1)
-	want := map[string]string{high: "RUNNING", med: "RUNNING", low: "RUNNABLE"}
-	testwait.Until(t, 15*time.Second, func() error {
-		for id, status := range want {
-			j, err := eng.DescribeServiceJob(ctx, id)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if j.Status != status {
-				return fmt.Errorf("job %s is %s, want %s", j.JobName, j.Status, status)
-			}
-		}
-		return nil
-	})
-	return eng, high, med, low
+	s := testserver.Start(t, testserver.Options{Config: "../../examples/announcement.yaml"})
+	high, med, low = s.Submit(t, queue, "high", "QS1", 3), s.Submit(t, queue, "med", "QS1", 2), s.Submit(t, queue, "low", "QS1", 1)
+	s.WaitStatus(t, high, "RUNNING")
+	s.WaitStatus(t, med, "RUNNING")
+	s.WaitStatus(t, low, "RUNNABLE")
+	return s.Engine, high, med, low
 }
 
 // Ensure the share usage tells each share's own, borrowed, lent and idle
