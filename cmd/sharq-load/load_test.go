@@ -5,8 +5,6 @@ import (
 	"context"
 	"io"
 	"log/slog"
-	"net/http"
-	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -14,11 +12,8 @@ import (
 
 	"github.com/sharq-dev/sharq/internal/batchapi"
 	"github.com/sharq-dev/sharq/internal/engine"
-	"github.com/sharq-dev/sharq/internal/executor/simulated"
-	"github.com/sharq-dev/sharq/internal/jobevents"
-	"github.com/sharq-dev/sharq/internal/metrics"
-	"github.com/sharq-dev/sharq/internal/sharqapi"
 	"github.com/sharq-dev/sharq/internal/store/sqlite"
+	"github.com/sharq-dev/sharq/internal/testserver"
 )
 
 func TestKueueBaselinePlan(t *testing.T) {
@@ -149,38 +144,10 @@ func TestSeedPlan(t *testing.T) {
 }
 
 // startTestServer serves the API in front of a real engine, SQLite store
-// and simulated executor.
+// and simulated executor, as serve wires them.
 func startTestServer(t *testing.T) string {
 	t.Helper()
-	st, err := sqlite.Open(filepath.Join(t.TempDir(), "sharq.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	ex := simulated.New()
-	t.Cleanup(func() { ex.Close() })
-	met := metrics.New()
-	eng, err := engine.New(context.Background(), engine.Options{Store: st, Executor: ex, Observers: []jobevents.Observer{met}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	met.Watch(eng)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- eng.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("engine: %v", err)
-		}
-	})
-	mux := http.NewServeMux()
-	mux.Handle("GET /metrics", met.Handler())
-	mux.Handle("/v1/", batchapi.New(eng, batchapi.Options{Logger: slog.New(slog.DiscardHandler)}))
-	mux.Handle("/sharq/v1/", sharqapi.New(eng, sharqapi.Options{}))
-	srv := httptest.NewServer(mux)
-	t.Cleanup(srv.Close)
-	return srv.URL
+	return testserver.Start(t, testserver.Options{Batch: batchapi.Options{Logger: slog.New(slog.DiscardHandler)}}).URL
 }
 
 // TestBaselineSmoke runs a small baseline-shaped workload (one queue of
