@@ -261,18 +261,18 @@ func terminate(t *testing.T, ctx context.Context, srv *testserver.Server, c *bat
 	wantClientException(t, err, "does not exist")
 
 	// TerminateServiceJobs is not in the Go SDK yet: raw JSON.
-	r := do(t, srv, "POST", "/v1/terminateservicejobs", `{"jobs":["`+waiting+`","not a job","`+unknown+`"],"reason":"cleanup"}`)
+	r := srv.Do(t, "POST", "/v1/terminateservicejobs", `{"jobs":["`+waiting+`","not a job","`+unknown+`"],"reason":"cleanup"}`)
 	var out struct {
 		Successful []string
 		Errors     []struct{ Job, Code, Message string }
 	}
-	if err := json.Unmarshal([]byte(r.body), &out); err != nil || r.status != 200 {
-		t.Fatalf("TerminateServiceJobs: %d %s", r.status, r.body)
+	if err := json.Unmarshal([]byte(r.Body), &out); err != nil || r.Status != 200 {
+		t.Fatalf("TerminateServiceJobs: %d %s", r.Status, r.Body)
 	}
 	waitingID := waiting[strings.LastIndex(waiting, "/")+1:]
 	if len(out.Successful) != 1 || out.Successful[0] != waitingID || len(out.Errors) != 2 ||
 		out.Errors[0].Code != "ValidationException" || out.Errors[1].Job != unknown || out.Errors[1].Code != "ClientException" {
-		t.Errorf("TerminateServiceJobs = %s", r.body)
+		t.Errorf("TerminateServiceJobs = %s", r.Body)
 	}
 	testwait.True(t, 10*time.Second, "train-b FAILED", func() bool {
 		out, err := c.DescribeServiceJob(ctx, &batch.DescribeServiceJobInput{JobId: aws.String(waiting)})

@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/sharq-dev/sharq/internal/testserver"
 	"github.com/sharq-dev/sharq/internal/testwait"
 )
 
@@ -31,7 +32,7 @@ func TestShapesFromTheRealEngine(t *testing.T) {
 		return err == nil && strings.HasPrefix(j.StatusReason, "QS1 at its limit")
 	})
 
-	job := object(t, do(t, srv, "POST", "/v1/describeservicejob", `{"jobId":"`+running+`"}`))
+	job := object(t, srv.Do(t, "POST", "/v1/describeservicejob", `{"jobId":"`+running+`"}`))
 	wantMembers(t, "a running job", job, "attempts", "capacityUsage", "createdAt", "jobArn", "jobId", "jobName", "jobQueue",
 		"latestAttempt", "quotaShareName", "scheduledAt", "schedulingPriority", "serviceJobType", "serviceRequestPayload",
 		"startedAt", "status", "tags")
@@ -45,7 +46,7 @@ func TestShapesFromTheRealEngine(t *testing.T) {
 	}
 
 	// startedAt is a required member: a job not started has 0.
-	job = object(t, do(t, srv, "POST", "/v1/describeservicejob", `{"jobId":"`+waiting+`"}`))
+	job = object(t, srv.Do(t, "POST", "/v1/describeservicejob", `{"jobId":"`+waiting+`"}`))
 	wantMembers(t, "a waiting job", job, "capacityUsage", "createdAt", "jobArn", "jobId", "jobName", "jobQueue", "quotaShareName",
 		"schedulingPriority", "serviceJobType", "serviceRequestPayload", "startedAt", "status", "statusReason")
 	if got := string(job["startedAt"]); got != "0" {
@@ -54,14 +55,14 @@ func TestShapesFromTheRealEngine(t *testing.T) {
 
 	// A summary has no schedulingPriority and nothing ServiceJobSummary lacks.
 	var list struct{ JobSummaryList []map[string]json.RawMessage }
-	if err := json.Unmarshal([]byte(do(t, srv, "POST", "/v1/listservicejobs", `{"jobQueue":"HQ","jobStatus":"RUNNING"}`).body), &list); err != nil ||
+	if err := json.Unmarshal([]byte(srv.Do(t, "POST", "/v1/listservicejobs", `{"jobQueue":"HQ","jobStatus":"RUNNING"}`).Body), &list); err != nil ||
 		len(list.JobSummaryList) != 1 {
 		t.Fatalf("ListServiceJobs: %+v %v", list, err)
 	}
 	wantMembers(t, "a running job's summary", list.JobSummaryList[0], "capacityUsage", "createdAt", "jobArn", "jobId", "jobName",
 		"latestAttempt", "quotaShareName", "scheduledAt", "serviceJobType", "startedAt", "status")
 
-	snap := object(t, do(t, srv, "POST", "/v1/getjobqueuesnapshot", `{"jobQueue":"HQ"}`))
+	snap := object(t, srv.Do(t, "POST", "/v1/getjobqueuesnapshot", `{"jobQueue":"HQ"}`))
 	wantMembers(t, "the snapshot", snap, "frontOfQueue", "frontOfQuotaShares", "queueUtilization")
 	for member, want := range map[string]string{
 		"frontOfQueue":       `{"jobs":[{"jobArn":"` + testBase.ServiceJob(waiting) + `","earliestTimeAtPosition":`,
@@ -76,7 +77,7 @@ func TestShapesFromTheRealEngine(t *testing.T) {
 
 	// A queue's lists and tags are sent empty, not left out.
 	var queues struct{ JobQueues []map[string]json.RawMessage }
-	if err := json.Unmarshal([]byte(do(t, srv, "POST", "/v1/describejobqueues", `{"jobQueues":["HQ"]}`).body), &queues); err != nil || len(queues.JobQueues) != 1 {
+	if err := json.Unmarshal([]byte(srv.Do(t, "POST", "/v1/describejobqueues", `{"jobQueues":["HQ"]}`).Body), &queues); err != nil || len(queues.JobQueues) != 1 {
 		t.Fatalf("DescribeJobQueues: %+v %v", queues, err)
 	}
 	for member, want := range map[string]string{"computeEnvironmentOrder": "[]", "jobStateTimeLimitActions": "[]", "tags": "{}"} {
@@ -87,11 +88,11 @@ func TestShapesFromTheRealEngine(t *testing.T) {
 }
 
 // object reads an answer that must be a 200 with a JSON object.
-func object(t *testing.T, r rawResponse) map[string]json.RawMessage {
+func object(t *testing.T, r testserver.Response) map[string]json.RawMessage {
 	t.Helper()
 	var m map[string]json.RawMessage
-	if err := json.Unmarshal([]byte(r.body), &m); err != nil || r.status != 200 {
-		t.Fatalf("%d %s: %v", r.status, r.body, err)
+	if err := json.Unmarshal([]byte(r.Body), &m); err != nil || r.Status != 200 {
+		t.Fatalf("%d %s: %v", r.Status, r.Body, err)
 	}
 	return m
 }

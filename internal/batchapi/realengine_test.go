@@ -1,16 +1,12 @@
 package batchapi_test
 
 import (
-	"encoding/json"
-	"errors"
-	"net/http"
-	"strings"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/service/batch"
-	"github.com/aws/aws-sdk-go-v2/service/batch/types"
 
 	"github.com/sharq-dev/sharq/internal/arn"
+	"github.com/sharq-dev/sharq/internal/batchapi"
 	"github.com/sharq-dev/sharq/internal/executor"
 	"github.com/sharq-dev/sharq/internal/testserver"
 )
@@ -41,62 +37,14 @@ func newEngineServerWith(t *testing.T, wrap func(executor.Executor) executor.Exe
 	return srv, srv.BatchClient()
 }
 
-// rawResponse is a response read in full.
-type rawResponse struct {
-	status int
-	header http.Header
-	body   string
-}
-
-// do sends a raw request, for what the SDK would refuse to send.
-func do(t *testing.T, srv *testserver.Server, method, path, body string) rawResponse {
-	t.Helper()
-	r := srv.Do(t, method, path, body)
-	return rawResponse{r.Status, r.Header, r.Body}
-}
+// The checks of an answer are package batchapi's (export_test.go).
+var (
+	clientExceptionIs   = batchapi.ClientExceptionIs
+	wantClientException = batchapi.WantClientException
+)
 
 // wantRawError checks an error answer's status, error type and message.
-func wantRawError(t *testing.T, r rawResponse, status int, code, want string) {
+func wantRawError(t *testing.T, r testserver.Response, status int, code, want string) {
 	t.Helper()
-	if r.status != status {
-		t.Errorf("status = %d, want %d (body %s)", r.status, status, r.body)
-	}
-	if got := r.header.Get("X-Amzn-ErrorType"); got != code {
-		t.Errorf("X-Amzn-ErrorType = %q, want %q", got, code)
-	}
-	var body struct {
-		Type    string `json:"__type"`
-		Message string `json:"message"`
-	}
-	if err := json.Unmarshal([]byte(r.body), &body); err != nil {
-		t.Fatalf("error body %q: %v", r.body, err)
-	}
-	if body.Type != code || !strings.Contains(body.Message, want) {
-		t.Errorf("body = %s, want __type %s and a message containing %q", r.body, code, want)
-	}
-}
-
-// clientExceptionIs checks that an SDK error is a ClientException of
-// exactly msg.
-func clientExceptionIs(msg string) func(*testing.T, error) {
-	return func(t *testing.T, err error) {
-		t.Helper()
-		var ce *types.ClientException
-		if !errors.As(err, &ce) || ce.ErrorMessage() != msg {
-			t.Errorf("got %v, want ClientException %q", err, msg)
-		}
-	}
-}
-
-// wantClientException checks that err is a ClientException, as the SDK
-// decodes it, whose message contains want.
-func wantClientException(t *testing.T, err error, want string) {
-	t.Helper()
-	var ce *types.ClientException
-	if !errors.As(err, &ce) {
-		t.Fatalf("got error %v (%T), want a ClientException containing %q", err, err, want)
-	}
-	if !strings.Contains(ce.ErrorMessage(), want) {
-		t.Errorf("ClientException message %q does not contain %q", ce.ErrorMessage(), want)
-	}
+	batchapi.WantRawError(t, r.Status, r.Header, r.Body, status, code, want)
 }

@@ -30,18 +30,18 @@ func TestWireTexts(t *testing.T) {
 	setUpTextsQueue(t, srv)
 
 	t.Run("Resources", func(t *testing.T) {
-		r := do(t, srv, "POST", "/v1/describejobqueues", `{"jobQueues":["HQ"]}`)
-		if !strings.Contains(r.body, `"statusReason":"JobQueue Healthy"`) {
-			t.Errorf("DescribeJobQueues: %s", r.body)
+		r := srv.Do(t, "POST", "/v1/describejobqueues", `{"jobQueues":["HQ"]}`)
+		if !strings.Contains(r.Body, `"statusReason":"JobQueue Healthy"`) {
+			t.Errorf("DescribeJobQueues: %s", r.Body)
 		}
 		// AWS sends no statusReason for a valid environment or share.
-		r = do(t, srv, "POST", "/v1/describeserviceenvironments", `{"serviceEnvironments":["se"]}`)
-		if r.status != 200 || strings.Contains(r.body, "statusReason") {
-			t.Errorf("DescribeServiceEnvironments: %d %s", r.status, r.body)
+		r = srv.Do(t, "POST", "/v1/describeserviceenvironments", `{"serviceEnvironments":["se"]}`)
+		if r.Status != 200 || strings.Contains(r.Body, "statusReason") {
+			t.Errorf("DescribeServiceEnvironments: %d %s", r.Status, r.Body)
 		}
-		r = do(t, srv, "POST", "/v1/describequotashare", `{"quotaShareArn":"`+testBase.QuotaShare("HQ", "QS1")+`"}`)
-		if r.status != 200 || strings.Contains(r.body, "statusReason") {
-			t.Errorf("DescribeQuotaShare: %d %s", r.status, r.body)
+		r = srv.Do(t, "POST", "/v1/describequotashare", `{"quotaShareArn":"`+testBase.QuotaShare("HQ", "QS1")+`"}`)
+		if r.Status != 200 || strings.Contains(r.Body, "statusReason") {
+			t.Errorf("DescribeQuotaShare: %d %s", r.Status, r.Body)
 		}
 	})
 
@@ -60,11 +60,11 @@ func TestWireTexts(t *testing.T) {
 			{"/v1/submitservicejob", submitBody("x", "nope", "QS1", "", trainingPayload(1, 0)), "Job queue nope does not exist"},
 			{"/v1/submitservicejob", submitBody("x", "HQ", "QS9", "", trainingPayload(1, 0)), "Quota share QS9 does not exist in job queue HQ"},
 		} {
-			wantRawError(t, do(t, srv, "POST", tt.path, tt.body), 400, "ClientException", tt.want)
+			wantRawError(t, srv.Do(t, "POST", tt.path, tt.body), 400, "ClientException", tt.want)
 		}
-		r := do(t, srv, "POST", "/v1/terminateservicejobs", `{"jobs":["`+unknownJob+`"],"reason":"x"}`)
-		if want := `{"successful":[],"errors":[{"job":"` + unknownJob + `","code":"ClientException","message":"Job ` + unknownJob + ` does not exist"}]}`; r.body != want {
-			t.Errorf("TerminateServiceJobs: %d %s\nwant %s", r.status, r.body, want)
+		r := srv.Do(t, "POST", "/v1/terminateservicejobs", `{"jobs":["`+unknownJob+`"],"reason":"x"}`)
+		if want := `{"successful":[],"errors":[{"job":"` + unknownJob + `","code":"ClientException","message":"Job ` + unknownJob + ` does not exist"}]}`; r.Body != want {
+			t.Errorf("TerminateServiceJobs: %d %s\nwant %s", r.Status, r.Body, want)
 		}
 	})
 
@@ -86,7 +86,7 @@ func TestWireTexts(t *testing.T) {
 		_, err := c.TerminateServiceJob(ctx, &batch.TerminateServiceJobInput{JobId: aws.String(running), Reason: aws.String("done with it")})
 		fatalIf(t, err)
 		wantJobText(t, ctx, c, running, "FAILED", "done with it", "done with it")
-		wantRawError(t, do(t, srv, "POST", "/v1/updateservicejob", `{"jobId":"`+running+`","schedulingPriority":3}`), 400, "ClientException",
+		wantRawError(t, srv.Do(t, "POST", "/v1/updateservicejob", `{"jobId":"`+running+`","schedulingPriority":3}`), 400, "ClientException",
 			"Job "+running+" is in a terminal state (FAILED); its priority cannot change")
 	})
 
@@ -95,8 +95,8 @@ func TestWireTexts(t *testing.T) {
 	t.Run("Preempted", func(t *testing.T) {
 		body := `{"quotaShareName":"QS2","jobQueue":"HQ","capacityLimits":[{"capacityUnit":"ml.g5.xlarge","maxCapacity":1}],` +
 			`"resourceSharingConfiguration":{"strategy":"RESERVE"},"preemptionConfiguration":{"inSharePreemption":"ENABLED"}}`
-		if r := do(t, srv, "POST", "/v1/createquotashare", body); r.status != 200 {
-			t.Fatalf("CreateQuotaShare: %d %s", r.status, r.body)
+		if r := srv.Do(t, "POST", "/v1/createquotashare", body); r.Status != 200 {
+			t.Fatalf("CreateQuotaShare: %d %s", r.Status, r.Body)
 		}
 		low := submitTo(t, srv, "low", "QS2", `,"schedulingPriority":1`, trainingPayload(1, 0))
 		wantJobText(t, ctx, c, low, "RUNNING", "", "")
@@ -117,8 +117,8 @@ func TestWireTexts(t *testing.T) {
 			{"/v1/updatejobqueue", `{"jobQueue":"HQ","state":"DISABLED"}`},
 			{"/v1/deletejobqueue", `{"jobQueue":"HQ"}`},
 		} {
-			if r := do(t, srv, "POST", rq.path, rq.body); r.status != 200 {
-				t.Fatalf("%s: %d %s", rq.path, r.status, r.body)
+			if r := srv.Do(t, "POST", rq.path, rq.body); r.Status != 200 {
+				t.Fatalf("%s: %d %s", rq.path, r.Status, r.Body)
 			}
 		}
 		wantJobText(t, ctx, c, waiting, "FAILED", "Job queue deleted", "")
@@ -149,12 +149,12 @@ func setUpTextsQueue(t *testing.T, srv *testserver.Server) {
 			`"schedulingPolicyArn":"` + testBase.SchedulingPolicy("sp") + `","serviceEnvironmentOrder":[{"order":1,"serviceEnvironment":"se"}]}`},
 		{"/v1/createquotashare", shareBody("QS1")},
 	} {
-		if r := do(t, srv, "POST", rq.path, rq.body); r.status != 200 {
-			t.Fatalf("%s: %d %s", rq.path, r.status, r.body)
+		if r := srv.Do(t, "POST", rq.path, rq.body); r.Status != 200 {
+			t.Fatalf("%s: %d %s", rq.path, r.Status, r.Body)
 		}
 	}
 	testwait.True(t, 10*time.Second, "the job queue VALID", func() bool {
-		return strings.Contains(do(t, srv, "POST", "/v1/describejobqueues", `{"jobQueues":["HQ"]}`).body, `"status":"VALID"`)
+		return strings.Contains(srv.Do(t, "POST", "/v1/describejobqueues", `{"jobQueues":["HQ"]}`).Body, `"status":"VALID"`)
 	})
 }
 
@@ -178,10 +178,10 @@ func submitText(t *testing.T, srv *testserver.Server, name, extra, payload strin
 // submitTo submits a job to HQ's share and returns its ID.
 func submitTo(t *testing.T, srv *testserver.Server, name, share, extra, payload string) string {
 	t.Helper()
-	r := do(t, srv, "POST", "/v1/submitservicejob", submitBody(name, "HQ", share, extra, payload))
+	r := srv.Do(t, "POST", "/v1/submitservicejob", submitBody(name, "HQ", share, extra, payload))
 	var out struct{ JobID string }
-	if err := json.Unmarshal([]byte(r.body), &out); err != nil || r.status != 200 || out.JobID == "" {
-		t.Fatalf("SubmitServiceJob %s: %d %s", name, r.status, r.body)
+	if err := json.Unmarshal([]byte(r.Body), &out); err != nil || r.Status != 200 || out.JobID == "" {
+		t.Fatalf("SubmitServiceJob %s: %d %s", name, r.Status, r.Body)
 	}
 	return out.JobID
 }
