@@ -2,8 +2,6 @@ package web_test
 
 import (
 	"encoding/json"
-	"io"
-	"net/http"
 	"testing"
 
 	"github.com/sharq-dev/sharq/internal/web"
@@ -46,17 +44,9 @@ func TestStateShape(t *testing.T) {
 func TestStateWire(t *testing.T) {
 	s := start(t)
 	s.setupWalkthrough()
-	resp, err := http.Get(s.url + "/sharq/v1/console/state")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := s.srv.Do(t, "GET", "/sharq/v1/console/state", "")
 	want := `{"queues":[{"name":"my-sm-training-qm-jq","state":"ENABLED","environments":[{"name":"my-sm-training-qm-se","units":[{"unit":"ml.g5.xlarge","limit":3,"used":0,"own":0,"borrowed":0,"lent":0,"idle":3}]}],"quota":true,"shares":[{"name":"QS1","state":"ENABLED","strategy":"LEND_AND_BORROW","borrowLimit":200,"inSharePreemption":true,"runnable":0,"units":[{"unit":"ml.g5.xlarge","limit":1,"used":0,"own":0,"borrowed":0,"lent":0,"idle":1}],"front":[]},{"name":"QS2","state":"ENABLED","strategy":"LEND","borrowLimit":-1,"inSharePreemption":false,"runnable":0,"units":[{"unit":"ml.g5.xlarge","limit":1,"used":0,"own":0,"borrowed":0,"lent":0,"idle":1}],"front":[]},{"name":"QS3","state":"ENABLED","strategy":"RESERVE","borrowLimit":-1,"inSharePreemption":false,"runnable":0,"units":[{"unit":"ml.g5.xlarge","limit":1,"used":0,"own":0,"borrowed":0,"lent":0,"idle":1}],"front":[]}],"dispatched":[]}],"counts":{}}` + "\n"
-	if resp.StatusCode != 200 || string(b) != want {
-		t.Errorf("got %d %s\nwant %s", resp.StatusCode, b, want)
+	if r.Status != 200 || r.Body != want {
+		t.Errorf("got %d %s\nwant %s", r.Status, r.Body, want)
 	}
 }
