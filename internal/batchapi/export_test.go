@@ -5,9 +5,17 @@ import (
 	"testing"
 )
 
-// The checks of an answer, shared with the tests of package batchapi_test,
-// which see the API through testserver (that package imports this one, so
-// these tests cannot import it).
+// What the tests of package batchapi_test, which see the API through
+// testserver, share with these: the region and account, and the checks of
+// an answer (testserver imports this package, so these tests cannot import
+// it).
+
+const (
+	TestRegion  = testRegion
+	TestAccount = testAccount
+)
+
+var TestBase = testBase
 
 // WantRawError is wantRawError of an answer given as its status, header
 // and body.

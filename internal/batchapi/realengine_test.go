@@ -5,7 +5,6 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/batch"
 
-	"github.com/sharq-dev/sharq/internal/arn"
 	"github.com/sharq-dev/sharq/internal/batchapi"
 	"github.com/sharq-dev/sharq/internal/executor"
 	"github.com/sharq-dev/sharq/internal/testserver"
@@ -15,12 +14,14 @@ import (
 // of the real engine (testserver); those of package batchapi check what
 // only a fake engine can show.
 
+// The region, account and ARN base are package batchapi's
+// (export_test.go).
 const (
-	testRegion  = "us-east-1"
-	testAccount = "123456789012"
+	testRegion  = batchapi.TestRegion
+	testAccount = batchapi.TestAccount
 )
 
-var testBase = arn.Base{Partition: "aws", Region: testRegion, AccountID: testAccount}
+var testBase = batchapi.TestBase
 
 // newEngineServer serves the API in front of a real engine over a SQLite
 // store in a temp dir, running attempts on the simulated executor.
