@@ -91,7 +91,7 @@ func (e *Engine) instantOps(in Instant, res *InstantResult, aside asideJobs) []*
 	})}}
 }
 
-// Deliver applies an executor update in its own cycle. It is for engines
+// Deliver applies an executor update in its own cycle. It is for
 // driven engines; Run reads updates from the executor itself.
 func (e *Engine) Deliver(ctx context.Context, u executor.Update) error {
 	_, err := e.ApplyInstant(ctx, Instant{Updates: []executor.Update{u}})

@@ -520,7 +520,8 @@ func (e *Engine) TerminateServiceJobs(ctx context.Context, ids []string, reason 
 
 // DescribeServiceJob describes a job: one kept for describes without the
 // lock (reads), else one in memory under the read lock, else, after the
-// lock is released, the store's.
+// lock is released, the store's: an ended job's, or for a live one, which a
+// cycle committed meanwhile, memory's again.
 func (e *Engine) DescribeServiceJob(ctx context.Context, idOrArn string) (record.Job, error) {
 	id := e.jobID(idOrArn)
 	if j, ok := e.reads.Describe(id); ok {
@@ -539,6 +540,15 @@ func (e *Engine) DescribeServiceJob(ctx context.Context, idOrArn string) (record
 	j, err := e.readStored(ctx, idOrArn, purged)
 	if err != nil {
 		return record.Job{}, err
+	}
+	if !terminal(j.Status) {
+		// A cycle committed it while the store was read: memory holds it
+		// now, and why it waits, which the store does not.
+		e.rlock()
+		defer e.mu.RUnlock()
+		if live := e.jobs[id]; live != nil {
+			return e.view(live), nil
+		}
 	}
 	return *j, nil
 }

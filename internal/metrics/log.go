@@ -8,7 +8,7 @@ import (
 	"github.com/sharq-dev/sharq/internal/jobevents"
 )
 
-// TransitionLogger is an jobevents.Observer that logs each job status change
+// TransitionLogger is a jobevents.Observer that logs each job status change
 // at info level and each preemption at info, after the cycle that made it
 // is committed, so that the log never shows a change the store lost.
 type TransitionLogger struct {

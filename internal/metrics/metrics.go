@@ -3,7 +3,7 @@
 // Share capacity and job counts are read from the engine at scrape time (a
 // custom Collector), so they are never stale and cost nothing between
 // scrapes. Dispatches, preemptions, waits and cycle durations are counted
-// as the engine commits them (an jobevents.Observer), and API requests by a
+// as the engine commits them (a jobevents.Observer), and API requests by a
 // wrapper around the AWS Batch handler.
 //
 // Metric names:
@@ -49,7 +49,7 @@ type Source interface {
 	ReadWaits() engine.ReadWaits
 }
 
-// Metrics holds sharq's registry. It is an jobevents.Observer: pass it in
+// Metrics holds sharq's registry. It is a jobevents.Observer: pass it in
 // engine.Options.Observers, then call Watch with the engine.
 type Metrics struct {
 	reg *prometheus.Registry

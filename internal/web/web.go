@@ -109,7 +109,7 @@ type Options struct {
 	Instances executor.InstanceLister
 }
 
-// Console serves the console. It is an jobevents.Observer: pass it in
+// Console serves the console. It is a jobevents.Observer: pass it in
 // engine.Options.Observers so that it hears of each committed cycle, then
 // Mount it once the engine exists.
 type Console struct {
