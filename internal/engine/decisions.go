@@ -520,7 +520,7 @@ func (e *Engine) purge(c *cycle) {
 			continue
 		}
 		delete(e.jobs, id)
-		e.reads.Forget(id)
+		e.describes.Forget(id)
 		e.counts[j.Status]-- // the store's purge recounts after, with the jobs only it held
 		if t := j.ClientToken; t != "" && e.tokens[t] == id {
 			delete(e.tokens, t)

@@ -78,14 +78,14 @@ func KeepReads(e *Engine, limit int64) int64 {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if limit > 0 {
-		e.reads.SetLimit(limit)
+		e.describes.SetLimit(limit)
 	}
-	return e.reads.Kept()
+	return e.describes.Kept()
 }
 
 // HeadlessReads counts the describes that found a kept waiting job whose
 // share had no head published: a cycle left the head out.
-func HeadlessReads(e *Engine) int64 { return e.reads.Headless() }
+func HeadlessReads(e *Engine) int64 { return e.describes.Headless() }
 
 // LockHeld tells whether the engine's lock is held, to write or to read.
 func LockHeld(e *Engine) bool {

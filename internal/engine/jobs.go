@@ -412,10 +412,11 @@ func readAside[T any](ctx context.Context, e *Engine, named []T, idOf func(T) st
 
 // readAsideOne is readAside of one job.
 func (e *Engine) readAsideOne(ctx context.Context, idOrArn string) asideJobs {
-	return readAside(ctx, e, []string{idOrArn}, itself)
+	return readAside(ctx, e, []string{idOrArn}, jobRef)
 }
 
-func itself(s string) string { return s }
+// jobRef is a job named by its ID or ARN, as requests name them.
+func jobRef(s string) string { return s }
 
 // knownJob finds the job a change names by ID or ARN: in memory, or else
 // among those read aside, unless a purge has forgotten it since. With keep
@@ -502,7 +503,7 @@ func (e *Engine) terminate(c *cycle, id, reason string, aside asideJobs) error {
 }
 
 func (e *Engine) TerminateServiceJobs(ctx context.Context, ids []string, reason string) ([]string, []TerminateError, error) {
-	aside := readAside(ctx, e, ids, itself)
+	aside := readAside(ctx, e, ids, jobRef)
 	ok := []string{}
 	bad := []TerminateError{}
 	err := e.do(ctx, changeFunc(func(c *cycle) error {
@@ -524,13 +525,13 @@ func (e *Engine) TerminateServiceJobs(ctx context.Context, ids []string, reason 
 // cycle committed meanwhile, memory's again.
 func (e *Engine) DescribeServiceJob(ctx context.Context, idOrArn string) (record.Job, error) {
 	id := e.jobID(idOrArn)
-	if j, ok := e.reads.Describe(id); ok {
+	if j, ok := e.describes.Describe(id); ok {
 		e.readWaits.unlocked.Add(1)
 		return j, nil
 	}
 	e.rlock()
 	if j := e.jobs[id]; j != nil {
-		e.reads.Keep(j, e.core)
+		e.describes.Keep(j, e.core)
 		v := e.view(j)
 		e.mu.RUnlock()
 		return v, nil

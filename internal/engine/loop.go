@@ -45,7 +45,7 @@ type Engine struct {
 	posted   []*op
 
 	readWaits readWaits            // reads from outside the loop, counted as they take mu
-	reads     *describecache.Cache // describes served without mu; nil when jobs are not kept
+	describes *describecache.Cache // describes served without mu; nil when jobs are not kept
 	bus       jobevents.Bus        // event subscribers and recent events: guarded by its own mutex
 	// timed: whether cycles are timed, for observers. Set by New, then
 	// only read.
@@ -234,7 +234,7 @@ func New(ctx context.Context, opts Options) (*Engine, error) {
 		e.driven, e.sink = true, d.Sink
 	}
 	if e.sink == nil { // a sink's engine keeps no job records to describe
-		e.reads = describecache.New(describecache.DefaultLimit)
+		e.describes = describecache.New(describecache.DefaultLimit)
 	}
 	e.disp = newDispatcher(opts, e.log, e.postUpdate)
 	e.clearState()
@@ -256,7 +256,7 @@ func (e *Engine) clearState() {
 	e.counts = map[string]int{}
 	e.ended = nil
 	e.lastQ = 0
-	e.reads.Reset()
+	e.describes.Reset()
 }
 
 // do runs a change in a cycle and waits until the cycle is durable.
@@ -461,7 +461,7 @@ func (e *Engine) decide(ctx context.Context, batch []*op) (c *cycle, err error) 
 	e.step(c)
 	e.wakeAt, _ = e.core.NextWake()
 	e.accountUsage(c)
-	e.reads.Publish(e.core, c.jobs)
+	e.describes.Publish(e.core, c.jobs)
 	return c, nil
 }
 
