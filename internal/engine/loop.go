@@ -51,7 +51,7 @@ type Engine struct {
 	// only read.
 	timed bool
 
-	// mu guards state, and what describes keeps beside the jobs (their shares.
+	// mu guards state, and what describes keeps beside the jobs (their shares'
 	// heads), which a cycle publishes with it.
 	mu sync.RWMutex
 	state
