@@ -59,6 +59,22 @@ func (s *Server) openSource(r *http.Request) (*object, error) {
 	return o, err
 }
 
+// copyToTemp copies from into a new file of the server's temporary
+// folder, named after pattern, for finish to place; on error it leaves no
+// file behind.
+func (s *Server) copyToTemp(pattern string, from io.Reader) (*os.File, error) {
+	f, err := os.CreateTemp(s.tmp, pattern)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := io.Copy(f, from); err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		return nil, err
+	}
+	return f, nil
+}
+
 type copyResult struct {
 	ETag         string
 	LastModified string
@@ -83,14 +99,9 @@ func (s *Server) copyObject(w http.ResponseWriter, r *http.Request, bucket, key 
 	if strings.EqualFold(r.Header.Get("X-Amz-Metadata-Directive"), "REPLACE") {
 		m.Headers = headersOf(r)
 	}
-	f, err := os.CreateTemp(s.tmp, "copy-*")
-	if err != nil {
-		return err
-	}
 	// A file-to-file copy: the kernel moves the bytes.
-	if _, err := io.Copy(f, io.LimitReader(src.f, src.size)); err != nil {
-		f.Close()
-		os.Remove(f.Name())
+	f, err := s.copyToTemp("copy-*", io.LimitReader(src.f, src.size))
+	if err != nil {
 		return err
 	}
 	if err := s.finish(f, m, path); err != nil {
@@ -125,14 +136,9 @@ func (s *Server) uploadPartCopy(w http.ResponseWriter, r *http.Request, bucket, 
 	if size > maxPartSize {
 		return errEntityTooLarge
 	}
-	f, err := os.CreateTemp(s.tmp, "part-*")
-	if err != nil {
-		return err
-	}
 	sum := md5.New()
-	if _, err := io.Copy(io.MultiWriter(f, sum), io.NewSectionReader(src.f, off, size)); err != nil {
-		f.Close()
-		os.Remove(f.Name())
+	f, err := s.copyToTemp("part-*", io.TeeReader(io.NewSectionReader(src.f, off, size), sum))
+	if err != nil {
 		return err
 	}
 	m := meta{ETag: `"` + hex.EncodeToString(sum.Sum(nil)) + `"`}

@@ -69,7 +69,7 @@ const (
 		ON CONFLICT (arn) DO UPDATE SET kind = excluded.kind, doc = excluded.doc`
 	deleteResourceSQL = `DELETE FROM resources WHERE arn = ?`
 	upsertMetaSQL     = `INSERT INTO meta (k, v) VALUES (?, ?) ON CONFLICT (k) DO UPDATE SET v = excluded.v`
-	upsertUsageSQL    = `INSERT INTO usage (attempt, seq, job, queue, share, share_id, owner, kind, peer, instances, gpus, start_at, stop_at, preempted)
+	upsertUsageSQL    = `INSERT INTO usage (` + store.UsageColumns + `)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (attempt, seq) DO UPDATE SET job = excluded.job, queue = excluded.queue, share = excluded.share,
 			share_id = excluded.share_id, owner = excluded.owner, kind = excluded.kind, peer = excluded.peer,

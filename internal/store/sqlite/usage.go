@@ -7,17 +7,15 @@ import (
 	"github.com/sharq-dev/sharq/internal/store"
 )
 
-const usageColumns = `attempt, seq, job, queue, share, share_id, owner, kind, peer, instances, gpus, start_at, stop_at, preempted`
-
 // Usage calls fn for every usage segment overlapping [from, to).
 func (s *Store) Usage(ctx context.Context, from, to int64, fn func(store.UsageSegment) error) error {
-	return s.streamUsage(ctx, `SELECT `+usageColumns+` FROM usage
+	return s.streamUsage(ctx, `SELECT `+store.UsageColumns+` FROM usage
 		WHERE start_at < ? AND (stop_at = 0 OR stop_at > ?) ORDER BY start_at, attempt, seq`, fn, to, from)
 }
 
 // OpenUsage calls fn for every usage segment still open.
 func (s *Store) OpenUsage(ctx context.Context, fn func(store.UsageSegment) error) error {
-	return s.streamUsage(ctx, `SELECT `+usageColumns+` FROM usage WHERE stop_at = 0 ORDER BY start_at, attempt, seq`, fn)
+	return s.streamUsage(ctx, `SELECT `+store.UsageColumns+` FROM usage WHERE stop_at = 0 ORDER BY start_at, attempt, seq`, fn)
 }
 
 func (s *Store) streamUsage(ctx context.Context, query string, fn func(store.UsageSegment) error, args ...any) error {
@@ -26,20 +24,7 @@ func (s *Store) streamUsage(ctx context.Context, query string, fn func(store.Usa
 		return fmt.Errorf("read usage: %w", err)
 	}
 	defer rows.Close()
-	for rows.Next() {
-		var u store.UsageSegment
-		if err := rows.Scan(&u.Attempt, &u.Seq, &u.Job, &u.Queue, &u.Share, &u.ShareID, &u.Owner, &u.Kind, &u.Peer,
-			&u.Instances, &u.GPUs, &u.Start, &u.Stop, &u.Preempted); err != nil {
-			return fmt.Errorf("read usage: %w", err)
-		}
-		if err := fn(u); err != nil {
-			return err
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return fmt.Errorf("read usage: %w", err)
-	}
-	return nil
+	return store.StreamUsage(rows, fn)
 }
 
 // PurgeUsage deletes closed usage segments with Stop < before, in chunks.
