@@ -29,16 +29,6 @@ func TestEstimatesFollowTheState(t *testing.T) {
 		}
 		return j.JobID
 	}
-	startedAt := func(id string) int64 {
-		t.Helper()
-		var at int64
-		testwait.True(t, 10*time.Second, id+" running", func() bool {
-			j, err := h.e.DescribeServiceJob(context.Background(), id)
-			at = j.StartedAt
-			return err == nil && j.Status == engine.StatusRunning
-		})
-		return at
-	}
 	expect := func(id string, want forecast.Estimate) {
 		t.Helper()
 		var got forecast.Estimate
@@ -48,7 +38,7 @@ func TestEstimatesFollowTheState(t *testing.T) {
 		})
 	}
 	a := submit("a", 600)
-	aStart := startedAt(a)
+	aStart := h.waitStatus(a, engine.StatusRunning).StartedAt
 	b := submit("b", 300)
 	expect(b, forecast.Estimate{Kind: forecast.Start, At: aStart + 600_000, Basis: forecast.MaxRuntime})
 	c := submit("c", 0)
@@ -59,7 +49,7 @@ func TestEstimatesFollowTheState(t *testing.T) {
 	if err := h.e.TerminateServiceJob(context.Background(), a, "make room"); err != nil {
 		t.Fatal(err)
 	}
-	bStart := startedAt(b)
+	bStart := h.waitStatus(b, engine.StatusRunning).StartedAt
 	expect(c, forecast.Estimate{Kind: forecast.Start, At: bStart + 300_000, Basis: forecast.MaxRuntime})
 	if _, ok := h.e.LatestStartEstimate("no-such-job"); ok {
 		t.Error("an unknown job has an estimate")
@@ -148,12 +138,7 @@ func testEstimatesRestWhileUnread(t *testing.T) {
 		return j.JobID
 	}
 	a, b := submit("a"), submit("b")
-	var aStart int64
-	testwait.True(t, 10*time.Second, "a running", func() bool {
-		j, err := h.e.DescribeServiceJob(context.Background(), a)
-		aStart = j.StartedAt
-		return err == nil && j.Status == engine.StatusRunning
-	})
+	aStart := h.waitStatus(a, engine.StatusRunning).StartedAt
 	time.Sleep(time.Second) // on the bubble's clock: ten times the least gap between background computations
 	synctest.Wait()
 	if r := engine.LatestEstimates(h.e); r != nil {
