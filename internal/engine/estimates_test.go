@@ -8,6 +8,7 @@ import (
 
 	"github.com/sharq-dev/sharq/internal/engine"
 	"github.com/sharq-dev/sharq/internal/executor"
+	"github.com/sharq-dev/sharq/internal/executor/executortest"
 	"github.com/sharq-dev/sharq/internal/forecast"
 	"github.com/sharq-dev/sharq/internal/testwait"
 )
@@ -61,7 +62,7 @@ func TestEstimatesFollowTheState(t *testing.T) {
 // a running job past its max runtime ends any moment now.
 func TestEstimatesRefreshWhenAnEndIsOverdue(t *testing.T) {
 	clock := &fakeClock{t: time.Date(2026, 3, 25, 0, 0, 0, 0, time.UTC)}
-	h := startEngineWith(t, t.TempDir(), func(ex executor.Executor) executor.Executor { return stripTimes(ex) }, engine.Options{Clock: clock})
+	h := startEngineWith(t, t.TempDir(), stripTimes, engine.Options{Clock: clock})
 	h.setupWalkthrough()
 	prio := 0
 	var ids []string
@@ -89,27 +90,6 @@ func TestEstimatesRefreshWhenAnEndIsOverdue(t *testing.T) {
 		return est.Kind == forecast.Start && est.At == t0.Add(time.Hour).UnixMilli()
 	})
 }
-
-// stripTimes passes an executor's updates on without their times, so that
-// the engine stamps them with its own clock.
-func stripTimes(ex executor.Executor) executor.Executor {
-	s := &strippedTimes{Executor: ex, ch: make(chan executor.Update, 1024)}
-	go func() {
-		for u := range ex.Updates() {
-			u.At = time.Time{}
-			s.ch <- u
-		}
-		close(s.ch)
-	}()
-	return s
-}
-
-type strippedTimes struct {
-	executor.Executor
-	ch chan executor.Update
-}
-
-func (s *strippedTimes) Updates() <-chan executor.Update { return s.ch }
 
 // TestEstimatesRestWhileUnread: a running engine that nobody asks for
 // estimates makes none; the first read makes them before it answers, and
@@ -152,5 +132,14 @@ func testEstimatesRestWhileUnread(t *testing.T) {
 	testwait.True(t, 10*time.Second, "c's estimate, made in the background", func() bool {
 		r := engine.LatestEstimates(h.e)
 		return r != nil && r.Estimates[c] == forecast.Estimate{Kind: forecast.Start, At: aStart + 1_200_000, Basis: forecast.MaxRuntime}
+	})
+}
+
+// stripTimes passes an executor's updates on without their times, so that
+// the engine stamps them with its own clock.
+func stripTimes(ex executor.Executor) executor.Executor {
+	return executortest.MapUpdates(ex, func(u executor.Update) executor.Update {
+		u.At = time.Time{}
+		return u
 	})
 }
