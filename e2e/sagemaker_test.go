@@ -173,16 +173,11 @@ func field[T any](t *testing.T, result map[string]json.RawMessage, name string) 
 	return v
 }
 
-// A ModelTrainer job from upload to model: bucket, sm_drivers, code and a
-// data channel uploaded, the SDK's payload submitted, the driver reading
-// the config files and passing the hyperparameters, the model and output
-// archives in S3 under the training job's name; then the AWS CLI
-// describes the finished job.
-func TestSageMakerModelTrainerFlow(t *testing.T) {
-	t.Parallel()
-	s := startSageMaker(t)
-	r := s.trainer(t, "flow")
-
+// checkFlowModel checks the model.json the flow scenario's training wrote:
+// the mean of the data channel's rows, the hyperparameters it was given and
+// the host it ran on.
+func checkFlowModel(t *testing.T, r map[string]json.RawMessage) {
+	t.Helper()
 	type model struct {
 		Mean      float64
 		Rows      int
@@ -193,6 +188,18 @@ func TestSageMakerModelTrainerFlow(t *testing.T) {
 	if m := field[model](t, r, "model"); m != (model{Mean: 3, Rows: 4, Epochs: 2, Optimizer: "adam", Host: "algo-1"}) {
 		t.Errorf("model.json %+v, want the mean 3 of 4 rows after 2 epochs with adam on algo-1", m)
 	}
+}
+
+// A ModelTrainer job from upload to model: bucket, sm_drivers, code and a
+// data channel uploaded, the SDK's payload submitted, the driver reading
+// the config files and passing the hyperparameters, the model and output
+// archives in S3 under the training job's name; then the AWS CLI
+// describes the finished job.
+func TestSageMakerModelTrainerFlow(t *testing.T) {
+	t.Parallel()
+	s := startSageMaker(t)
+	r := s.trainer(t, "flow")
+	checkFlowModel(t, r)
 	statuses := field[[][2]string](t, r, "statuses")
 	if len(statuses) == 0 || !slices.Contains([]string{"SUBMITTED", "RUNNABLE", "SCHEDULED", "STARTING"}, statuses[0][0]) {
 		t.Errorf("the statuses seen were %v, want the first before RUNNING", statuses)
@@ -228,16 +235,7 @@ func TestSageMakerBuiltinS3Flow(t *testing.T) {
 	t.Parallel()
 	s := startSageMakerBuiltin(t)
 	r := s.trainer(t, "flow")
-	type model struct {
-		Mean      float64
-		Rows      int
-		Epochs    int
-		Optimizer string
-		Host      string
-	}
-	if m := field[model](t, r, "model"); m != (model{Mean: 3, Rows: 4, Epochs: 2, Optimizer: "adam", Host: "algo-1"}) {
-		t.Errorf("model.json %+v, want the mean 3 of 4 rows after 2 epochs with adam on algo-1", m)
-	}
+	checkFlowModel(t, r)
 	matches, _ := filepath.Glob(filepath.Join(s.dataDir, "s3", "buckets", "sharq-e2e-flow", "mean", "*", "output", "model.tar.gz#o"))
 	if len(matches) != 1 {
 		t.Errorf("model.tar.gz in the data dir's bucket: %v, want one", matches)
@@ -259,16 +257,7 @@ func TestSageMakerInContainer(t *testing.T) {
 	}
 	s := startSageMaker(t, "--container-runtime", rt.Path, "--image-map", imageMap)
 	r := s.trainer(t, "flow")
-	type model struct {
-		Mean      float64
-		Rows      int
-		Epochs    int
-		Optimizer string
-		Host      string
-	}
-	if m := field[model](t, r, "model"); m != (model{Mean: 3, Rows: 4, Epochs: 2, Optimizer: "adam", Host: "algo-1"}) {
-		t.Errorf("model.json %+v, want the mean 3 of 4 rows after 2 epochs with adam on algo-1", m)
-	}
+	checkFlowModel(t, r)
 	s.waitEnded(t, s.client(), field[string](t, r, "job"))
 	s.stop()
 	if left := containertest.Leftovers(t, rt, field[string](t, r, "training_job"), ""); len(left) > 0 {

@@ -11,7 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/batch"
 
-	"github.com/sharq-dev/sharq/internal/executor"
+	"github.com/sharq-dev/sharq/internal/executor/executortest"
 	"github.com/sharq-dev/sharq/internal/testserver"
 	"github.com/sharq-dev/sharq/internal/testwait"
 )
@@ -128,7 +128,7 @@ func TestWireTexts(t *testing.T) {
 // Ensure an attempt that its executor ends without a reason is said, on
 // the wire, to have failed or stopped, in words.
 func TestWireTextsAttemptEndWithoutReason(t *testing.T) {
-	srv, c := newEngineServerWith(t, withoutReasons)
+	srv, c := newEngineServerWith(t, executortest.WithoutReasons)
 	ctx := t.Context()
 	setUpTextsQueue(t, srv)
 	fails := submitText(t, srv, "fails", "", exitPayload(3))
@@ -220,23 +220,3 @@ func wantJobText(t *testing.T, ctx context.Context, c *batch.Client, id, status,
 		t.Errorf("%s %s: last attempt's statusReason %q, want %q", aws.ToString(out.JobName), status, got, attemptReason)
 	}
 }
-
-// withoutReasons passes the executor's updates on without their reasons.
-func withoutReasons(ex executor.Executor) executor.Executor {
-	s := &reasonless{Executor: ex, ch: make(chan executor.Update, 1024)}
-	go func() {
-		for u := range ex.Updates() {
-			u.Reason = ""
-			s.ch <- u
-		}
-		close(s.ch)
-	}()
-	return s
-}
-
-type reasonless struct {
-	executor.Executor
-	ch chan executor.Update
-}
-
-func (s *reasonless) Updates() <-chan executor.Update { return s.ch }

@@ -1,7 +1,6 @@
 package clusterconfig_test
 
 import (
-	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -10,8 +9,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/sharq-dev/sharq/internal/clusterconfig"
-	"github.com/sharq-dev/sharq/internal/engine"
-	"github.com/sharq-dev/sharq/internal/sim/memstore"
 )
 
 // Ensure the announcement example parses, applies to an engine and gives
@@ -21,14 +18,7 @@ func TestAnnouncementApplies(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx := context.Background()
-	e, err := engine.New(ctx, engine.Options{Store: memstore.New(), Driver: &engine.Driver{}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := clusterconfig.Apply(ctx, e, c); err != nil {
-		t.Fatal(err)
-	}
+	e := applied(t, c)
 	var got []string
 	for _, s := range e.Shares() {
 		got = append(got, s.Queue+"/"+s.Share+" "+s.Strategy)
@@ -49,15 +39,7 @@ func TestMarshalRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := clusterconfig.Marshal(c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	back, err := clusterconfig.Parse(strings.NewReader(string(b)))
-	if err != nil {
-		t.Fatalf("parse marshalled: %v\n%s", err, b)
-	}
-	if diff := cmp.Diff(c, back); diff != "" {
+	if diff := cmp.Diff(c, remarshalled(t, c)); diff != "" {
 		t.Errorf("round trip (-want +got):\n%s", diff)
 	}
 }
@@ -168,22 +150,10 @@ func TestMinimumRuntime(t *testing.T) {
 	if got := c.JobQueues[0].QuotaShares[0].MinimumRuntime(); got != 300*time.Second {
 		t.Fatalf("minimum runtime %v", got)
 	}
-	b, err := clusterconfig.Marshal(c)
-	if err != nil {
-		t.Fatal(err)
+	if got := remarshalled(t, c).JobQueues[0].QuotaShares[0].MinimumRuntime(); got != 300*time.Second {
+		t.Fatalf("round trip: minimum runtime %v", got)
 	}
-	back, err := clusterconfig.Parse(strings.NewReader(string(b)))
-	if err != nil || back.JobQueues[0].QuotaShares[0].MinimumRuntime() != 300*time.Second {
-		t.Fatalf("round trip: %v\n%s", err, b)
-	}
-	ctx := context.Background()
-	e, err := engine.New(ctx, engine.Options{Store: memstore.New(), Driver: &engine.Driver{}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := clusterconfig.Apply(ctx, e, c); err != nil {
-		t.Fatal(err)
-	}
+	e := applied(t, c)
 	shares := e.Shares()
 	if len(shares) != 1 || shares[0].MinimumRuntime != 300*time.Second {
 		t.Errorf("shares: %+v", shares)

@@ -10,7 +10,6 @@ import (
 
 	"github.com/sharq-dev/sharq/internal/clusterconfig"
 	"github.com/sharq-dev/sharq/internal/engine"
-	"github.com/sharq-dev/sharq/internal/sim/memstore"
 )
 
 // Ensure the fair-share example parses, round-trips, applies to an engine
@@ -20,26 +19,11 @@ func TestFairShareExample(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := clusterconfig.Marshal(c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	back, err := clusterconfig.Parse(strings.NewReader(string(b)))
-	if err != nil {
-		t.Fatalf("parse marshalled: %v\n%s", err, b)
-	}
-	if diff := cmp.Diff(c, back); diff != "" {
+	if diff := cmp.Diff(c, remarshalled(t, c)); diff != "" {
 		t.Errorf("round trip (-want +got):\n%s", diff)
 	}
-	ctx := context.Background()
-	e, err := engine.New(ctx, engine.Options{Store: memstore.New(), Driver: &engine.Driver{}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := clusterconfig.Apply(ctx, e, c); err != nil {
-		t.Fatal(err)
-	}
-	_, err = e.SubmitServiceJob(ctx, engine.SubmitServiceJobInput{JobName: "x", JobQueue: "fair-jq", ServiceJobType: "SAGEMAKER_TRAINING",
+	e := applied(t, c)
+	_, err = e.SubmitServiceJob(context.Background(), engine.SubmitServiceJobInput{JobName: "x", JobQueue: "fair-jq", ServiceJobType: "SAGEMAKER_TRAINING",
 		ServiceRequestPayload: `{"ResourceConfig":{"InstanceType":"ml.g5.xlarge","InstanceCount":1}}`})
 	if err == nil || !strings.Contains(err.Error(), "shareIdentifier must be specified") {
 		t.Errorf("a job without a share identifier: %v", err)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/sharq-dev/sharq/internal/engine"
 	"github.com/sharq-dev/sharq/internal/executor"
+	"github.com/sharq-dev/sharq/internal/executor/executortest"
 	"github.com/sharq-dev/sharq/internal/forecast"
 	"github.com/sharq-dev/sharq/internal/testwait"
 )
@@ -29,16 +30,6 @@ func TestEstimatesFollowTheState(t *testing.T) {
 		}
 		return j.JobID
 	}
-	startedAt := func(id string) int64 {
-		t.Helper()
-		var at int64
-		testwait.True(t, 10*time.Second, id+" running", func() bool {
-			j, err := h.e.DescribeServiceJob(context.Background(), id)
-			at = j.StartedAt
-			return err == nil && j.Status == engine.StatusRunning
-		})
-		return at
-	}
 	expect := func(id string, want forecast.Estimate) {
 		t.Helper()
 		var got forecast.Estimate
@@ -48,7 +39,7 @@ func TestEstimatesFollowTheState(t *testing.T) {
 		})
 	}
 	a := submit("a", 600)
-	aStart := startedAt(a)
+	aStart := h.waitStatus(a, engine.StatusRunning).StartedAt
 	b := submit("b", 300)
 	expect(b, forecast.Estimate{Kind: forecast.Start, At: aStart + 600_000, Basis: forecast.MaxRuntime})
 	c := submit("c", 0)
@@ -59,7 +50,7 @@ func TestEstimatesFollowTheState(t *testing.T) {
 	if err := h.e.TerminateServiceJob(context.Background(), a, "make room"); err != nil {
 		t.Fatal(err)
 	}
-	bStart := startedAt(b)
+	bStart := h.waitStatus(b, engine.StatusRunning).StartedAt
 	expect(c, forecast.Estimate{Kind: forecast.Start, At: bStart + 300_000, Basis: forecast.MaxRuntime})
 	if _, ok := h.e.LatestStartEstimate("no-such-job"); ok {
 		t.Error("an unknown job has an estimate")
@@ -71,7 +62,7 @@ func TestEstimatesFollowTheState(t *testing.T) {
 // a running job past its max runtime ends any moment now.
 func TestEstimatesRefreshWhenAnEndIsOverdue(t *testing.T) {
 	clock := &fakeClock{t: time.Date(2026, 3, 25, 0, 0, 0, 0, time.UTC)}
-	h := startEngineWith(t, t.TempDir(), func(ex executor.Executor) executor.Executor { return stripTimes(ex) }, engine.Options{Clock: clock})
+	h := startEngineWith(t, t.TempDir(), stripTimes, engine.Options{Clock: clock})
 	h.setupWalkthrough()
 	prio := 0
 	var ids []string
@@ -100,27 +91,6 @@ func TestEstimatesRefreshWhenAnEndIsOverdue(t *testing.T) {
 	})
 }
 
-// stripTimes passes an executor's updates on without their times, so that
-// the engine stamps them with its own clock.
-func stripTimes(ex executor.Executor) executor.Executor {
-	s := &strippedTimes{Executor: ex, ch: make(chan executor.Update, 1024)}
-	go func() {
-		for u := range ex.Updates() {
-			u.At = time.Time{}
-			s.ch <- u
-		}
-		close(s.ch)
-	}()
-	return s
-}
-
-type strippedTimes struct {
-	executor.Executor
-	ch chan executor.Update
-}
-
-func (s *strippedTimes) Updates() <-chan executor.Update { return s.ch }
-
 // TestEstimatesRestWhileUnread: a running engine that nobody asks for
 // estimates makes none; the first read makes them before it answers, and
 // from then on the background keeps them fresh.
@@ -148,12 +118,7 @@ func testEstimatesRestWhileUnread(t *testing.T) {
 		return j.JobID
 	}
 	a, b := submit("a"), submit("b")
-	var aStart int64
-	testwait.True(t, 10*time.Second, "a running", func() bool {
-		j, err := h.e.DescribeServiceJob(context.Background(), a)
-		aStart = j.StartedAt
-		return err == nil && j.Status == engine.StatusRunning
-	})
+	aStart := h.waitStatus(a, engine.StatusRunning).StartedAt
 	time.Sleep(time.Second) // on the bubble's clock: ten times the least gap between background computations
 	synctest.Wait()
 	if r := engine.LatestEstimates(h.e); r != nil {
@@ -167,5 +132,14 @@ func testEstimatesRestWhileUnread(t *testing.T) {
 	testwait.True(t, 10*time.Second, "c's estimate, made in the background", func() bool {
 		r := engine.LatestEstimates(h.e)
 		return r != nil && r.Estimates[c] == forecast.Estimate{Kind: forecast.Start, At: aStart + 1_200_000, Basis: forecast.MaxRuntime}
+	})
+}
+
+// stripTimes passes an executor's updates on without their times, so that
+// the engine stamps them with its own clock.
+func stripTimes(ex executor.Executor) executor.Executor {
+	return executortest.MapUpdates(ex, func(u executor.Update) executor.Update {
+		u.At = time.Time{}
+		return u
 	})
 }

@@ -145,18 +145,8 @@ func TestFairShareEstimates(t *testing.T) {
 		}
 		return j.JobID
 	}
-	startedAt := func(id string) int64 {
-		t.Helper()
-		var at int64
-		testwait.True(t, 10*time.Second, id+" running", func() bool {
-			j, err := h.e.DescribeServiceJob(context.Background(), id)
-			at = j.StartedAt
-			return err == nil && j.Status == engine.StatusRunning
-		})
-		return at
-	}
-	red1Start := startedAt(submit("red1", "red", 600))
-	red2Start := startedAt(submit("red2", "red", 1200))
+	red1Start := h.waitStatus(submit("red1", "red", 600), engine.StatusRunning).StartedAt
+	red2Start := h.waitStatus(submit("red2", "red", 1200), engine.StatusRunning).StartedAt
 	red3 := submit("red3", "red", 600)
 	blue1 := submit("blue1", "blue", 3600)
 	for id, want := range map[string]forecast.Estimate{

@@ -8,7 +8,7 @@ import (
 
 	"github.com/sharq-dev/sharq/internal/batchmodel"
 	"github.com/sharq-dev/sharq/internal/engine"
-	"github.com/sharq-dev/sharq/internal/executor"
+	"github.com/sharq-dev/sharq/internal/executor/executortest"
 	"github.com/sharq-dev/sharq/internal/record"
 	"github.com/sharq-dev/sharq/internal/store"
 	"github.com/sharq-dev/sharq/internal/store/sqlite"
@@ -55,7 +55,7 @@ func TestDeletedQueueFailsItsJobs(t *testing.T) {
 // TestAttemptEndWithoutReason: an attempt that the executor ends without a
 // reason is said to have failed or stopped, in words.
 func TestAttemptEndWithoutReason(t *testing.T) {
-	h := startEngineWith(t, t.TempDir(), func(ex executor.Executor) executor.Executor { return withoutReasons(ex) }, engine.Options{})
+	h := startEngineWith(t, t.TempDir(), executortest.WithoutReasons, engine.Options{})
 	h.setupWalkthrough()
 	prio := 1
 	j, err := h.e.SubmitServiceJob(context.Background(), engine.SubmitServiceJobInput{JobName: "fails", JobQueue: "my-sm-training-qm-jq",
@@ -83,19 +83,6 @@ func TestAttemptEndWithoutReason(t *testing.T) {
 	if len(got.Attempts) != 1 || got.Attempts[0].StatusReason != "Attempt stopped" {
 		t.Errorf("attempts = %+v, want one that says %q", got.Attempts, "Attempt stopped")
 	}
-}
-
-// withoutReasons passes the executor's updates on without their reasons.
-func withoutReasons(ex executor.Executor) executor.Executor {
-	s := &strippedTimes{Executor: ex, ch: make(chan executor.Update, 1024)}
-	go func() {
-		for u := range ex.Updates() {
-			u.Reason = ""
-			s.ch <- u
-		}
-		close(s.ch)
-	}()
-	return s
 }
 
 // TestStoredQueueReasonRepaired: a queue stored with the misspelt reason of

@@ -6,37 +6,10 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"runtime"
-	"sync/atomic"
 	"testing"
-	"time"
-)
 
-// peakHeap samples the heap in use while f runs and returns its peak.
-func peakHeap(f func()) uint64 {
-	runtime.GC()
-	var peak atomic.Uint64
-	quit, done := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(done)
-		var m runtime.MemStats
-		for {
-			runtime.ReadMemStats(&m)
-			if m.HeapInuse > peak.Load() {
-				peak.Store(m.HeapInuse)
-			}
-			select {
-			case <-quit:
-				return
-			case <-time.After(5 * time.Millisecond):
-			}
-		}
-	}()
-	f()
-	close(quit)
-	<-done
-	return peak.Load()
-}
+	"github.com/sharq-dev/sharq/internal/heappeak"
+)
 
 // TestMemoryStaysFlatInObjectSize stages and archives an object several
 // times larger than the heap may grow: both stream through disk and bounded
@@ -59,23 +32,23 @@ func TestMemoryStaysFlatInObjectSize(t *testing.T) {
 	s := newStore(t, endpoint, nil)
 	ctx := context.Background()
 
-	var upErr error
-	peak := peakHeap(func() { upErr = s.UploadArchive(ctx, "s3://"+b+"/p", []string{dir}, false) })
-	if upErr != nil {
-		t.Fatal(upErr)
+	stop := heappeak.Start()
+	err = s.UploadArchive(ctx, "s3://"+b+"/p", []string{dir}, false)
+	peak := stop()
+	if err != nil {
+		t.Fatal(err)
 	}
 	if peak > bound {
 		t.Errorf("uploading %d MiB: heap peaked at %d MiB, bound %d MiB", size>>20, peak>>20, bound>>20)
 	}
 	t.Logf("upload of %d MiB: heap peaked at %d MiB", size>>20, peak>>20)
 
-	var stageErr error
 	dst := filepath.Join(t.TempDir(), "train")
-	peak = peakHeap(func() {
-		stageErr = s.Stage(ctx, Channel{Name: "train", URI: "s3://" + b + "/p/"}, 0, 1, dst, nil)
-	})
-	if stageErr != nil {
-		t.Fatal(stageErr)
+	stop = heappeak.Start()
+	err = s.Stage(ctx, Channel{Name: "train", URI: "s3://" + b + "/p/"}, 0, 1, dst, nil)
+	peak = stop()
+	if err != nil {
+		t.Fatal(err)
 	}
 	if peak > bound {
 		t.Errorf("staging %d MiB: heap peaked at %d MiB, bound %d MiB", size>>20, peak>>20, bound>>20)
@@ -85,9 +58,11 @@ func TestMemoryStaysFlatInObjectSize(t *testing.T) {
 	}
 	t.Logf("stage of %d MiB: heap peaked at %d MiB", size>>20, peak>>20)
 
-	peak = peakHeap(func() { upErr = s.UploadArchive(ctx, "s3://"+b+"/out/model.tar.gz", []string{dir}, true) })
-	if upErr != nil {
-		t.Fatal(upErr)
+	stop = heappeak.Start()
+	err = s.UploadArchive(ctx, "s3://"+b+"/out/model.tar.gz", []string{dir}, true)
+	peak = stop()
+	if err != nil {
+		t.Fatal(err)
 	}
 	if peak > bound {
 		t.Errorf("archiving %d MiB: heap peaked at %d MiB, bound %d MiB", size>>20, peak>>20, bound>>20)

@@ -1,7 +1,6 @@
 package s3server_test
 
 import (
-	"context"
 	"crypto/tls"
 	"errors"
 	"net/http"
@@ -18,6 +17,7 @@ import (
 
 	"github.com/sharq-dev/sharq/internal/access"
 	"github.com/sharq-dev/sharq/internal/access/sigv4"
+	"github.com/sharq-dev/sharq/internal/access/sigv4/sigv4test"
 	"github.com/sharq-dev/sharq/internal/s3server"
 )
 
@@ -27,14 +27,8 @@ const (
 	alice  = "arn:aws:iam::000000000000:user/alice"
 )
 
-type keys struct{}
-
-func (keys) Credential(_ context.Context, id string) (access.Credential, error) {
-	if id != keyID {
-		return access.Credential{}, access.ErrUnknownKey
-	}
-	return access.Credential{Identity: access.Identity{AccessKeyID: keyID, Principal: alice}, Secret: secret}, nil
-}
+// keys is a credential source of one key, alice's.
+var keys = sigv4test.Key{ID: keyID, Secret: secret, Principal: alice}
 
 // env is an S3 server behind SigV4, as sharq serves it, and an AWS SDK
 // client signed with alice's key.
@@ -73,7 +67,7 @@ func newEnv(t *testing.T, o envOptions) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	verifier := sigv4.New(sigv4.Options{Credentials: keys{}, Services: []string{"s3"}})
+	verifier := sigv4.New(sigv4.Options{Credentials: keys, Services: []string{"s3"}})
 	fail := func(w http.ResponseWriter, r *http.Request, err error) {
 		var ae *access.AuthError
 		if !errors.As(err, &ae) {

@@ -33,7 +33,7 @@ func BenchmarkVerify(b *testing.B) {
 	if err := v4.NewSigner().SignHTTP(context.Background(), creds, req, hash, "batch", "us-east-1", now); err != nil {
 		b.Fatal(err)
 	}
-	v := sigv4.New(sigv4.Options{Credentials: keys{}, Now: func() time.Time { return now }})
+	v := sigv4.New(sigv4.Options{Credentials: keys, Now: func() time.Time { return now }})
 	b.ReportAllocs()
 	for b.Loop() {
 		r := req.Clone(context.Background())

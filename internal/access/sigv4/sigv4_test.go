@@ -26,6 +26,7 @@ import (
 
 	"github.com/sharq-dev/sharq/internal/access"
 	"github.com/sharq-dev/sharq/internal/access/sigv4"
+	"github.com/sharq-dev/sharq/internal/access/sigv4/sigv4test"
 )
 
 const (
@@ -34,15 +35,8 @@ const (
 	alice  = "arn:aws:iam::000000000000:user/alice"
 )
 
-// keys is a CredentialSource of one key, alice's.
-type keys struct{}
-
-func (keys) Credential(_ context.Context, id string) (access.Credential, error) {
-	if id != keyID {
-		return access.Credential{}, access.ErrUnknownKey
-	}
-	return access.Credential{Identity: access.Identity{AccessKeyID: keyID, Principal: alice}, Secret: secret}, nil
-}
+// keys is a credential source of one key, alice's.
+var keys = sigv4test.Key{ID: keyID, Secret: secret, Principal: alice}
 
 // seen is what the route behind the verifier saw of the last request.
 type seen struct {
@@ -55,7 +49,7 @@ type seen struct {
 // error shape).
 func newServer(t *testing.T, opts sigv4.Options) (*httptest.Server, *seen) {
 	t.Helper()
-	opts.Credentials = keys{}
+	opts.Credentials = keys
 	last := &seen{}
 	route := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
